@@ -1,0 +1,133 @@
+import { OutOfSpaceNumber, type JsonValue } from "./json.js";
+
+/**
+ * The canonical form (SPEC §3): RFC 8785 (JCS) over the restricted value space. Every
+ * hash and signature in the format is taken over these bytes.
+ *
+ * JavaScript's own rules are JCS's rules for everything the value space admits: the
+ * default `Array.prototype.sort` orders keys by UTF-16 code unit (RFC 8785 §3.2.3), and
+ * `JSON.stringify` on a well-formed string escapes exactly `"`, `\` and the C0 controls,
+ * with the short forms where they exist and lowercase `\u00xx` otherwise (§3.2.2.2).
+ * Numbers are the part JCS implementations disagree on, so the value space has only
+ * non-negative integers below 2^53, and those print the same everywhere.
+ */
+
+export const MAX_SAFE_INTEGER = 9007199254740991;
+
+export type CanonicalFault =
+  | { readonly code: "float_not_allowed"; readonly path: string }
+  | { readonly code: "integer_too_large"; readonly path: string; readonly value: string }
+  | { readonly code: "negative_integer"; readonly path: string }
+  | { readonly code: "null_not_allowed"; readonly path: string }
+  /** aegis-ts: a value JSON cannot carry at all (undefined, a function, a lone surrogate). */
+  | { readonly code: "not_json"; readonly path: string; readonly what: string };
+
+/** The reference's wording, so a `malformed_line` detail reads the same in both. */
+export function describeCanonicalFault(fault: CanonicalFault): string {
+  switch (fault.code) {
+    case "float_not_allowed":
+      return `floating-point value at ${fault.path} is outside the JCS value space`;
+    case "integer_too_large":
+      return `integer ${fault.value} at ${fault.path} is at or above 2^53 (max ${MAX_SAFE_INTEGER})`;
+    case "negative_integer":
+      return `negative integer at ${fault.path} is outside the JCS value space`;
+    case "null_not_allowed":
+      return `null at ${fault.path}; absent fields must be omitted, never null`;
+    case "not_json":
+      return `not serializable as JSON: ${fault.what} at ${fault.path}`;
+  }
+}
+
+export class CanonicalFormError extends Error {
+  override readonly name = "CanonicalFormError";
+  constructor(readonly fault: CanonicalFault) {
+    super(describeCanonicalFault(fault));
+  }
+}
+
+/**
+ * The canonical form of `value`, or a thrown {@link CanonicalFormError} naming the path of
+ * the first value outside the value space (in canonical member order).
+ *
+ * `omitTopLevel` drops one top-level member: the signing input is the canonical form
+ * with `signature` omitted (SPEC §4), and leaving it out here avoids copying the Line.
+ */
+export function canonicalize(value: unknown, omitTopLevel?: string): string {
+  return write(value, "$", omitTopLevel);
+}
+
+/** Like {@link canonicalize}, returning the fault instead of throwing. */
+export function tryCanonicalize(
+  value: JsonValue,
+  omitTopLevel?: string,
+): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly fault: CanonicalFault } {
+  try {
+    return { ok: true, text: write(value, "$", omitTopLevel) };
+  } catch (error) {
+    if (error instanceof CanonicalFormError) return { ok: false, fault: error.fault };
+    throw error;
+  }
+}
+
+function fail(fault: CanonicalFault): never {
+  throw new CanonicalFormError(fault);
+}
+
+function write(value: unknown, path: string, omit?: string): string {
+  switch (typeof value) {
+    case "string":
+      if (!value.isWellFormed()) fail({ code: "not_json", path, what: "a string with a lone surrogate" });
+      return JSON.stringify(value);
+    case "number":
+      return writeNumber(value, path);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object":
+      if (value === null) fail({ code: "null_not_allowed", path });
+      if (value instanceof OutOfSpaceNumber) {
+        return value.kind === "float"
+          ? fail({ code: "float_not_allowed", path })
+          : value.kind === "negative"
+            ? fail({ code: "negative_integer", path })
+            : fail({ code: "integer_too_large", path, value: value.lexeme });
+      }
+      if (Array.isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ",";
+          out += write(value[i], `${path}[${i}]`);
+        }
+        return out + "]";
+      }
+      if (!isPlainObject(value)) fail({ code: "not_json", path, what: "a non-plain object" });
+      return writeObject(value as Record<string, unknown>, path, omit);
+    default:
+      return fail({ code: "not_json", path, what: `a value of type ${typeof value}` });
+  }
+}
+
+function writeObject(object: Record<string, unknown>, path: string, omit?: string): string {
+  const keys = Object.keys(object).sort();
+  let out = "{";
+  let first = true;
+  for (const key of keys) {
+    if (key === omit) continue;
+    if (!key.isWellFormed()) fail({ code: "not_json", path, what: "a key with a lone surrogate" });
+    if (!first) out += ",";
+    first = false;
+    out += JSON.stringify(key) + ":" + write(object[key], `${path}.${key}`);
+  }
+  return out + "}";
+}
+
+function writeNumber(n: number, path: string): string {
+  if (!Number.isInteger(n) || Object.is(n, -0)) fail({ code: "float_not_allowed", path });
+  if (n < 0) fail({ code: "negative_integer", path });
+  if (n > MAX_SAFE_INTEGER) fail({ code: "integer_too_large", path, value: BigInt(n).toString() });
+  return String(n);
+}
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || proto === Object.prototype;
+}

@@ -1,0 +1,112 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { checkHex, describeHexFault, type HexFault } from "./hex.js";
+
+/**
+ * Branded digests (SPEC §2). Each kind is a 64-lowercase-hex string carrying a required
+ * unique-symbol brand, so a `PolicySetHash` handed where a `PrevHash` is expected is a
+ * compile error, and a raw string is never a digest until it is hashed or parsed.
+ */
+declare const digestKind: unique symbol;
+
+export type DigestKind =
+  | "LineHash"
+  | "PrevHash"
+  | "PolicySetHash"
+  | "RequestDigest"
+  | "ResponseDigest"
+  | "KeyId";
+
+export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
+
+/** SHA-256 of a Line's canonical form, signature included (SPEC §4). */
+export type LineHash = Digest<"LineHash">;
+/** A Line's back-reference: the predecessor's LineHash, or the genesis digest (SPEC §7). */
+export type PrevHash = Digest<"PrevHash">;
+/** SHA-256 of the canonical projection of a Policy Set (SPEC §6). */
+export type PolicySetHash = Digest<"PolicySetHash">;
+/** SHA-256 of the verbatim request bytes (SPEC §9). */
+export type RequestDigest = Digest<"RequestDigest">;
+/** SHA-256 of the verbatim response bytes (SPEC §9). */
+export type ResponseDigest = Digest<"ResponseDigest">;
+/** SHA-256 of a 32-byte Ed25519 public key (SPEC §8.4). */
+export type KeyId = Digest<"KeyId">;
+
+export class DigestParseError extends Error {
+  override readonly name = "DigestParseError";
+  constructor(
+    readonly kind: DigestKind,
+    readonly fault: HexFault,
+  ) {
+    super(`${kind}: ${describeHexFault(fault)}`);
+  }
+}
+
+function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function parse<K extends DigestKind>(kind: K, text: string): Digest<K> {
+  const fault = checkHex(text, 64);
+  if (fault !== undefined) throw new DigestParseError(kind, fault);
+  return text as Digest<K>;
+}
+
+/** Parse without throwing: the digest, or why the text is not one. */
+export function tryParseDigest<K extends DigestKind>(
+  kind: K,
+  text: string,
+): { readonly ok: true; readonly digest: Digest<K> } | { readonly ok: false; readonly fault: HexFault } {
+  const fault = checkHex(text, 64);
+  return fault === undefined ? { ok: true, digest: text as Digest<K> } : { ok: false, fault };
+}
+
+export const LineHash = {
+  /** The hash of canonical line bytes (the UTF-8 of the canonical form). */
+  of: (canonicalBytes: Uint8Array | string): LineHash => sha256Hex(canonicalBytes) as LineHash,
+  parse: (text: string): LineHash => parse("LineHash", text),
+};
+
+export const PrevHash = {
+  /** 64 zeros: the `prev_hash` of every `open` Line (SPEC §7). */
+  GENESIS: "0".repeat(64) as PrevHash,
+  /** The back-reference a successor of the Line with this hash carries. */
+  after: (predecessor: LineHash): PrevHash => predecessor as string as PrevHash,
+  parse: (text: string): PrevHash => parse("PrevHash", text),
+};
+
+export const PolicySetHash = {
+  of: (canonicalProjection: Uint8Array | string): PolicySetHash =>
+    sha256Hex(canonicalProjection) as PolicySetHash,
+  parse: (text: string): PolicySetHash => parse("PolicySetHash", text),
+};
+
+export const RequestDigest = {
+  /** Hash the bytes exactly as received: no parsing, no re-encoding (SPEC §9). */
+  of: (verbatimRequest: Uint8Array): RequestDigest => sha256Hex(verbatimRequest) as RequestDigest,
+  parse: (text: string): RequestDigest => parse("RequestDigest", text),
+};
+
+export const ResponseDigest = {
+  of: (verbatimResponse: Uint8Array): ResponseDigest =>
+    sha256Hex(verbatimResponse) as ResponseDigest,
+  parse: (text: string): ResponseDigest => parse("ResponseDigest", text),
+};
+
+export const KeyId = {
+  of: (publicKey: Uint8Array): KeyId => sha256Hex(publicKey) as KeyId,
+  parse: (text: string): KeyId => parse("KeyId", text),
+};
+
+/** Does `prev` name the Line whose hash is `tail`? Constant-time over the 64 hex bytes. */
+export function chainsTo(prev: PrevHash, tail: LineHash): boolean {
+  return sameDigest(prev, tail);
+}
+
+/** Equality of two digests of one kind, in constant time. */
+export function sameDigest<K extends DigestKind>(a: Digest<K>, b: Digest<K>): boolean;
+export function sameDigest(a: PrevHash, b: LineHash): boolean;
+export function sameDigest(a: string, b: string): boolean {
+  const x = Buffer.from(a, "latin1");
+  const y = Buffer.from(b, "latin1");
+  return x.length === y.length && timingSafeEqual(x, y);
+}

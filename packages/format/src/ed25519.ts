@@ -1,0 +1,124 @@
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { Point } from "@noble/ed25519";
+
+/**
+ * Ed25519 under the strict rule of SPEC §8.5, which is ed25519-dalek's `verify_strict`
+ * (the Rust reference's rule). See adr/0003 for why the arithmetic is Node's (OpenSSL)
+ * and what is checked here first so that the answer is dalek's, not OpenSSL's.
+ *
+ * A signature (R, S) over message M under public key A verifies when, in this order:
+ * 1. S, read little-endian, is below the group order L;
+ * 2. R decodes to a curve point and that point is not of small order;
+ * 3. A decodes to a curve point and that point is not of small order;
+ * 4. the encoding of [S]B - [k]A equals the 32 bytes of R, where
+ *    k = SHA-512(R || A || M) mod L, with R and A exactly as given (cofactorless).
+ * Decoding reads y modulo p and accepts x = 0 with the sign bit set, as dalek does;
+ * a non-canonical R still fails step 4, because the encoding computed there is canonical.
+ */
+
+/** The group order L, little-endian, most significant byte last. */
+const L_LE = Buffer.from("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010", "hex");
+
+/**
+ * Every 32-byte string that decodes to a point of order 1, 2, 4 or 8: the eight torsion
+ * points' canonical encodings, plus the non-canonical spellings (y + p, and a set sign bit
+ * when x = 0). A test rebuilds this list from the curve with noble and compares.
+ */
+export const SMALL_ORDER_ENCODINGS: ReadonlySet<string> = new Set([
+  "0100000000000000000000000000000000000000000000000000000000000000",
+  "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+  "0000000000000000000000000000000000000000000000000000000000000080",
+  "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+  "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+  "0000000000000000000000000000000000000000000000000000000000000000",
+  "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+  "0100000000000000000000000000000000000000000000000000000000000080",
+  "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+  "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+  "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+]);
+
+const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+
+function scalarIsCanonical(s: Uint8Array): boolean {
+  for (let i = 31; i >= 0; i--) {
+    const a = s[i] ?? 0;
+    const b = L_LE[i] ?? 0;
+    if (a !== b) return a < b;
+  }
+  return false;
+}
+
+/** A public key that has passed decoding: usable for strict verification. */
+export interface VerifyingKey {
+  readonly bytes: Uint8Array;
+  readonly hex: string;
+  /** @internal the OpenSSL key object. */
+  readonly handle: KeyObject;
+}
+
+/** Why a 32-byte public key cannot verify anything (dalek refuses it at construction). */
+export type PublicKeyFault = "not_a_point" | "small_order";
+
+/**
+ * Decode a public key for verification. Decoding costs a square root, so a verifier
+ * does this once per Session, not once per Line.
+ */
+export function verifyingKey(publicKey: Uint8Array): VerifyingKey | PublicKeyFault {
+  if (publicKey.length !== 32) return "not_a_point";
+  const hex = Buffer.from(publicKey).toString("hex");
+  try {
+    // zip215 = true decodes as dalek does (y mod p, x = 0 with either sign bit).
+    Point.fromBytes(publicKey, true);
+  } catch {
+    return "not_a_point";
+  }
+  if (SMALL_ORDER_ENCODINGS.has(hex)) return "small_order";
+  const handle = createPublicKey({
+    key: Buffer.concat([SPKI_PREFIX, publicKey]),
+    format: "der",
+    type: "spki",
+  });
+  return { bytes: Uint8Array.from(publicKey), hex, handle };
+}
+
+/**
+ * Strict verification (SPEC §8.5) of the 64 raw signature bytes.
+ *
+ * Steps 1 and 2 are checked here; OpenSSL then performs step 4, which also refuses an R
+ * that does not decode, because no canonical encoding of [S]B - [k]A can equal it.
+ */
+export function verifyStrict(key: VerifyingKey, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  if (!scalarIsCanonical(signature.subarray(32))) return false;
+  const r = Buffer.from(signature.buffer, signature.byteOffset, 32).toString("hex");
+  if (SMALL_ORDER_ENCODINGS.has(r)) return false;
+  return verify(null, message, key.handle, signature);
+}
+
+/** A 32-byte Ed25519 seed and what derives from it. */
+export interface Ed25519Seed {
+  readonly publicKey: Uint8Array;
+  /** @internal the OpenSSL key object. */
+  readonly handle: KeyObject;
+}
+
+export function seedKey(seed: Uint8Array): Ed25519Seed {
+  if (seed.length !== 32) throw new RangeError(`an Ed25519 seed is 32 bytes, got ${seed.length}`);
+  const handle = createPrivateKey({
+    key: Buffer.concat([PKCS8_PREFIX, seed]),
+    format: "der",
+    type: "pkcs8",
+  });
+  const spki = createPublicKey(handle).export({ format: "der", type: "spki" });
+  return { publicKey: new Uint8Array(spki.subarray(spki.length - 32)), handle };
+}
+
+/** Deterministic Ed25519 (RFC 8032): the same seed and message give the same 64 bytes. */
+export function signWith(key: Ed25519Seed, message: Uint8Array): Uint8Array {
+  return new Uint8Array(sign(null, message, key.handle));
+}

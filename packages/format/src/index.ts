@@ -1,0 +1,95 @@
+/**
+ * @aegis/format: the Chain of Agent Action Records, schema version 2 (see SPEC.md).
+ * Everything a runtime needs to write records and a stranger needs to verify them.
+ */
+export {
+  KeyId,
+  LineHash,
+  PolicySetHash,
+  PrevHash,
+  RequestDigest,
+  ResponseDigest,
+  DigestParseError,
+  chainsTo,
+  sameDigest,
+  tryParseDigest,
+  type Digest,
+  type DigestKind,
+} from "./digest.js";
+export { checkHex, describeHexFault, type HexFault } from "./hex.js";
+export {
+  JsonSyntaxError,
+  OutOfSpaceNumber,
+  isJsonObject,
+  parseJson,
+  type JsonArray,
+  type JsonObject,
+  type JsonValue,
+  type OutOfSpaceKind,
+} from "./json.js";
+export {
+  CanonicalFormError,
+  MAX_SAFE_INTEGER,
+  canonicalize,
+  describeCanonicalFault,
+  tryCanonicalize,
+  type CanonicalFault,
+} from "./canonical.js";
+export { SMALL_ORDER_ENCODINGS, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
+export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./keys.js";
+export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./key-file.js";
+export {
+  KNOWN_LINE_TYPES,
+  SCHEMA_VERSION,
+  lineTypeOf,
+  type ApprovalVerdict,
+  type ApprovedScope,
+  type CapabilityGrant,
+  type CapabilityOutcome,
+  type CloseLine,
+  type DecisionAxes,
+  type DecisionLine,
+  type DecisionPayload,
+  type ExecutionOutcome,
+  type FsGrant,
+  type HttpGrant,
+  type IntentLine,
+  type IntentPayload,
+  type KnownLineType,
+  type LineHeader,
+  type LineType,
+  type NetGrant,
+  type OpenLine,
+  type OpenPayload,
+  type OutcomeLine,
+  type OutcomePayload,
+  type PolicyOutcome,
+  type PublicKeyHex,
+  type SignatureBlock,
+  type SignatureHex,
+  type SignedPayload,
+} from "./lines.js";
+export { readTypedLine, type TypedLine, type TypedLineResult } from "./line-parse.js";
+export { checkLineSignature, signingInput, type SessionKey } from "./signing.js";
+export {
+  describeIndeterminate,
+  describePosition,
+  describeSignatureFault,
+  describeTampered,
+  describeVerdict,
+  type IndeterminateReason,
+  type Position,
+  type ReasonCode,
+  type SignatureFault,
+  type TamperedReason,
+  type TrustLabel,
+  type Verdict,
+  type Verification,
+} from "./verdict.js";
+export { MAX_ROW_BYTES, RowSplitter, type Row } from "./rows.js";
+export { ChainWalk, type WalkOptions, type WalkedLine } from "./walk.js";
+export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify.js";
+export { ChainWriter, type Appended, type CallStart, type ChainWriterOptions } from "./writer.js";
+export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
+export { repairTornTail, type RepairResult } from "./repair.js";
+export { lockPathFor, type LockHolder } from "./lock.js";

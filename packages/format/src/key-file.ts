@@ -1,0 +1,120 @@
+import { constants } from "node:fs";
+import { chmod, mkdir, open, readFile, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { SigningKey } from "./keys.js";
+import { checkHex, fromCheckedHex } from "./hex.js";
+
+/**
+ * Key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64
+ * lowercase hex and a newline, mode 0600. The texts follow the reference's.
+ */
+export type KeyFileFault =
+  | { readonly code: "missing"; readonly path: string }
+  | { readonly code: "exists"; readonly path: string }
+  | { readonly code: "too_permissive"; readonly path: string; readonly mode: number }
+  | { readonly code: "malformed"; readonly path: string; readonly detail: string }
+  | { readonly code: "io"; readonly path: string; readonly detail: string };
+
+export function describeKeyFileFault(fault: KeyFileFault): string {
+  switch (fault.code) {
+    case "missing":
+      return `no signing key at ${fault.path}; generate one with \`aegis keygen --out ${fault.path}\``;
+    case "exists":
+      return `signing key ${fault.path} already exists; refusing to overwrite it without --force`;
+    case "too_permissive":
+      return `signing key ${fault.path} is readable beyond its owner (mode ${fault.mode.toString(8).padStart(4, "0")}); chmod 600 it`;
+    case "malformed":
+      return `signing key ${fault.path} is not a 64-character lowercase hex seed: ${fault.detail}`;
+    case "io":
+      return `signing key ${fault.path}: ${fault.detail}`;
+  }
+}
+
+export class KeyFileError extends Error {
+  override readonly name = "KeyFileError";
+  constructor(readonly fault: KeyFileFault) {
+    super(describeKeyFileFault(fault));
+  }
+}
+
+function ioDetail(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Read a key file. Refuses a file group or others can read (mode & 0o077). */
+export async function readKeyFile(path: string): Promise<SigningKey> {
+  let mode: number;
+  try {
+    mode = (await stat(path)).mode;
+  } catch (error) {
+    if (isCode(error, "ENOENT")) throw new KeyFileError({ code: "missing", path });
+    throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new KeyFileError({ code: "too_permissive", path, mode: mode & 0o7777 });
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new KeyFileError({ code: "io", path, detail: "stream did not contain valid UTF-8" });
+  }
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  return SigningKey.fromSeed(parseSeedHex(path, text));
+}
+
+function parseSeedHex(path: string, text: string): Uint8Array {
+  const fault = checkHex(text, 64);
+  if (fault === undefined) return fromCheckedHex(text);
+  if (fault.code === "wrong_length") {
+    throw new KeyFileError({ code: "malformed", path, detail: `expected 64 characters, found ${fault.found}` });
+  }
+  const bad = Buffer.from(text, "utf8").subarray(fault.position).toString("utf8").charAt(0);
+  throw new KeyFileError({ code: "malformed", path, detail: `expected lowercase hex, found '${bad}'` });
+}
+
+/**
+ * Write `key` to `path` (mode 0600, fsynced). Refuses an existing path unless `force`;
+ * with `force`, an existing file's mode is tightened to 0600.
+ */
+export async function writeKeyFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
+  const flags = constants.O_WRONLY | constants.O_CREAT | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    if (options.force === true && (await exists(path)) && (await stat(path)).isDirectory()) {
+      throw new KeyFileError({ code: "exists", path });
+    }
+    const handle = await open(path, flags, 0o600);
+    try {
+      await handle.writeFile(`${key.exportSeedHex()}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await chmod(path, 0o600);
+  } catch (error) {
+    if (error instanceof KeyFileError) throw error;
+    if (isCode(error, "EEXIST")) throw new KeyFileError({ code: "exists", path });
+    throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && "code" in error && error.code === code;
+}

@@ -1,0 +1,348 @@
+import { tryParseDigest, type DigestKind, type Digest } from "./digest.js";
+import { checkHex } from "./hex.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "./json.js";
+import type {
+  ApprovalVerdict,
+  ApprovedScope,
+  CapabilityGrant,
+  CapabilityOutcome,
+  CloseLine,
+  DecisionAxes,
+  DecisionLine,
+  ExecutionOutcome,
+  FsGrant,
+  HttpGrant,
+  IntentLine,
+  NetGrant,
+  OpenLine,
+  OutcomeLine,
+  PolicyOutcome,
+  PublicKeyHex,
+  SignatureHex,
+} from "./lines.js";
+
+/**
+ * Typed reading of a Line's members (SPEC §5.3). A verifier does not need this: it
+ * judges lines on their header, signature and bytes. `show`, recheck and tests read
+ * lines as records, and a record that does not fit its type is reported with every
+ * bad path at once.
+ */
+export type TypedLine =
+  | { readonly line_type: "open"; readonly line: OpenLine }
+  | { readonly line_type: "intent"; readonly line: IntentLine }
+  | { readonly line_type: "outcome"; readonly line: OutcomeLine }
+  | { readonly line_type: "decision"; readonly line: DecisionLine }
+  | { readonly line_type: "close"; readonly line: CloseLine }
+  | { readonly line_type: "checkpoint"; readonly line: JsonObject }
+  | { readonly line_type: "unknown"; readonly token: string; readonly line: JsonObject };
+
+export type TypedLineResult =
+  | { readonly ok: true; readonly value: TypedLine }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+class Fields {
+  readonly problems: string[] = [];
+
+  bad(path: string, expected: string): void {
+    this.problems.push(`${path}: expected ${expected}`);
+  }
+
+  obj(v: JsonValue | undefined, path: string): JsonObject | undefined {
+    if (isJsonObject(v)) return v;
+    this.bad(path, v === undefined ? "an object (missing)" : "an object");
+    return undefined;
+  }
+
+  str(o: JsonObject, key: string, path: string): string {
+    const v = o[key];
+    if (typeof v === "string") return v;
+    this.bad(`${path}.${key}`, v === undefined ? "a string (missing)" : "a string");
+    return "";
+  }
+
+  optStr(o: JsonObject, key: string, path: string): string | undefined {
+    return o[key] === undefined ? undefined : this.str(o, key, path);
+  }
+
+  int(o: JsonObject, key: string, path: string): number {
+    const v = o[key];
+    if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return v;
+    this.bad(`${path}.${key}`, v === undefined ? "an integer (missing)" : "a non-negative integer");
+    return 0;
+  }
+
+  optInt(o: JsonObject, key: string, path: string): number | undefined {
+    return o[key] === undefined ? undefined : this.int(o, key, path);
+  }
+
+  digest<K extends DigestKind>(kind: K, o: JsonObject, key: string, path: string): Digest<K> {
+    const v = o[key];
+    if (typeof v === "string") {
+      const parsed = tryParseDigest(kind, v);
+      if (parsed.ok) return parsed.digest;
+    }
+    this.bad(`${path}.${key}`, "64 lowercase hex");
+    return "" as Digest<K>;
+  }
+
+  optDigest<K extends DigestKind>(kind: K, o: JsonObject, key: string, path: string): Digest<K> | undefined {
+    return o[key] === undefined ? undefined : this.digest(kind, o, key, path);
+  }
+
+  hex(o: JsonObject, key: string, path: string, length: number): string {
+    const v = o[key];
+    if (typeof v === "string" && checkHex(v, length) === undefined) return v;
+    this.bad(`${path}.${key}`, `${length} lowercase hex`);
+    return "";
+  }
+
+  strings(v: JsonValue | undefined, path: string): string[] {
+    if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v as string[];
+    this.bad(path, "an array of strings");
+    return [];
+  }
+
+  ints(v: JsonValue | undefined, path: string): number[] {
+    if (Array.isArray(v) && v.every((x) => typeof x === "number")) return v as number[];
+    this.bad(path, "an array of integers");
+    return [];
+  }
+
+  tag<T extends string>(o: JsonObject, key: string, path: string, allowed: readonly T[]): T | undefined {
+    const v = o[key];
+    if (typeof v === "string" && (allowed as readonly string[]).includes(v)) return v as T;
+    this.bad(`${path}.${key}`, `one of ${allowed.join(", ")}`);
+    return undefined;
+  }
+}
+
+/** Only the members the type defines are kept; unknown members do not survive a typed read. */
+function compact<T extends object>(record: { [K in keyof T]: T[K] | undefined }): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) if (v !== undefined) out[k] = v;
+  return out as T;
+}
+
+function fsGrant(f: Fields, v: JsonValue | undefined, path: string): FsGrant | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  return { read_paths: f.strings(o["read_paths"], `${path}.read_paths`), write_paths: f.strings(o["write_paths"], `${path}.write_paths`) };
+}
+
+function netGrant(f: Fields, v: JsonValue | undefined, path: string): NetGrant | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  const http = o["http"];
+  if (!Array.isArray(http)) {
+    f.bad(`${path}.http`, "an array");
+    return undefined;
+  }
+  const entries: HttpGrant[] = [];
+  (http as readonly JsonValue[]).forEach((entry, i) => {
+    const p = `${path}.http[${i}]`;
+    const e = f.obj(entry, p);
+    if (e === undefined) return;
+    entries.push({ host: f.str(e, "host", p), ports: f.ints(e["ports"], `${p}.ports`), methods: f.strings(e["methods"], `${p}.methods`) });
+  });
+  return { http: entries };
+}
+
+function grant(f: Fields, v: JsonValue | undefined, path: string): CapabilityGrant | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  return compact<CapabilityGrant>({
+    grant_id: f.str(o, "grant_id", path),
+    tool_id: f.str(o, "tool_id", path),
+    fs: o["fs"] === undefined ? undefined : fsGrant(f, o["fs"], `${path}.fs`),
+    net: o["net"] === undefined ? undefined : netGrant(f, o["net"], `${path}.net`),
+    max_memory_bytes: f.int(o, "max_memory_bytes", path),
+    max_wall_ms: f.int(o, "max_wall_ms", path),
+    max_output_bytes: f.int(o, "max_output_bytes", path),
+  });
+}
+
+function policy(f: Fields, v: JsonValue | undefined, path: string): PolicyOutcome | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  switch (f.tag(o, "status", path, ["allowed", "denied", "rate_limited", "pending_approval"] as const)) {
+    case "allowed":
+      return { status: "allowed" };
+    case "denied":
+      return { status: "denied", reason: f.str(o, "reason", path) };
+    case "rate_limited":
+      return { status: "rate_limited", reason: f.str(o, "reason", path) };
+    case "pending_approval":
+      return { status: "pending_approval", approval_id: f.str(o, "approval_id", path) };
+    case undefined:
+      return undefined;
+  }
+}
+
+function capability(f: Fields, v: JsonValue | undefined, path: string): CapabilityOutcome | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  switch (f.tag(o, "status", path, ["granted", "denied"] as const)) {
+    case "granted": {
+      const g = grant(f, o["grant"], `${path}.grant`);
+      return g === undefined ? undefined : { status: "granted", grant: g };
+    }
+    case "denied":
+      return compact<CapabilityOutcome>({
+        status: "denied",
+        reason: f.str(o, "reason", path),
+        denied_capability: f.optStr(o, "denied_capability", path),
+      });
+    case undefined:
+      return undefined;
+  }
+}
+
+function execution(f: Fields, v: JsonValue | undefined, path: string): ExecutionOutcome | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  switch (f.tag(o, "status", path, ["success", "trap", "resource_exceeded", "host_denied"] as const)) {
+    case "success":
+      return { status: "success" };
+    case "trap":
+      return { status: "trap", message: f.str(o, "message", path) };
+    case "resource_exceeded":
+      return { status: "resource_exceeded", kind: f.str(o, "kind", path) };
+    case "host_denied":
+      return { status: "host_denied", reason: f.str(o, "reason", path) };
+    case undefined:
+      return undefined;
+  }
+}
+
+function axes(f: Fields, v: JsonValue | undefined, path: string): DecisionAxes | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  const fsAxis = o["fs"] === undefined ? undefined : f.obj(o["fs"], `${path}.fs`);
+  const netAxis = o["net"] === undefined ? undefined : f.obj(o["net"], `${path}.net`);
+  return compact<DecisionAxes>({
+    capability: f.optStr(o, "capability", path),
+    role: f.optStr(o, "role", path),
+    session: f.optStr(o, "session", path),
+    matched_rule: f.optStr(o, "matched_rule", path),
+    approval_ref: f.optStr(o, "approval_ref", path),
+    fs:
+      fsAxis === undefined
+        ? undefined
+        : { path_raw: f.str(fsAxis, "path_raw", `${path}.fs`), path_canonical: f.str(fsAxis, "path_canonical", `${path}.fs`) },
+    net: netAxis === undefined ? undefined : { host: f.str(netAxis, "host", `${path}.net`), port: f.int(netAxis, "port", `${path}.net`) },
+  });
+}
+
+function scope(f: Fields, v: JsonValue | undefined, path: string): ApprovedScope | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  return compact<ApprovedScope>({
+    tool_id: f.str(o, "tool_id", path),
+    fs: o["fs"] === undefined ? undefined : fsGrant(f, o["fs"], `${path}.fs`),
+    net: o["net"] === undefined ? undefined : netGrant(f, o["net"], `${path}.net`),
+  });
+}
+
+function verdict(f: Fields, v: JsonValue | undefined, path: string): ApprovalVerdict | undefined {
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  switch (f.tag(o, "verdict", path, ["approved", "denied"] as const)) {
+    case "approved": {
+      const s = scope(f, o["scope"], `${path}.scope`);
+      return s === undefined ? undefined : { verdict: "approved", scope: s };
+    }
+    case "denied":
+      return { verdict: "denied", reason: f.str(o, "reason", path) };
+    case undefined:
+      return undefined;
+  }
+}
+
+/** Read a parsed Line as its typed record, or list every member that does not fit. */
+export function readTypedLine(value: JsonObject): TypedLineResult {
+  const f = new Fields();
+  const $ = "$";
+  const token = value["line_type"];
+  if (typeof token !== "string") return { ok: false, problems: ["$.line_type: expected a string"] };
+  const schemaVersion = value["schema_version"];
+  if (schemaVersion !== 2) f.bad("$.schema_version", "2");
+  const header = {
+    schema_version: 2 as const,
+    seq: f.int(value, "seq", $),
+    prev_hash: f.digest("PrevHash", value, "prev_hash", $),
+  };
+  const signature = () => ({
+    key_id: f.digest("KeyId", value, "key_id", $),
+    signature: f.hex(value, "signature", $, 128) as SignatureHex,
+  });
+  let typed: TypedLine | undefined;
+  switch (token) {
+    case "open":
+      typed = {
+        line_type: "open",
+        line: compact<OpenLine>({
+          ...header,
+          line_type: "open",
+          public_key: f.hex(value, "public_key", $, 64) as PublicKeyHex,
+          prev_session_tail: f.optDigest("LineHash", value, "prev_session_tail", $),
+          ...signature(),
+        }),
+      };
+      break;
+    case "intent":
+      typed = {
+        line_type: "intent",
+        line: {
+          ...header,
+          line_type: "intent",
+          call_id: f.str(value, "call_id", $),
+          tool_id: f.str(value, "tool_id", $),
+          request_digest: f.digest("RequestDigest", value, "request_digest", $),
+        },
+      };
+      break;
+    case "outcome": {
+      const p = policy(f, value["policy"], "$.policy");
+      const c = capability(f, value["capability"], "$.capability");
+      const e = execution(f, value["execution"], "$.execution");
+      const a = axes(f, value["decision_axes"], "$.decision_axes");
+      const base = {
+        call_id: f.str(value, "call_id", $),
+        tool_id: f.str(value, "tool_id", $),
+        request_digest: f.digest("RequestDigest", value, "request_digest", $),
+        policy_set_hash: f.digest("PolicySetHash", value, "policy_set_hash", $),
+        grant_id: f.optStr(value, "grant_id", $),
+        response_digest: f.optDigest("ResponseDigest", value, "response_digest", $),
+        wall_ms: f.optInt(value, "wall_ms", $),
+        peak_memory_bytes: f.optInt(value, "peak_memory_bytes", $),
+        ...signature(),
+      };
+      if (p !== undefined && c !== undefined && e !== undefined && a !== undefined) {
+        typed = {
+          line_type: "outcome",
+          line: compact<OutcomeLine>({ ...header, line_type: "outcome", ...base, policy: p, capability: c, execution: e, decision_axes: a }),
+        };
+      }
+      break;
+    }
+    case "decision": {
+      const v = verdict(f, value["verdict"], "$.verdict");
+      const approvalId = f.str(value, "approval_id", $);
+      const sig = signature();
+      if (v !== undefined) {
+        typed = { line_type: "decision", line: { ...header, line_type: "decision", approval_id: approvalId, verdict: v, ...sig } };
+      }
+      break;
+    }
+    case "close":
+      typed = { line_type: "close", line: { ...header, line_type: "close", ...signature() } };
+      break;
+    case "checkpoint":
+      typed = { line_type: "checkpoint", line: value };
+      break;
+    default:
+      typed = { line_type: "unknown", token, line: value };
+  }
+  if (f.problems.length > 0 || typed === undefined) return { ok: false, problems: f.problems };
+  return { ok: true, value: typed };
+}

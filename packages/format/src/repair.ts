@@ -1,0 +1,59 @@
+import { open as openFile } from "node:fs/promises";
+import { acquireLock } from "./lock.js";
+import { readFileTail } from "./tail.js";
+import { ChainWriterError } from "./writer-error.js";
+
+export type RepairResult =
+  | { readonly repaired: true; readonly offset: number; readonly bytes: number; readonly sidePath: string }
+  | { readonly repaired: false; readonly tail: "empty" | "line" | "too_long" };
+
+/**
+ * Move a torn final line out of a record file so a new Session can start (SPEC §13.2).
+ * The torn bytes are copied to `<file>.torn-<offset>` and synced before the file is
+ * truncated, so nothing is lost. A file whose last line is whole is left untouched.
+ *
+ * A verifier run on the repaired file reports the Session that was cut short as an
+ * unanchored tail until a new Session is appended, which is the honest answer.
+ *
+ * @throws ChainWriterError `locked` while a writer holds the file, `io` on failure.
+ */
+export async function repairTornTail(path: string): Promise<RepairResult> {
+  const lock = await acquireLock(path);
+  if (!lock.ok) {
+    throw new ChainWriterError({
+      code: "locked",
+      path,
+      lockPath: lock.lockPath,
+      ...(lock.holder === undefined ? {} : { holder: lock.holder }),
+      stale: lock.stale,
+    });
+  }
+  try {
+    const handle = await openFile(path, "r+");
+    try {
+      const size = (await handle.stat()).size;
+      const tail = await readFileTail(handle, size);
+      if (tail.kind !== "torn") return { repaired: false, tail: tail.kind };
+      const torn = Buffer.alloc(size - tail.offset);
+      await handle.read(torn, 0, torn.length, tail.offset);
+      const sidePath = `${path}.torn-${tail.offset}`;
+      const side = await openFile(sidePath, "wx", 0o644);
+      try {
+        await side.writeFile(torn);
+        await side.sync();
+      } finally {
+        await side.close();
+      }
+      await handle.truncate(tail.offset);
+      await handle.sync();
+      return { repaired: true, offset: tail.offset, bytes: torn.length, sidePath };
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (error instanceof ChainWriterError) throw error;
+    throw new ChainWriterError({ code: "io", path, detail: error instanceof Error ? error.message : String(error) }, { cause: error });
+  } finally {
+    await lock.release();
+  }
+}

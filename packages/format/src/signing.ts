@@ -1,0 +1,45 @@
+import { canonicalize } from "./canonical.js";
+import { tryParseDigest, sameDigest, type KeyId } from "./digest.js";
+import { verifyStrict, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
+import { checkHex, fromCheckedHex } from "./hex.js";
+import type { JsonObject } from "./json.js";
+import type { SignatureFault } from "./verdict.js";
+
+/**
+ * The signing rule (SPEC §4, §8.4): the signature covers the canonical form of the Line
+ * with `signature` omitted and `key_id` present, and `line_hash` covers the Line with
+ * both. This module is the only place that builds the signed bytes, for typed and
+ * untyped Lines alike.
+ */
+export function signingInput(line: object): string {
+  return canonicalize(line, "signature");
+}
+
+/** The Session key as a verifier holds it: decoded once at the `open` Line. */
+export interface SessionKey {
+  readonly keyId: KeyId;
+  readonly key: VerifyingKey | PublicKeyFault;
+}
+
+/**
+ * Check a Line's signature against its Session's key, reading `signature` and `key_id`
+ * off the Line itself. The order of checks fixes which fault is reported; it is the
+ * reference's: presence, encodings, key id, key, then the signature.
+ */
+export function checkLineSignature(line: JsonObject, session: SessionKey): SignatureFault | undefined {
+  const signature = line["signature"];
+  const keyId = line["key_id"];
+  if (signature === undefined || keyId === undefined) return { code: "unsigned" };
+  if (typeof signature !== "string" || checkHex(signature, 128) !== undefined) return { code: "bad_signature" };
+  if (typeof keyId !== "string") return { code: "bad_signature" };
+  const found = tryParseDigest("KeyId", keyId);
+  if (!found.ok) return { code: "bad_signature" };
+  if (!sameDigest(found.digest, session.keyId)) {
+    return { code: "key_mismatch", expected: session.keyId, found: found.digest };
+  }
+  if (session.key === "not_a_point") return { code: "malformed_public_key" };
+  // A small-order key decodes, so dalek builds it, and then no signature verifies.
+  if (session.key === "small_order") return { code: "bad_signature" };
+  const message = Buffer.from(signingInput(line), "utf8");
+  return verifyStrict(session.key, message, fromCheckedHex(signature)) ? undefined : { code: "bad_signature" };
+}

@@ -1,0 +1,63 @@
+import { createReadStream } from "node:fs";
+import { RowSplitter, MAX_ROW_BYTES } from "./rows.js";
+import { ChainWalk, type WalkOptions } from "./walk.js";
+import type { Verification } from "./verdict.js";
+
+export interface VerifyOptions extends WalkOptions {
+  /** Called now and then with the number of bytes read so far. */
+  readonly onProgress?: (bytesRead: number) => void;
+  /** The row bound; defaults to {@link MAX_ROW_BYTES}. */
+  readonly maxRowBytes?: number;
+}
+
+/** The file could not be read: a different answer from any verdict (exit 2 in the CLI). */
+export class ChainReadError extends Error {
+  override readonly name = "ChainReadError";
+  constructor(
+    readonly path: string,
+    override readonly cause: unknown,
+  ) {
+    super(`read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/**
+ * Verify a record file in one streaming pass (SPEC §8). Memory does not grow with the
+ * file: one chunk and one row are held at a time. Deterministic: same bytes, same result.
+ *
+ * @throws ChainReadError when the file cannot be opened or read.
+ */
+export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
+  const walk = new ChainWalk(options);
+  const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
+  const stream = createReadStream(path, { highWaterMark: 1 << 18 });
+  let read = 0;
+  let reported = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (const row of splitter.push(chunk)) walk.step(row);
+      read += chunk.length;
+      if (options.onProgress !== undefined && read - reported >= 1 << 24) {
+        reported = read;
+        options.onProgress(read);
+      }
+      if (walk.done) break;
+    }
+  } catch (error) {
+    throw new ChainReadError(path, error);
+  } finally {
+    stream.destroy();
+  }
+  for (const row of splitter.end()) walk.step(row);
+  return walk.finish();
+}
+
+/** Verify a record held in memory (tests, small inputs). */
+export function verifyChainBytes(bytes: Uint8Array | string, options: VerifyOptions = {}): Verification {
+  const walk = new ChainWalk(options);
+  const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
+  const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const row of splitter.push(buffer)) walk.step(row);
+  for (const row of splitter.end()) walk.step(row);
+  return walk.finish();
+}

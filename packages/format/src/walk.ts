@@ -1,0 +1,293 @@
+import { tryCanonicalize, describeCanonicalFault } from "./canonical.js";
+import { KeyId, LineHash, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "./digest.js";
+import { verifyingKey } from "./ed25519.js";
+import { checkHex, fromCheckedHex } from "./hex.js";
+import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject } from "./json.js";
+import { lineTypeOf, type LineType } from "./lines.js";
+import type { Row } from "./rows.js";
+import { checkLineSignature, type SessionKey } from "./signing.js";
+import type {
+  IndeterminateReason,
+  Position,
+  TamperedReason,
+  Verification,
+  Verdict,
+} from "./verdict.js";
+
+/** A Line the walk accepted, for consumers that read records as they are verified. */
+export interface WalkedLine {
+  /** 1-based over non-blank rows. */
+  readonly line: number;
+  /** Byte offset of the row in the file. */
+  readonly offset: number;
+  readonly at: Position;
+  readonly lineType: LineType;
+  readonly value: JsonObject;
+  readonly lineHash: LineHashT;
+}
+
+export interface WalkOptions {
+  /**
+   * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
+   * Present, even empty: every `open` Line's key must be in it (SPEC §8.4).
+   */
+  readonly trust?: readonly string[];
+  /** Called for each accepted Line, in file order. */
+  readonly onLine?: (line: WalkedLine) => void;
+}
+
+type Stop = { readonly stop: "tampered"; readonly reason: TamperedReason };
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the
+ * Session, the expected `seq`, the running tail, the Session's key) plus the first cap.
+ * Feed it rows with {@link ChainWalk.step}; it never holds more than one row.
+ *
+ * Precedence, as in the reference: the first Tampered ends the walk; among the caps
+ * (Indeterminate reasons) the first one wins; a later Tampered overrides a cap.
+ */
+export class ChainWalk {
+  private sessionIndex: number | undefined;
+  private expectedSeq = 0;
+  private tail: LineHashT | undefined;
+  private sessionKey: SessionKey | undefined;
+  private coverage: Position | undefined;
+  private cap: IndeterminateReason | undefined;
+  private inFlight: string[] = [];
+  private endsWithVerifiedClose = false;
+  private readonly keyIds: KeyId[] = [];
+  private readonly trust: ReadonlySet<string> | undefined;
+  private readonly seenApprovals = new Set<string>();
+  private rows = 0;
+  private sessions = 0;
+  /** A row that did not parse: torn if it is the last, malformed if anything follows. */
+  private unparsed: { readonly line: number; readonly detail: string } | undefined;
+  private stopped: Verdict | undefined;
+
+  constructor(private readonly options: WalkOptions = {}) {
+    this.trust = options.trust === undefined ? undefined : new Set(options.trust);
+  }
+
+  /** True once the verdict is fixed; further rows are ignored. */
+  get done(): boolean {
+    return this.stopped !== undefined;
+  }
+
+  step(row: Row): void {
+    if (this.stopped !== undefined) return;
+    if (this.unparsed !== undefined) {
+      // Only the final row can be a torn write: the writer refuses to append onto one.
+      this.stopped = tampered({ code: "malformed_line", line: this.unparsed.line, detail: this.unparsed.detail });
+      return;
+    }
+    this.rows++;
+    if (row.kind === "too_long") {
+      this.cap ??= { code: "line_too_long", line: row.line, limit: row.limit };
+      this.stopped = { status: "indeterminate", reason: this.cap };
+      return;
+    }
+    const result = this.accept(row);
+    if (result !== undefined) this.stopped = { status: "tampered", reason: result.reason };
+  }
+
+  /** The verdict, once every row has been stepped. */
+  finish(): Verification {
+    let verdict = this.stopped;
+    if (verdict === undefined) {
+      if (this.unparsed !== undefined) this.cap ??= { code: "torn_final_line", line: this.unparsed.line };
+      if (this.rows === 0) verdict = { status: "indeterminate", reason: { code: "empty_chain" } };
+      else if (this.cap !== undefined) verdict = { status: "indeterminate", reason: this.cap };
+      else if (this.endsWithVerifiedClose) verdict = { status: "verified" };
+      else {
+        verdict = {
+          status: "indeterminate",
+          reason: { code: "unanchored_tail", session_index: this.sessionIndex ?? 0, in_flight: [...this.inFlight] },
+        };
+      }
+    }
+    return {
+      verdict,
+      ...(this.coverage === undefined ? {} : { coverage: this.coverage }),
+      key_ids: [...this.keyIds],
+      trust: this.trust !== undefined && verdict.status === "verified" ? "pinned" : "unpinned",
+      lines: this.rows,
+      sessions: this.sessions,
+      ...(this.tail === undefined ? {} : { head: this.tail }),
+    };
+  }
+
+  private accept(row: Extract<Row, { kind: "row" }>): Stop | undefined {
+    const line = row.line;
+    let value;
+    try {
+      value = parseJson(decoder.decode(row.bytes));
+    } catch (error) {
+      const detail =
+        error instanceof JsonSyntaxError ? `not JSON: ${error.message}` : "not JSON: stream did not contain valid UTF-8";
+      this.unparsed = { line, detail };
+      return undefined;
+    }
+    const canonical = tryCanonicalize(value);
+    if (!canonical.ok) {
+      return malformed(line, `outside the canonical value space, so it has no reproducible hash: ${describeCanonicalFault(canonical.fault)}`);
+    }
+    const lineHash = LineHash.of(canonical.text);
+    if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
+    const lineType = lineTypeOf(value["line_type"]);
+    const seq = value["seq"];
+    if (typeof seq !== "number") return malformed(line, "no seq");
+    const prevText = value["prev_hash"];
+    const prev = typeof prevText === "string" ? tryParseDigest("PrevHash", prevText) : undefined;
+    if (prev === undefined || !prev.ok) return malformed(line, "no prev_hash");
+
+    this.endsWithVerifiedClose = false;
+    const stop =
+      "known" in lineType && lineType.known === "open"
+        ? this.openSession(value, line, seq, prev.digest)
+        : this.continueSession(line, seq, prev.digest);
+    if (stop !== undefined) return stop;
+    const at: Position = { session_index: this.sessionIndex ?? 0, seq };
+
+    const signed = this.judge(value, lineType, at);
+    if (signed !== undefined) return signed;
+
+    this.tail = lineHash;
+    this.expectedSeq = seq + 1;
+    this.options.onLine?.({ line, offset: row.offset, at, lineType, value, lineHash });
+    return undefined;
+  }
+
+  private judge(value: JsonObject, lineType: LineType, at: Position): Stop | undefined {
+    if ("unknown" in lineType) {
+      // Whether a newer type must be signed is unknowable here, so an unsigned one only
+      // caps; a signature that is present and fails is forgery, decidable without
+      // understanding the Line. "Present" is read off the Line, not off the fault, so
+      // deleting `key_id` cannot turn a forgery back into an unreadable Line.
+      const fault = this.trySignature(value, at);
+      if (fault !== undefined && !(fault.code === "unsigned" && !("signature" in value))) {
+        return { stop: "tampered", reason: { code: "bad_signature", at, source: fault } };
+      }
+      this.cap ??= { code: "unknown_line_type", at, line_type: lineType.unknown };
+      return undefined;
+    }
+    switch (lineType.known) {
+      case "open":
+      case "outcome":
+        return this.requireSignature(value, at);
+      case "decision": {
+        const stop = this.requireSignature(value, at);
+        if (stop !== undefined) return stop;
+        const approvalId = value["approval_id"];
+        if (typeof approvalId === "string") {
+          if (this.seenApprovals.has(approvalId)) {
+            return { stop: "tampered", reason: { code: "duplicate_decision", at, approval_id: approvalId } };
+          }
+          this.seenApprovals.add(approvalId);
+        }
+        return undefined;
+      }
+      case "close": {
+        const stop = this.requireSignature(value, at);
+        if (stop === undefined) this.endsWithVerifiedClose = true;
+        return stop;
+      }
+      case "intent": {
+        // Never signed: the next signature covers it through prev_hash (SPEC §5.1).
+        const callId = value["call_id"];
+        if (typeof callId === "string") this.inFlight.push(callId);
+        return undefined;
+      }
+      case "checkpoint": {
+        // In the signed set: the cap must not excuse a forged checkpoint (SPEC §8.2).
+        const stop = this.requireSignature(value, at);
+        if (stop === undefined) this.cap ??= { code: "reserved_checkpoint", at };
+        return stop;
+      }
+    }
+  }
+
+  private openSession(value: JsonObject, line: number, seq: number, prev: PrevHash): Stop | undefined {
+    const sessionIndex = this.sessionIndex === undefined ? 0 : this.sessionIndex + 1;
+    if (seq !== 0) {
+      return { stop: "tampered", reason: { code: "seq_out_of_order", session_index: sessionIndex, expected: 0, found: seq } };
+    }
+    if (prev !== PrevHash.GENESIS) return malformed(line, "open line does not anchor on the genesis digest");
+    const backText = value["prev_session_tail"];
+    const back = typeof backText === "string" ? tryParseDigest("LineHash", backText) : undefined;
+    const backReference = back?.ok === true ? back.digest : undefined;
+    if (this.tail !== undefined) {
+      // This one comparison is what makes truncating a non-final Session detectable.
+      if (backReference === undefined || !chainsTo(PrevHash.after(backReference), this.tail)) {
+        return {
+          stop: "tampered",
+          reason: {
+            code: "session_boundary_broken",
+            session_index: sessionIndex,
+            expected: this.tail,
+            ...(backReference === undefined ? {} : { found: backReference }),
+          },
+        };
+      }
+    }
+    const publicKey = value["public_key"];
+    if (typeof publicKey !== "string" || checkHex(publicKey, 64) !== undefined) {
+      return malformed(line, "open line carries no public key");
+    }
+    const bytes = fromCheckedHex(publicKey);
+    const keyId = KeyId.of(bytes);
+    if (!this.keyIds.includes(keyId)) this.keyIds.push(keyId);
+    // Every `open` must be in a supplied trust slice, not merely one of them.
+    if (this.trust !== undefined && !this.trust.has(publicKey)) {
+      return { stop: "tampered", reason: { code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId } };
+    }
+    this.sessionIndex = sessionIndex;
+    this.sessions++;
+    this.sessionKey = { keyId, key: verifyingKey(bytes) };
+    this.inFlight = [];
+    return undefined;
+  }
+
+  private continueSession(line: number, seq: number, prev: PrevHash): Stop | undefined {
+    const sessionIndex = this.sessionIndex;
+    if (sessionIndex === undefined || this.tail === undefined) {
+      return malformed(line, "chain does not begin with an open line");
+    }
+    // The hash link first: it is what a forger must break, and what tells a seq gap
+    // (a write that did not land) apart from a removed line.
+    if (!chainsTo(prev, this.tail)) {
+      return { stop: "tampered", reason: { code: "chain_broken", at: { session_index: sessionIndex, seq }, expected: this.tail, found: prev } };
+    }
+    if (seq > this.expectedSeq) {
+      this.cap ??= { code: "missing_line", session_index: sessionIndex, expected: this.expectedSeq, found: seq };
+    } else if (seq < this.expectedSeq) {
+      return { stop: "tampered", reason: { code: "seq_out_of_order", session_index: sessionIndex, expected: this.expectedSeq, found: seq } };
+    }
+    return undefined;
+  }
+
+  private requireSignature(value: JsonObject, at: Position): Stop | undefined {
+    const fault = this.trySignature(value, at);
+    return fault === undefined ? undefined : { stop: "tampered", reason: { code: "bad_signature", at, source: fault } };
+  }
+
+  private trySignature(value: JsonObject, at: Position) {
+    if (this.sessionKey === undefined) return { code: "unsigned" } as const;
+    const fault = checkLineSignature(value, this.sessionKey);
+    if (fault === undefined) {
+      this.coverage = at;
+      // Every intent before this signature is now covered through prev_hash.
+      this.inFlight = [];
+    }
+    return fault;
+  }
+}
+
+function malformed(line: number, detail: string): Stop {
+  return { stop: "tampered", reason: { code: "malformed_line", line, detail } };
+}
+
+function tampered(reason: TamperedReason): Verdict {
+  return { status: "tampered", reason };
+}

@@ -1,0 +1,315 @@
+import { open as openFile, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
+import { CanonicalFormError, canonicalize } from "./canonical.js";
+import { LineHash, PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
+import type { SigningKey } from "./keys.js";
+import {
+  SCHEMA_VERSION,
+  type DecisionPayload,
+  type DecisionAxes,
+  type ExecutionOutcome,
+  type IntentPayload,
+  type OutcomePayload,
+  type PublicKeyHex,
+  type SignatureHex,
+  type SignedPayload,
+} from "./lines.js";
+import { acquireLock } from "./lock.js";
+import { MAX_ROW_BYTES } from "./rows.js";
+import { signingInput } from "./signing.js";
+import { readFileTail } from "./tail.js";
+import { ChainWriterError, type WriterFault } from "./writer-error.js";
+import { toHex } from "./hex.js";
+
+export interface ChainWriterOptions {
+  readonly key: SigningKey;
+  /**
+   * Permit the published development key. Only for reproducing vectors: a record signed
+   * with it proves nothing about who wrote it.
+   */
+  readonly allowInsecureDevKey?: boolean;
+}
+
+/** Where an appended Line landed. */
+export interface Appended {
+  readonly seq: number;
+  readonly lineHash: LineHashT;
+}
+
+/** What a call needs at its start so that an outcome can be written on every exit path. */
+export interface CallStart extends IntentPayload {
+  readonly policy_set_hash: PolicySetHash;
+}
+
+type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
+
+/**
+ * Appends Lines to one record file (SPEC §4, §13.2). Opening starts a Session with a signed
+ * `open`; `close()` ends it with a signed `close`, after writing an outcome for every call
+ * still in flight.
+ *
+ * Each append is one synchronous step: `seq`, `prev_hash`, signature, `line_hash` and the
+ * new tail are computed and committed together before the method returns, so no two
+ * appends can read the same tail, and the chain cannot fork. Each returned promise
+ * resolves only once its Line is on disk (fsync). Appends made while an fsync runs are
+ * written and synced together by the next one (group commit).
+ *
+ * A failed write stops the writer: every pending and later append is refused, because the
+ * file may now end in a torn line. Reopening finds it and refuses until it is repaired.
+ */
+export class ChainWriter {
+  private nextSeq = 0;
+  private tail: LineHashT;
+  private batch: string[] = [];
+  private waiters: Waiter[] = [];
+  private flushing = false;
+  private failure: ChainWriterError | undefined;
+  private closing: Promise<Appended> | undefined;
+  private readonly calls = new Map<string, CallStart>();
+
+  private constructor(
+    readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly key: SigningKey,
+    private readonly releaseLock: () => Promise<void>,
+  ) {
+    this.tail = PrevHash.GENESIS as string as LineHashT;
+  }
+
+  /**
+   * Open (or create) `path` and start a Session. When the file already holds Lines, the
+   * new `open` carries the last Line's hash as `prev_session_tail` (SPEC §7).
+   *
+   * @throws ChainWriterError `locked` when another writer holds the file, `torn_tail` when
+   * its last line is torn (see {@link repairTornTail}), `insecure_dev_key`, `io`.
+   */
+  static async open(path: string, options: ChainWriterOptions): Promise<ChainWriter> {
+    if (options.key.isInsecureDevKey && options.allowInsecureDevKey !== true) {
+      throw new ChainWriterError({ code: "insecure_dev_key" });
+    }
+    const lock = await io(path, () => acquireLock(path));
+    if (!lock.ok) {
+      throw new ChainWriterError({
+        code: "locked",
+        path,
+        lockPath: lock.lockPath,
+        ...(lock.holder === undefined ? {} : { holder: lock.holder }),
+        stale: lock.stale,
+      });
+    }
+    let handle: FileHandle | undefined;
+    try {
+      handle = await io(path, () => openFile(path, "a+", 0o644));
+      const size = (await io(path, () => (handle as FileHandle).stat())).size;
+      const tail = await io(path, () => readFileTail(handle as FileHandle, size));
+      if (tail.kind === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
+      if (tail.kind === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
+      const writer = new ChainWriter(path, handle, options.key, lock.release);
+      if (size === 0) await io(path, () => syncDirectory(dirname(path)));
+      // A last line that parses but lost its newline lost nothing else: complete it.
+      if (tail.kind === "line" && !tail.endsWithNewline) writer.batch.push("\n");
+      const open: SignedPayload = {
+        line_type: "open",
+        payload: {
+          public_key: toHex(options.key.publicKey) as PublicKeyHex,
+          ...(tail.kind === "line" ? { prev_session_tail: tail.lineHash } : {}),
+        },
+      };
+      await writer.appendSigned(open);
+      return writer;
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await lock.release();
+      throw error;
+    }
+  }
+
+  /** The hash of the last Line appended: the head a verifier can be handed later. */
+  get head(): LineHashT {
+    return this.tail;
+  }
+
+  /** Calls whose intent is written and whose outcome is not. */
+  get inFlight(): readonly string[] {
+    return [...this.calls.keys()];
+  }
+
+  /** Record that a call is about to run. Resolves once the intent is durable (SPEC §5.1). */
+  intent(payload: IntentPayload): Promise<Appended> {
+    return this.append("intent", payload, false);
+  }
+
+  /** Record how a call ended. */
+  outcome(payload: OutcomePayload): Promise<Appended> {
+    return this.appendSigned({ line_type: "outcome", payload });
+  }
+
+  /** Record a human verdict on a parked call (SPEC §5.3, `decision`). */
+  decision(payload: DecisionPayload): Promise<Appended> {
+    return this.appendSigned({ line_type: "decision", payload });
+  }
+
+  /**
+   * Start a call: write its intent and remember it, so that `close()` can record an
+   * outcome for it if the caller never does.
+   */
+  async beginCall(start: CallStart): Promise<Appended> {
+    if (this.calls.has(start.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: start.call_id });
+    const { policy_set_hash: _unused, ...intent } = start;
+    void _unused;
+    const appended = this.append("intent", intent, false);
+    this.calls.set(start.call_id, start);
+    try {
+      return await appended;
+    } catch (error) {
+      this.calls.delete(start.call_id);
+      throw error;
+    }
+  }
+
+  /** Finish a call begun with {@link beginCall}. */
+  endCall(
+    callId: string,
+    result: Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">,
+  ): Promise<Appended> {
+    const start = this.calls.get(callId);
+    if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
+    this.calls.delete(callId);
+    return this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
+  }
+
+  /**
+   * Run `body` as one call: the intent is durable before `body` starts, and an outcome is
+   * written however it ends: its result when it returns, a trap when it throws.
+   */
+  async call<T>(
+    start: CallStart,
+    body: () => Promise<{ readonly value: T; readonly outcome: Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> }>,
+  ): Promise<T> {
+    await this.beginCall(start);
+    let finished: Awaited<ReturnType<typeof body>>;
+    try {
+      finished = await body();
+    } catch (error) {
+      await this.endCall(start.call_id, unfinished({ status: "trap", message: "host panic during tool call" }));
+      throw error;
+    }
+    await this.endCall(start.call_id, finished.outcome);
+    return finished.value;
+  }
+
+  /**
+   * End the Session: an outcome ("session abandoned") for every call still in flight, then
+   * a signed `close`, then release the file. Idempotent.
+   */
+  close(): Promise<Appended> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<Appended> {
+    try {
+      const abandoned = [...this.calls.keys()].map((callId) =>
+        this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })),
+      );
+      const close = this.appendSigned({ line_type: "close", payload: {} });
+      this.closed = true;
+      await Promise.all(abandoned);
+      return await close;
+    } finally {
+      await this.handle.close().catch(() => undefined);
+      await this.releaseLock();
+    }
+  }
+
+  private closed = false;
+
+  private appendSigned(line: SignedPayload): Promise<Appended> {
+    return this.append(line.line_type, line.payload, true);
+  }
+
+  /** The critical section: everything from `seq` to the new tail, with no await inside. */
+  private append(lineType: string, payload: object, signed: boolean): Promise<Appended> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new ChainWriterError({ code: "closed" }));
+    const seq = this.nextSeq;
+    const prev = lineType === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
+    const line: Record<string, unknown> = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
+    let text: string;
+    try {
+      if (signed) {
+        line["key_id"] = this.key.keyId;
+        line["signature"] = toHex(this.key.sign(Buffer.from(signingInput(line), "utf8"))) as SignatureHex;
+      }
+      text = canonicalize(line);
+    } catch (error) {
+      if (error instanceof CanonicalFormError) {
+        return Promise.reject(new ChainWriterError({ code: "not_canonical", fault: error.fault }));
+      }
+      return Promise.reject(error);
+    }
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > MAX_ROW_BYTES) return Promise.reject(new ChainWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
+    const lineHash = LineHash.of(text);
+    this.nextSeq = seq + 1;
+    this.tail = lineHash;
+    this.batch.push(`${text}\n`);
+    const durable = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (!this.flushing) {
+      this.flushing = true;
+      // Deferred to the end of this tick so that appends made together are synced together.
+      process.nextTick(() => void this.flush());
+    }
+    return durable.then(() => ({ seq, lineHash }));
+  }
+
+  private async flush(): Promise<void> {
+    while (this.batch.length > 0 && this.failure === undefined) {
+      const lines = this.batch.join("");
+      const waiters = this.waiters;
+      this.batch = [];
+      this.waiters = [];
+      try {
+        await this.handle.writeFile(lines, "utf8");
+        await this.handle.sync();
+      } catch (error) {
+        this.failure = new ChainWriterError({ code: "failed", detail: error instanceof Error ? error.message : String(error) }, { cause: error });
+        for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
+        this.waiters = [];
+        this.batch = [];
+        break;
+      }
+      for (const w of waiters) w.resolve();
+    }
+    this.flushing = false;
+  }
+}
+
+function unfinished(execution: ExecutionOutcome): Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> {
+  const axes: DecisionAxes = {};
+  return {
+    policy: { status: "denied", reason: "not evaluated" },
+    capability: { status: "denied", reason: "not evaluated" },
+    execution,
+    decision_axes: axes,
+  };
+}
+
+async function io<T>(path: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ChainWriterError) throw error;
+    const fault: WriterFault = { code: "io", path, detail: error instanceof Error ? error.message : String(error) };
+    throw new ChainWriterError(fault, { cause: error });
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await openFile(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
