@@ -107,17 +107,45 @@ function write(value: unknown, path: string, omit?: string): string {
 }
 
 function writeObject(object: Record<string, unknown>, path: string, omit?: string): string {
+  return joinMembers(members(object, path, omit));
+}
+
+/**
+ * A top-level object's canonical members, sorted, each as its `"key":value` text. A Line's
+ * signing input and its full form differ by one member (SPEC §4), so both are joined from
+ * one serialization.
+ */
+export type CanonicalMembers = readonly (readonly [key: string, text: string])[];
+
+export function members(object: Record<string, unknown>, path = "$", omit?: string): CanonicalMembers {
   const keys = Object.keys(object).sort();
-  let out = "{";
-  let first = true;
+  const out: (readonly [string, string])[] = [];
   for (const key of keys) {
     if (key === omit) continue;
     if (!key.isWellFormed()) fail({ code: "not_json", path, what: "a key with a lone surrogate" });
+    out.push([key, `${JSON.stringify(key)}:${write(object[key], `${path}.${key}`)}`]);
+  }
+  return out;
+}
+
+/** Join members into an object's canonical text, leaving out the member named `omit`. */
+export function joinMembers(sorted: CanonicalMembers, omit?: string): string {
+  let out = "{";
+  let first = true;
+  for (const [key, text] of sorted) {
+    if (key === omit) continue;
     if (!first) out += ",";
     first = false;
-    out += JSON.stringify(key) + ":" + write(object[key], `${path}.${key}`);
+    out += text;
   }
   return out + "}";
+}
+
+/** Insert one member into sorted members, keeping UTF-16 order. */
+export function withMember(sorted: CanonicalMembers, key: string, value: unknown): CanonicalMembers {
+  const member = [key, `${JSON.stringify(key)}:${write(value, `$.${key}`)}`] as const;
+  const at = sorted.findIndex(([k]) => k > key);
+  return at === -1 ? [...sorted, member] : [...sorted.slice(0, at), member, ...sorted.slice(at)];
 }
 
 function writeNumber(n: number, path: string): string {

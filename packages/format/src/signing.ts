@@ -26,7 +26,11 @@ export interface SessionKey {
  * off the Line itself. The order of checks fixes which fault is reported; it is the
  * reference's: presence, encodings, key id, key, then the signature.
  */
-export function checkLineSignature(line: JsonObject, session: SessionKey): SignatureFault | undefined {
+export function checkLineSignature(
+  line: JsonObject,
+  session: SessionKey,
+  input: () => string = () => signingInput(line),
+): SignatureFault | undefined {
   const signature = line["signature"];
   const keyId = line["key_id"];
   if (signature === undefined || keyId === undefined) return { code: "unsigned" };
@@ -40,6 +44,6 @@ export function checkLineSignature(line: JsonObject, session: SessionKey): Signa
   if (session.key === "not_a_point") return { code: "malformed_public_key" };
   // A small-order key decodes, so dalek builds it, and then no signature verifies.
   if (session.key === "small_order") return { code: "bad_signature" };
-  const message = Buffer.from(signingInput(line), "utf8");
+  const message = Buffer.from(input(), "utf8");
   return verifyStrict(session.key, message, fromCheckedHex(signature)) ? undefined : { code: "bad_signature" };
 }

@@ -1,4 +1,11 @@
-import { tryCanonicalize, describeCanonicalFault } from "./canonical.js";
+import {
+  CanonicalFormError,
+  canonicalize,
+  describeCanonicalFault,
+  joinMembers,
+  members,
+  type CanonicalMembers,
+} from "./canonical.js";
 import { KeyId, LineHash, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "./digest.js";
 import { verifyingKey } from "./ed25519.js";
 import { checkHex, fromCheckedHex } from "./hex.js";
@@ -65,6 +72,8 @@ export class ChainWalk {
   /** A row that did not parse: torn if it is the last, malformed if anything follows. */
   private unparsed: { readonly line: number; readonly detail: string } | undefined;
   private stopped: Verdict | undefined;
+  /** The current Line's signing input, joined from its canonical members on demand. */
+  private signingInput: () => string = () => "";
 
   constructor(private readonly options: WalkOptions = {}) {
     this.trust = options.trust === undefined ? undefined : new Set(options.trust);
@@ -129,12 +138,24 @@ export class ChainWalk {
       this.unparsed = { line, detail };
       return undefined;
     }
-    const canonical = tryCanonicalize(value);
-    if (!canonical.ok) {
-      return malformed(line, `outside the canonical value space, so it has no reproducible hash: ${describeCanonicalFault(canonical.fault)}`);
+    // Hash the canonical form, not the bytes: a foreign emitter's spacing must not change it.
+    let sorted: CanonicalMembers | undefined;
+    let canonical: string;
+    try {
+      if (isJsonObject(value)) {
+        sorted = members(value);
+        canonical = joinMembers(sorted);
+      } else {
+        canonical = canonicalize(value);
+      }
+    } catch (error) {
+      if (!(error instanceof CanonicalFormError)) throw error;
+      return malformed(line, `outside the canonical value space, so it has no reproducible hash: ${describeCanonicalFault(error.fault)}`);
     }
-    const lineHash = LineHash.of(canonical.text);
-    if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
+    const lineHash = LineHash.of(canonical);
+    if (sorted === undefined || !isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
+    const members_ = sorted;
+    this.signingInput = () => joinMembers(members_, "signature");
     const lineType = lineTypeOf(value["line_type"]);
     const seq = value["seq"];
     if (typeof seq !== "number") return malformed(line, "no seq");
@@ -274,7 +295,7 @@ export class ChainWalk {
 
   private trySignature(value: JsonObject, at: Position) {
     if (this.sessionKey === undefined) return { code: "unsigned" } as const;
-    const fault = checkLineSignature(value, this.sessionKey);
+    const fault = checkLineSignature(value, this.sessionKey, this.signingInput);
     if (fault === undefined) {
       this.coverage = at;
       // Every intent before this signature is now covered through prev_hash.

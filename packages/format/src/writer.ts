@@ -1,6 +1,7 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { CanonicalFormError, canonicalize } from "./canonical.js";
+import { fsync, writeSync } from "node:fs";
+import { CanonicalFormError, joinMembers, members, withMember } from "./canonical.js";
 import { LineHash, PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
 import type { SigningKey } from "./keys.js";
 import {
@@ -16,7 +17,6 @@ import {
 } from "./lines.js";
 import { acquireLock } from "./lock.js";
 import { MAX_ROW_BYTES } from "./rows.js";
-import { signingInput } from "./signing.js";
 import { readFileTail } from "./tail.js";
 import { ChainWriterError, type WriterFault } from "./writer-error.js";
 import { toHex } from "./hex.js";
@@ -62,7 +62,6 @@ export class ChainWriter {
   private tail: LineHashT;
   private batch: string[] = [];
   private waiters: Waiter[] = [];
-  private flushing = false;
   private failure: ChainWriterError | undefined;
   private closing: Promise<Appended> | undefined;
   private readonly calls = new Map<string, CallStart>();
@@ -237,11 +236,14 @@ export class ChainWriter {
     const line: Record<string, unknown> = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
     let text: string;
     try {
+      if (signed) line["key_id"] = this.key.keyId;
+      let sorted = members(line);
       if (signed) {
-        line["key_id"] = this.key.keyId;
-        line["signature"] = toHex(this.key.sign(Buffer.from(signingInput(line), "utf8"))) as SignatureHex;
+        // The signing input is the Line without `signature` (SPEC §4); the full form adds it.
+        const signature = toHex(this.key.sign(Buffer.from(joinMembers(sorted), "utf8"))) as SignatureHex;
+        sorted = withMember(sorted, "signature", signature);
       }
-      text = canonicalize(line);
+      text = joinMembers(sorted);
     } catch (error) {
       if (error instanceof CanonicalFormError) {
         return Promise.reject(new ChainWriterError({ code: "not_canonical", fault: error.fault }));
@@ -255,35 +257,71 @@ export class ChainWriter {
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
     const durable = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.flushing) {
-      this.flushing = true;
-      // Deferred to the end of this tick so that appends made together are synced together.
-      process.nextTick(() => void this.flush());
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // At the end of this tick, so that appends made together are written together.
+      process.nextTick(() => this.flush());
     }
     return durable.then(() => ({ seq, lineHash }));
   }
 
-  private async flush(): Promise<void> {
-    while (this.batch.length > 0 && this.failure === undefined) {
-      const lines = this.batch.join("");
-      const waiters = this.waiters;
-      this.batch = [];
-      this.waiters = [];
-      try {
-        await this.handle.writeFile(lines, "utf8");
-        await this.handle.sync();
-      } catch (error) {
-        this.failure = new ChainWriterError({ code: "failed", detail: error instanceof Error ? error.message : String(error) }, { cause: error });
-        for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
-        this.waiters = [];
-        this.batch = [];
-        break;
-      }
-      for (const w of waiters) w.resolve();
+  /**
+   * Write the pending Lines with one `write` and make them durable with one `fsync`. The
+   * write is synchronous (an append to the page cache costs microseconds); the fsync runs
+   * off the event loop, and a second batch may be written and synced while the first
+   * one's fsync is still running. A batch's promises resolve only when an fsync issued
+   * after its write completes, and after every earlier batch has resolved.
+   */
+  private flush(): void {
+    this.scheduled = false;
+    if (this.batch.length === 0 || this.failure !== undefined || this.syncing >= MAX_SYNCS_IN_FLIGHT) return;
+    const data = Buffer.from(this.batch.join(""), "utf8");
+    const waiters = this.waiters;
+    this.batch = [];
+    this.waiters = [];
+    try {
+      let written = 0;
+      while (written < data.length) written += writeSync(this.handle.fd, data, written, data.length - written);
+    } catch (error) {
+      this.fail(error, waiters);
+      return;
     }
-    this.flushing = false;
+    this.syncing++;
+    const previous = this.lastSynced;
+    const synced = new Promise<void>((resolve, reject) =>
+      fsync(this.handle.fd, (error) => (error === null ? resolve() : reject(error))),
+    );
+    this.lastSynced = Promise.all([previous, synced]).then(
+      () => {
+        this.syncing--;
+        if (this.failure !== undefined) for (const w of waiters) w.reject(this.failure);
+        else for (const w of waiters) w.resolve();
+        this.flush();
+      },
+      (error: unknown) => {
+        this.syncing--;
+        this.fail(error, waiters);
+      },
+    );
+  }
+
+  private syncing = 0;
+  private scheduled = false;
+  private lastSynced: Promise<unknown> = Promise.resolve();
+
+  private fail(error: unknown, waiters: readonly Waiter[]): void {
+    this.failure ??= new ChainWriterError(
+      { code: "failed", detail: error instanceof Error ? error.message : String(error) },
+      { cause: error },
+    );
+    for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
+    this.waiters = [];
+    this.batch = [];
   }
 }
+
+/** Two fsyncs in flight let the next batch be written while the previous one syncs. */
+const MAX_SYNCS_IN_FLIGHT = 2;
 
 function unfinished(execution: ExecutionOutcome): Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> {
   const axes: DecisionAxes = {};
