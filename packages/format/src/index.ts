@@ -70,7 +70,7 @@ export {
   type SignedPayload,
 } from "./lines.js";
 export { readTypedLine, type TypedLine, type TypedLineResult } from "./line-parse.js";
-export { checkLineSignature, signingInput, type SessionKey } from "./signing.js";
+export { checkLineSignature, sealLine, signingInput, type SealedLine, type SessionKey } from "./signing.js";
 export {
   describeIndeterminate,
   describePosition,

@@ -1,5 +1,7 @@
-import { canonicalize } from "./canonical.js";
-import { tryParseDigest, sameDigest, type KeyId } from "./digest.js";
+import { canonicalize, joinMembers, members, withMember } from "./canonical.js";
+import { LineHash, tryParseDigest, sameDigest, type KeyId } from "./digest.js";
+import type { SigningKey } from "./keys.js";
+import { toHex } from "./hex.js";
 import { verifyStrict, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
 import { checkHex, fromCheckedHex } from "./hex.js";
 import type { JsonObject } from "./json.js";
@@ -13,6 +15,31 @@ import type { SignatureFault } from "./verdict.js";
  */
 export function signingInput(line: object): string {
   return canonicalize(line, "signature");
+}
+
+/** A Line as written: its canonical text and the hash the next Line chains to. */
+export interface SealedLine {
+  readonly text: string;
+  readonly lineHash: LineHash;
+}
+
+/**
+ * Canonicalize a Line and, when `key` is given, sign it: `key_id` is set, the signing
+ * input is the canonical form without `signature`, and `signature` is added (SPEC §4).
+ * The Line must carry its chain members already (`seq`, `prev_hash`).
+ *
+ * @throws CanonicalFormError when a member is outside the value space.
+ */
+export function sealLine(line: Readonly<Record<string, unknown>>, key?: SigningKey): SealedLine {
+  let text: string;
+  if (key === undefined) {
+    text = joinMembers(members(line, "$", "signature"));
+  } else {
+    const sorted = members({ ...line, key_id: key.keyId }, "$", "signature");
+    const signature = toHex(key.sign(Buffer.from(joinMembers(sorted), "utf8")));
+    text = joinMembers(withMember(sorted, "signature", signature));
+  }
+  return { text, lineHash: LineHash.of(text) };
 }
 
 /** The Session key as a verifier holds it: decoded once at the `open` Line. */

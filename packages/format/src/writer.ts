@@ -1,8 +1,9 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fsync, writeSync } from "node:fs";
-import { CanonicalFormError, joinMembers, members, withMember } from "./canonical.js";
-import { LineHash, PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
+import { CanonicalFormError } from "./canonical.js";
+import { PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
+import { sealLine, type SealedLine } from "./signing.js";
 import type { SigningKey } from "./keys.js";
 import {
   SCHEMA_VERSION,
@@ -12,7 +13,6 @@ import {
   type IntentPayload,
   type OutcomePayload,
   type PublicKeyHex,
-  type SignatureHex,
   type SignedPayload,
 } from "./lines.js";
 import { acquireLock } from "./lock.js";
@@ -233,26 +233,19 @@ export class ChainWriter {
     if (this.closed) return Promise.reject(new ChainWriterError({ code: "closed" }));
     const seq = this.nextSeq;
     const prev = lineType === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
-    const line: Record<string, unknown> = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
-    let text: string;
+    const line = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
+    let sealed: SealedLine;
     try {
-      if (signed) line["key_id"] = this.key.keyId;
-      let sorted = members(line);
-      if (signed) {
-        // The signing input is the Line without `signature` (SPEC §4); the full form adds it.
-        const signature = toHex(this.key.sign(Buffer.from(joinMembers(sorted), "utf8"))) as SignatureHex;
-        sorted = withMember(sorted, "signature", signature);
-      }
-      text = joinMembers(sorted);
+      sealed = sealLine(line, signed ? this.key : undefined);
     } catch (error) {
       if (error instanceof CanonicalFormError) {
         return Promise.reject(new ChainWriterError({ code: "not_canonical", fault: error.fault }));
       }
       return Promise.reject(error);
     }
+    const { text, lineHash } = sealed;
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > MAX_ROW_BYTES) return Promise.reject(new ChainWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
-    const lineHash = LineHash.of(text);
     this.nextSeq = seq + 1;
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
