@@ -207,7 +207,7 @@ describe("precedence", () => {
     const edited = [...lines.slice(0, 2), { schema_version: 2, line_type: "attestation", seq: 2, prev_hash: "" }, ...lines.slice(2)];
     const rows = reseal(edited.map((l, i) => ({ ...l, seq: i }))).split("\n");
     rows[5] = (rows[5] ?? "").replace('"seq":5', '"seq":1');
-    expect(reason(verifyChainBytes(rows.join("\n"))).status).toBe("tampered");
+    expect(reason(verifyChainBytes(rows.join("\n")))["status"]).toBe("tampered");
   });
 
   it("a torn final line does not override an earlier cap", () => {

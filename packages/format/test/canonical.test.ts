@@ -1,0 +1,106 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CanonicalFormError, canonicalize, parseJson, tryCanonicalize, type JsonValue } from "../src/index.js";
+import { readVector } from "./support/vectors.js";
+
+describe("RFC 8785 test data (vectors/external/rfc8785)", () => {
+  it.each(["french", "unicode", "weird"])("%s canonicalizes to the published output", (name) => {
+    const input = readVector(`external/rfc8785/input/${name}.json`).toString("utf8");
+    const output = readVector(`external/rfc8785/output/${name}.json`).toString("utf8");
+    expect(canonicalize(parseJson(input))).toBe(output);
+  });
+
+  it("structures: refused for its float, and canonical once the float is an integer", () => {
+    const input = readVector("external/rfc8785/input/structures.json").toString("utf8");
+    expect(tryCanonicalize(parseJson(input))).toEqual({ ok: false, fault: { code: "float_not_allowed", path: "$.1.\n" } });
+    const output = readVector("external/rfc8785/output/structures.json").toString("utf8");
+    expect(canonicalize(parseJson(input.replace("56.0", "56")))).toBe(output);
+  });
+});
+
+describe("SPEC §3.2: the value space, refused with the path of the offending value", () => {
+  const refusals: [string, string, Record<string, unknown>][] = [
+    ["a float", '{"a":{"b":[1,2.5]}}', { code: "float_not_allowed", path: "$.a.b[1]" }],
+    ["an integral float", '{"wall":1.0}', { code: "float_not_allowed", path: "$.wall" }],
+    ["an exponent", '{"wall":1e3}', { code: "float_not_allowed", path: "$.wall" }],
+    ["minus zero", '{"seq":-0}', { code: "float_not_allowed", path: "$.seq" }],
+    ["a negative integer", '{"seq":-1}', { code: "negative_integer", path: "$.seq" }],
+    ["2^53", '{"seq":9007199254740992}', { code: "integer_too_large", path: "$.seq", value: "9007199254740992" }],
+    ["beyond u64", '{"seq":18446744073709551616}', { code: "float_not_allowed", path: "$.seq" }],
+    ["null", '{"grant_id":null}', { code: "null_not_allowed", path: "$.grant_id" }],
+  ];
+  it.each(refusals)("%s", (_, text, fault) => {
+    expect(tryCanonicalize(parseJson(text))).toEqual({ ok: false, fault });
+  });
+
+  it("accepts 2^53 - 1, the largest integer", () => {
+    expect(canonicalize(parseJson('{"seq":9007199254740991}'))).toBe('{"seq":9007199254740991}');
+  });
+
+  it("refuses values a writer might hand it that JSON cannot carry", () => {
+    expect(() => canonicalize({ a: undefined })).toThrow(CanonicalFormError);
+    expect(() => canonicalize({ a: 1.5 })).toThrow("floating-point value at $.a is outside the JCS value space");
+    expect(() => canonicalize({ a: -3 })).toThrow("negative integer at $.a");
+    expect(() => canonicalize({ a: 2 ** 60 })).toThrow("integer 1152921504606846976 at $.a is at or above 2^53");
+    expect(() => canonicalize({ a: "\ud800" })).toThrow("lone surrogate");
+    expect(() => canonicalize({ a: new Date(0) })).toThrow("non-plain object");
+    expect(() => canonicalize({ a: 1n })).toThrow("bigint");
+  });
+
+  it("the first refused value in canonical order is the one named", () => {
+    expect(tryCanonicalize(parseJson('{"z":null,"a":1.5}'))).toMatchObject({ fault: { path: "$.a" } });
+  });
+});
+
+describe("canonical form rules (SPEC §3.1)", () => {
+  it("escapes only quote, backslash and controls, lowercase \\u00xx, never /", () => {
+    expect(canonicalize({ k: 'q:" b:\\ bs:\b t:\t n:\n f:\f r:\r nul:\u0000 vt:\u000b del:\u007f /:/ é' })).toBe(
+      '{"k":"q:\\" b:\\\\ bs:\\b t:\\t n:\\n f:\\f r:\\r nul:\\u0000 vt:\\u000b del:\u007f /:/ é"}',
+    );
+  });
+
+  it("keys sort by UTF-16 code unit: a supplementary character sorts below U+E000", () => {
+    expect(canonicalize({ "\ue000": 1, "\u{10000}": 2 })).toBe('{"\u{10000}":2,"\ue000":1}');
+  });
+
+  it("arrays keep their order; empty containers and booleans", () => {
+    expect(canonicalize({ p: [3, 1, 2], t: true, f: false, o: {}, a: [] })).toBe('{"a":[],"f":false,"o":{},"p":[3,1,2],"t":true}');
+  });
+});
+
+/** Arbitrary values inside the value space, with keys and strings from all of Unicode. */
+const inSpace = fc.letrec<{ value: JsonValue }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.string({ unit: "grapheme" }),
+    fc.string({ unit: "binary" }).filter((s) => s.isWellFormed()),
+    fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    fc.boolean(),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(fc.string({ unit: "binary" }).filter((s) => s.isWellFormed() && s !== "__proto__"), tie("value"), { maxKeys: 4 }),
+  ),
+})).value;
+
+describe("properties", () => {
+  it("canonical text parses back to the same value and is a fixed point", () => {
+    fc.assert(
+      fc.property(inSpace, (value) => {
+        const text = canonicalize(value);
+        expect(parseJson(text)).toEqual(value);
+        expect(canonicalize(parseJson(text))).toBe(text);
+        expect(JSON.parse(text)).toEqual(value);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("whitespace and member order in the source never change the canonical form", () => {
+    fc.assert(
+      fc.property(inSpace, (value) => {
+        const pretty = JSON.stringify(value, null, 2);
+        expect(canonicalize(parseJson(pretty))).toBe(canonicalize(value));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,52 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { RowSplitter, type Row } from "../src/index.js";
+
+function split(chunks: readonly Buffer[], limit?: number): Row[] {
+  const splitter = new RowSplitter(limit);
+  const rows: Row[] = [];
+  for (const chunk of chunks) rows.push(...splitter.push(chunk));
+  rows.push(...splitter.end());
+  return rows;
+}
+
+const text = (rows: Row[]) => rows.map((r) => (r.kind === "row" ? r.bytes.toString("utf8") : `<${r.length}>`));
+
+describe("rows of a record file (SPEC §1.1)", () => {
+  it("splits on \\n, drops one trailing \\r, skips blank rows and numbers the rest from 1", () => {
+    const rows = split([Buffer.from('{"a":1}\r\n\n  \t\n{"b":2}\n\u00a0\n{"c":3}')]);
+    expect(text(rows)).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+    expect(rows.map((r) => r.line)).toEqual([1, 2, 3]);
+    expect(rows.map((r) => r.offset)).toEqual([0, 14, 25]);
+  });
+
+  it("treats U+FEFF as content, as the reference does, not as a blank", () => {
+    expect(text(split([Buffer.from("\ufeff\n")]))).toEqual(["\ufeff"]);
+  });
+
+  it("gives the same rows however the input is chunked", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom("{}", "a", "\n", "\r", " ", "é", "\r\n"), { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }), (parts, cuts) => {
+        const whole = Buffer.from(parts.join(""));
+        const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+        const chunks: Buffer[] = [];
+        let from = 0;
+        for (const p of points) {
+          chunks.push(whole.subarray(from, p));
+          from = p;
+        }
+        chunks.push(whole.subarray(from));
+        expect(split(chunks)).toEqual(split([whole]));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reports a row over the limit without keeping its bytes, and reads on after it", () => {
+    const rows = split([Buffer.from("x".repeat(10)), Buffer.from("y".repeat(10)), Buffer.from("\nok\n")], 15);
+    expect(rows).toEqual([
+      { kind: "too_long", line: 1, offset: 0, length: 20, limit: 15 },
+      { kind: "row", line: 2, offset: 21, bytes: Buffer.from("ok") },
+    ]);
+  });
+});

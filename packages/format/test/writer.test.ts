@@ -1,0 +1,213 @@
+import { existsSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  ChainWriter,
+  ChainWriterError,
+  LineHash,
+  RequestDigest,
+  SigningKey,
+  insecureDevKey,
+  lockPathFor,
+  repairTornTail,
+  verifyChainFile,
+  type WriterFault,
+} from "../src/index.js";
+import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
+
+async function faultOf(promise: Promise<unknown>): Promise<WriterFault> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ChainWriterError) return error.fault;
+    throw error;
+  }
+  throw new Error("expected a ChainWriterError");
+}
+
+const open = (path: string) => ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+
+describe("Sessions (SPEC §7)", () => {
+  it("a fresh file starts with an open at seq 0 that carries no prev_session_tail", async () => {
+    const path = join(tempDir(), "a.aarl");
+    const writer = await open(path);
+    await writer.close();
+    const [first] = readLines(path);
+    expect(first).toMatchObject({ line_type: "open", seq: 0, prev_hash: "0".repeat(64), public_key: Buffer.from(DEV.publicKey).toString("hex") });
+    expect(first).not.toHaveProperty("prev_session_tail");
+  });
+
+  it("reopening starts a new Session whose open back-references the previous tail", async () => {
+    const path = await writeSession(join(tempDir(), "b.aarl"));
+    const before = readFileSync(path, "utf8").trim().split("\n");
+    const tail = LineHash.of(before.at(-1) ?? "");
+    const writer = await open(path);
+    expect(writer.head).not.toBe(tail);
+    await writer.close();
+    const lines = readLines(path);
+    expect(lines[before.length]).toMatchObject({ line_type: "open", seq: 0, prev_session_tail: tail });
+    const v = await verifyChainFile(path);
+    expect(v.verdict.status).toBe("verified");
+    expect(v.sessions).toBe(2);
+  });
+
+  it("each Line is on disk when its promise resolves", async () => {
+    const path = join(tempDir(), "c.aarl");
+    const writer = await open(path);
+    await writer.intent({ call_id: "c1", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("x")) });
+    expect(readFileSync(path, "utf8")).toContain('"call_id":"c1"');
+    await writer.close();
+  });
+});
+
+describe("one writer per file", () => {
+  it("a second writer is refused while the first holds the file, and admitted after", async () => {
+    const path = join(tempDir(), "d.aarl");
+    const first = await open(path);
+    const fault = await faultOf(open(path));
+    expect(fault).toMatchObject({ code: "locked", lockPath: lockPathFor(path), holder: { pid: process.pid }, stale: false });
+    await first.close();
+    expect(existsSync(lockPathFor(path))).toBe(false);
+    const second = await open(path);
+    await second.close();
+  });
+
+  it("a lock left by a process that no longer runs is reported as stale, not broken", async () => {
+    const path = join(tempDir(), "e.aarl");
+    writeFileSync(lockPathFor(path), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname() }));
+    const fault = await faultOf(open(path));
+    expect(fault).toMatchObject({ code: "locked", stale: true });
+    expect(new ChainWriterError(fault).message).toContain("the lock looks stale");
+  });
+});
+
+describe("torn tails (SPEC §13.2)", () => {
+  it("refuses to append onto a torn final line, naming its byte offset", async () => {
+    const path = await writeSession(join(tempDir(), "f.aarl"));
+    const size = statSync(path).size;
+    const lastStart = readFileSync(path, "utf8").trimEnd().lastIndexOf("\n") + 1;
+    truncateSync(path, size - 30);
+    const fault = await faultOf(open(path));
+    expect(fault).toMatchObject({ code: "torn_tail", offset: lastStart });
+    expect(new ChainWriterError(fault).message).toContain(`byte offset ${lastStart}`);
+    expect(existsSync(lockPathFor(path))).toBe(false);
+  });
+
+  it("repair moves the torn bytes to a side file, and a new Session chains onto what is left", async () => {
+    const path = await writeSession(join(tempDir(), "g.aarl"));
+    const original = readFileSync(path);
+    const lastStart = original.toString("utf8").trimEnd().lastIndexOf("\n") + 1;
+    truncateSync(path, original.length - 30);
+    const torn = readFileSync(path).subarray(lastStart);
+    const result = await repairTornTail(path);
+    expect(result).toEqual({ repaired: true, offset: lastStart, bytes: torn.length, sidePath: `${path}.torn-${lastStart}` });
+    expect(readFileSync(`${path}.torn-${lastStart}`)).toEqual(torn);
+    expect(readFileSync(path)).toEqual(original.subarray(0, lastStart));
+    const writer = await open(path);
+    await writer.close();
+    const v = await verifyChainFile(path);
+    expect(v.verdict.status).toBe("verified");
+    expect(v.sessions).toBe(2);
+  });
+
+  it("repair leaves a whole file alone", async () => {
+    const path = await writeSession(join(tempDir(), "h.aarl"));
+    const before = readFileSync(path);
+    expect(await repairTornTail(path)).toEqual({ repaired: false, tail: "line" });
+    expect(readFileSync(path)).toEqual(before);
+  });
+
+  it("a last line that parses but lost its newline is completed, not glued onto", async () => {
+    const path = await writeSession(join(tempDir(), "i.aarl"));
+    truncateSync(path, statSync(path).size - 1);
+    const writer = await open(path);
+    await writer.close();
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+});
+
+describe("refusals that consume nothing", () => {
+  it("the published development key is refused for a file unless explicitly allowed", async () => {
+    const fault = await faultOf(ChainWriter.open(join(tempDir(), "j.aarl"), { key: insecureDevKey() }));
+    expect(fault.code).toBe("insecure_dev_key");
+  });
+
+  it("a value outside the value space is refused and leaves no seq gap", async () => {
+    const path = join(tempDir(), "k.aarl");
+    const writer = await open(path);
+    const fault = await faultOf(writer.outcome({ ...outcome("c"), wall_ms: 1.5 }));
+    expect(fault).toMatchObject({ code: "not_canonical", fault: { code: "float_not_allowed", path: "$.wall_ms" } });
+    const next = await writer.outcome(outcome("c"));
+    expect(next.seq).toBe(1);
+    await writer.close();
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+
+  it("a line over the row limit is refused", async () => {
+    const writer = await open(join(tempDir(), "l.aarl"));
+    const fault = await faultOf(writer.outcome({ ...outcome("c"), execution: { status: "trap", message: "x".repeat(1 << 20) } }));
+    expect(fault.code).toBe("line_too_long");
+    await writer.close();
+  });
+
+  it("a closed writer refuses appends", async () => {
+    const writer = await open(join(tempDir(), "m.aarl"));
+    await writer.close();
+    expect((await faultOf(writer.outcome(outcome("late")))).code).toBe("closed");
+  });
+
+  it("a write that fails stops the writer and releases the file", async () => {
+    const dir = tempDir();
+    const path = join(dir, "full.aarl");
+    symlinkSync("/dev/full", path);
+    const fault = await faultOf(open(path));
+    expect(fault.code).toBe("failed");
+    expect(existsSync(lockPathFor(path))).toBe(false);
+  });
+});
+
+describe("an outcome on every exit path", () => {
+  const start = (id: string) => ({ call_id: id, tool_id: "t", request_digest: RequestDigest.of(Buffer.from(id)), policy_set_hash: POLICY });
+
+  it("close() records calls still in flight as abandoned", async () => {
+    const path = join(tempDir(), "n.aarl");
+    const writer = await open(path);
+    await writer.beginCall(start("left-open"));
+    expect(writer.inFlight).toEqual(["left-open"]);
+    await writer.close();
+    const abandoned = readLines(path).find((l) => l["line_type"] === "outcome");
+    expect(abandoned).toMatchObject({ call_id: "left-open", execution: { status: "host_denied", reason: "session abandoned" } });
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+
+  it("call() records a trap when the body throws, and rethrows", async () => {
+    const path = join(tempDir(), "o.aarl");
+    const writer = await open(path);
+    await expect(writer.call(start("boom"), () => Promise.reject(new Error("tool crashed")))).rejects.toThrow("tool crashed");
+    const done = await writer.call(start("fine"), () =>
+      Promise.resolve({ value: 42, outcome: { policy: { status: "allowed" as const }, capability: { status: "denied" as const, reason: "n/a" }, execution: { status: "success" as const }, decision_axes: {} } }),
+    );
+    expect(done).toBe(42);
+    await writer.close();
+    const outcomes = readLines(path).filter((l) => l["line_type"] === "outcome");
+    expect(outcomes.map((o) => [o["call_id"], (o["execution"] as { status: string }).status])).toEqual([["boom", "trap"], ["fine", "success"]]);
+  });
+
+  it("an unknown or repeated call id is refused", async () => {
+    const writer = await open(join(tempDir(), "p.aarl"));
+    expect((await faultOf(writer.endCall("nope", outcome("x")))).code).toBe("unknown_call");
+    await writer.beginCall(start("twice"));
+    expect((await faultOf(writer.beginCall(start("twice")))).code).toBe("duplicate_call");
+    await writer.close();
+  });
+
+  it("a Session signed by one key, reopened with another, is legal rotation", async () => {
+    const path = await writeSession(join(tempDir(), "q.aarl"));
+    const rotated = SigningKey.generate();
+    const writer = await ChainWriter.open(path, { key: rotated });
+    await writer.close();
+    const v = await verifyChainFile(path, { trust: [Buffer.from(DEV.publicKey).toString("hex"), rotated.publicKeyHex] });
+    expect(v.verdict.status).toBe("verified");
+    expect(v.key_ids).toEqual([DEV.keyId, rotated.keyId]);
+  });
+});
