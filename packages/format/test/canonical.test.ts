@@ -18,7 +18,7 @@ describe("RFC 8785 test data (vectors/external/rfc8785)", () => {
   });
 });
 
-describe("SPEC §3.2: the value space, refused with the path of the offending value", () => {
+describe("[M3.2] SPEC §3.2: the value space, refused with the path of the offending value", () => {
   const refusals: [string, string, Record<string, unknown>][] = [
     ["a float", '{"a":{"b":[1,2.5]}}', { code: "float_not_allowed", path: "$.a.b[1]" }],
     ["an integral float", '{"wall":1.0}', { code: "float_not_allowed", path: "$.wall" }],
@@ -59,7 +59,7 @@ describe("canonical form rules (SPEC §3.1)", () => {
     );
   });
 
-  it("keys sort by UTF-16 code unit: a supplementary character sorts below U+E000", () => {
+  it("[M3.1] keys sort by UTF-16 code unit: a supplementary character sorts below U+E000", () => {
     expect(canonicalize({ "\ue000": 1, "\u{10000}": 2 })).toBe('{"\u{10000}":2,"\ue000":1}');
   });
 

@@ -17,14 +17,14 @@ import {
 const hex64 = "ab".repeat(32);
 
 describe("digests (SPEC §2)", () => {
-  it("parse exactly 64 lowercase hex and nothing else", () => {
+  it("[M2.1] parse exactly 64 lowercase hex and nothing else: uppercase is refused, not normalized", () => {
     expect(LineHash.parse(hex64)).toBe(hex64);
     expect(() => LineHash.parse(hex64.toUpperCase())).toThrow("not a lowercase hex character at position 0");
     expect(() => PrevHash.parse("ab")).toThrow("expected 64 hex characters, got 2");
     expect(() => KeyId.parse(`${hex64.slice(1)}g`)).toThrow(DigestParseError);
   });
 
-  it("hash the bytes exactly as given", () => {
+  it("[M9.1] a digest is made by hashing the bytes exactly as given, never from a caller's claim", () => {
     expect(RequestDigest.of(new TextEncoder().encode("{}"))).toBe("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
     expect(PolicySetHash.of("golden-fixture-policy-set")).toBe("89a056813bdf93f95c1881a78793b1a86f5b6bab829c1ba9d20bb4add2aae921");
     expect(ResponseDigest.of(new Uint8Array())).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

@@ -23,7 +23,7 @@ function production(c: { message: Uint8Array; publicKey: Uint8Array; signature: 
   return typeof key !== "string" && verifyStrict(key, c.message, c.signature);
 }
 
-describe("SPEC §8.5 strict Ed25519 on the ed25519-speccheck cases", () => {
+describe("[M8.7] SPEC §8.5 strict Ed25519 on the ed25519-speccheck cases", () => {
   it("has all fifteen cases and an expectation for each", () => {
     expect(cases).toHaveLength(15);
     expect(expected.cases.map((c) => c.index)).toEqual([...cases.keys()]);

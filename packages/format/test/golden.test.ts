@@ -36,7 +36,7 @@ describe("reference SPEC §11.1: canonical form and hash", () => {
   const canonical =
     '{"decision_axes":{"capability":"fs.read","fs":{"path_canonical":"/home/a/notes.md","path_raw":"~/notes.md"},"role":"ops"},"line_type":"outcome","prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","seq":7,"tool_id":"echo"}';
 
-  it("reproduces the canonical bytes and their SHA-256", () => {
+  it("[M3.2] reproduces the canonical bytes and their SHA-256", () => {
     expect(canonicalize(parseJson(input))).toBe(canonical);
     expect(LineHash.of(canonical)).toBe("9017de5e13e0a12b261e1960d0d0bc9220c6b7ef501b7dd189141e6327377664");
   });
@@ -58,7 +58,7 @@ describe("reference SPEC §11.2: the golden Session", () => {
     expect(describeVerdict(v)).toBe(`Verified (pinned to ${KEY_ID})`);
   });
 
-  it("reproduces the published derived values of line 0", () => {
+  it("[M4.1] reproduces the published derived values of line 0: line_hash covers the signature, the signing input omits it", () => {
     const open = rows[0] ?? "";
     expect(KeyId.of(Buffer.from(PUBLIC_KEY, "hex"))).toBe(KEY_ID);
     expect(LineHash.of(open)).toBe("ace4118a6a4ec1bf47503431aaa769ebb74de9c61174bf64470561a99abf4066");
@@ -77,7 +77,7 @@ describe("reference SPEC §11.2: the golden Session", () => {
     });
   });
 
-  it("re-emitting the twelve records through ChainWriter with the development seed gives the same bytes", async () => {
+  it("[M1.1] re-emitting the twelve records through ChainWriter with the development seed gives the same bytes", async () => {
     const out = join(tempDir(), "reemitted.aarl");
     const writer = await ChainWriter.open(out, { key: insecureDevKey(), allowInsecureDevKey: true });
     for (const row of rows.slice(1, -1)) {

@@ -6,7 +6,7 @@ import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/index.js";
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a
  * row one implementation reads and the other refuses gets two verdicts.
  */
-describe("a strict JSON reader", () => {
+describe("[M3.3] a strict JSON reader", () => {
   const refused: [string, string][] = [
     ["trailing comma in an object", '{"a":1,}'],
     ["trailing comma in an array", "[1,]"],

@@ -20,7 +20,7 @@ describe("every altered byte is found", () => {
     expect(verifyChainBytes(file).verdict.status).toBe("verified");
   });
 
-  it("altering any single byte of any line never yields Verified", () => {
+  it("[M8.5] altering any single byte of any line never yields Verified", () => {
     fc.assert(
       fc.property(fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 }), (lineChoice, offsetChoice, delta) => {
         const line = lineChoice % rowStarts.length;
@@ -46,7 +46,7 @@ describe("every altered byte is found", () => {
 });
 
 describe("concurrent calls never fork the chain", () => {
-  it("any interleaving of concurrent calls yields one chain that verifies", async () => {
+  it("[M4.2] any interleaving of concurrent calls yields one chain that verifies", async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 12 }), async (s, calls) => {
         const path = join(tempDir(), "concurrent.aarl");

@@ -37,7 +37,7 @@ describe("the unaltered Session", () => {
 });
 
 describe("Tampered", () => {
-  it("chain_broken: a prev_hash that names another line", () => {
+  it("[M8.2] chain_broken: a prev_hash that names another line", () => {
     const edited = lines.map((l, i) => (i === 3 ? { ...l, prev_hash: "f".repeat(64) } : l));
     const v = verifyChainBytes(reseal(edited, { chain: false }));
     expect(reason(v)).toMatchObject({ status: "tampered", code: "chain_broken", at: { session_index: 0, seq: 3 }, found: "f".repeat(64) });
@@ -49,7 +49,7 @@ describe("Tampered", () => {
     expect(reason(v)).toMatchObject({ code: "chain_broken", at: { session_index: 0, seq: 3 } });
   });
 
-  it("seq_out_of_order: a seq that goes backwards over an intact chain", () => {
+  it("[M8.3] seq_out_of_order: a seq that goes backwards over an intact chain", () => {
     const edited = lines.map((l, i) => (i === 4 ? { ...l, seq: 2 } : l));
     expect(reason(verifyChainBytes(reseal(edited)))).toMatchObject({ code: "seq_out_of_order", session_index: 0, expected: 4, found: 2 });
   });
@@ -71,7 +71,7 @@ describe("Tampered", () => {
     expect(reason(v)).toMatchObject({ code: "bad_signature", at: { session_index: 0, seq: 2 }, source: { code: "bad_signature" } });
   });
 
-  it("bad_signature: a line signed under another key than its Session's (key_mismatch)", () => {
+  it("[M8.6] bad_signature: a line signed under another key than its Session's (key_mismatch)", () => {
     const other = SigningKey.fromSeed(new Uint8Array(32).fill(9));
     const v = verifyChainBytes(reseal(lines, { signWith: new Map([[2, other]]) }));
     expect(reason(v)).toMatchObject({
@@ -81,7 +81,7 @@ describe("Tampered", () => {
     });
   });
 
-  it("session_boundary_broken: a non-final Session truncated", () => {
+  it("[M7.1] session_boundary_broken: a non-final Session truncated", () => {
     const two = reseal([...lines, ...lines]);
     const rows = two.split("\n").filter((r) => r.length > 0);
     const withoutLastOfFirst = [...rows.slice(0, lines.length - 1), ...rows.slice(lines.length)].join("\n") + "\n";
@@ -95,7 +95,7 @@ describe("Tampered", () => {
     expect(v.verdict.status === "tampered" && v.verdict.reason.code === "session_boundary_broken" && v.verdict.reason.found).toBeUndefined();
   });
 
-  it("malformed_line: a line that is not JSON, before the last", () => {
+  it("[M8.1] malformed_line: a line that is not JSON, before the last", () => {
     const rows = text.split("\n");
     rows.splice(2, 0, "this is not json");
     const v = verifyChainBytes(rows.join("\n"));
@@ -112,6 +112,36 @@ describe("Tampered", () => {
     expect(describeVerdict(v)).toContain("floating-point value at $.wall_ms is outside the JCS value space");
   });
 
+  it("[M5.3] malformed_line: a row without the members every Line carries", () => {
+    const cases: [Line, string][] = [
+      [{ schema_version: 1, phase: "outcome", call_id: "legacy" }, "no line_type"],
+      [{ ...lines[1], line_type: 7 }, "no line_type"],
+      [withoutKey(lines[1], "seq"), "no seq"],
+      [{ ...lines[1], seq: "1" }, "no seq"],
+      [{ ...lines[1], prev_hash: String(lines[1]?.["prev_hash"]).toUpperCase() }, "no prev_hash"],
+    ];
+    for (const [row, detail] of cases) {
+      const rows = text.split("\n");
+      rows[1] = JSON.stringify(row);
+      expect(reason(verifyChainBytes(rows.join("\n"))), detail).toMatchObject({ code: "malformed_line", line: 2, detail });
+    }
+    expect(reason(verifyChainBytes("[1,2]\n"))).toMatchObject({ code: "malformed_line", line: 1, detail: "no line_type" });
+  });
+
+  it("[M2.1] malformed_line: an open whose public key is in uppercase hex", () => {
+    const rows = text.split("\n");
+    rows[0] = (rows[0] ?? "").replace(/"public_key":"([0-9a-f]{64})"/, (_, k: string) => `"public_key":"${k.toUpperCase()}"`);
+    expect(reason(verifyChainBytes(rows.join("\n")))).toMatchObject({ code: "malformed_line", line: 1, detail: "open line carries no public key" });
+  });
+
+  it("[M12.1] members a verifier does not know are ignored but hashed", () => {
+    const extended = lines.map((l, i) => (i === 2 ? { ...l, note_from_newer_emitter: "kept" } : l));
+    const sealed = reseal(extended);
+    expect(verifyChainBytes(sealed).verdict.status).toBe("verified");
+    const v = verifyChainBytes(sealed.replace('"kept"', '"kEpt"'));
+    expect(reason(v)).toMatchObject({ code: "bad_signature", at: { session_index: 0, seq: 2 } });
+  });
+
   it("malformed_line: a file that does not begin with an open line", () => {
     const v = verifyChainBytes(text.split("\n").slice(1).join("\n"));
     expect(reason(v)).toMatchObject({ code: "malformed_line", line: 1, detail: "chain does not begin with an open line" });
@@ -124,7 +154,7 @@ describe("Tampered", () => {
     expect(v.trust).toBe("unpinned");
   });
 
-  it("untrusted_key: an empty trust store pins to nothing", () => {
+  it("[M8.4] untrusted_key: an empty trust store pins to nothing", () => {
     expect(reason(verifyChainBytes(text, { trust: [] }))).toMatchObject({ code: "untrusted_key" });
   });
 
@@ -139,7 +169,7 @@ describe("Tampered", () => {
 });
 
 describe("Indeterminate", () => {
-  it("unknown_line_type: an unsigned line of a newer type, token kept", () => {
+  it("[M5.2] unknown_line_type: an unsigned line of a newer type, token kept", () => {
     const edited = [...lines.slice(0, 3), { schema_version: 2, line_type: "attestation", seq: 3, prev_hash: "" }, ...lines.slice(3)];
     const v = verifyChainBytes(reseal(edited.map((l, i) => ({ ...l, seq: i }))));
     expect(reason(v)).toMatchObject({ status: "indeterminate", code: "unknown_line_type", at: { session_index: 0, seq: 3 }, line_type: "attestation" });
@@ -216,10 +246,15 @@ describe("precedence", () => {
     expect(reason(verifyChainBytes(sealed.slice(0, sealed.length - 10)))).toMatchObject({ code: "unknown_line_type" });
   });
 
-  it("verifying a file gives the same answer as verifying its bytes", async () => {
+  it("[M8.5] verifying a file gives the same answer as verifying its bytes, every time", async () => {
     const path = join(tempDir(), "file.aarl");
     writeFileSync(path, text);
     expect(await verifyChainFile(path)).toEqual(verifyChainBytes(text));
   });
 });
 
+function withoutKey(line: Line | undefined, key: string): Line {
+  const copy: Line = { ...line };
+  delete copy[key];
+  return copy;
+}

@@ -51,6 +51,15 @@ describe("Sessions (SPEC §7)", () => {
     expect(v.sessions).toBe(2);
   });
 
+  it("[M5.1] intent Lines are never signed; every other Line the writer writes is", async () => {
+    const path = await writeSession(join(tempDir(), "signed.aarl"));
+    for (const line of readLines(path)) {
+      const signed = line["line_type"] !== "intent";
+      expect("signature" in line, String(line["line_type"])).toBe(signed);
+      expect("key_id" in line, String(line["line_type"])).toBe(signed);
+    }
+  });
+
   it("each Line is on disk when its promise resolves", async () => {
     const path = join(tempDir(), "c.aarl");
     const writer = await open(path);
