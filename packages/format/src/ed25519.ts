@@ -3,7 +3,7 @@ import { Point } from "@noble/ed25519";
 
 /**
  * Ed25519 under the strict rule of SPEC §8.5, which is ed25519-dalek's `verify_strict`
- * (the Rust reference's rule). See adr/0003 for why the arithmetic is Node's (OpenSSL)
+ * (the Rust reference's rule). See adr/0001 for why the arithmetic is Node's (OpenSSL)
  * and what is checked here first so that the answer is dalek's, not OpenSSL's.
  *
  * A signature (R, S) over message M under public key A verifies when, in this order:
