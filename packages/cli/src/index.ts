@@ -1,1 +1,1 @@
-export {};
+export { main, buildCli } from "./main.js";

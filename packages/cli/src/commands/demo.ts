@@ -1,0 +1,115 @@
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { Command, Option } from "clipanion";
+import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile } from "@aegis/format";
+import { AegisCommand } from "../command.js";
+import type { ExitCode } from "../exit-code.js";
+import { CliError } from "../fault.js";
+import { verifyText } from "../verify-report.js";
+import { runScript } from "../demo/agent.js";
+
+const MARKER = ".aegis-demo";
+const FILES = ["session.aarl", "session-tampered.aarl", "signing.key", "signing.pub", "session.aarl.lock", MARKER];
+
+export class DemoCommand extends AegisCommand {
+  static override paths = [["demo"]];
+
+  static override usage = Command.Usage({
+    description: "Record a scripted agent's tool calls, verify the record, then show that one changed byte is found",
+    details: `
+      Needs no network and no model. A scripted agent makes six tool calls under a small embedded policy that allows some, denies some and parks one for approval; a human decision approves the park and the call resumes. Every call is recorded in a signed \`session.aarl\` with a freshly generated key (\`signing.key\`, mode 0600, and \`signing.pub\` beside it).
+
+      The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It ends with the exact \`aegis verify\` command a stranger holding only the public key would run.
+
+      The output directory must be new, empty, or a directory an earlier demo made.
+    `,
+    examples: [
+      ["Run the demo into ./aegis-demo", "aegis demo"],
+      ["Choose the directory", "aegis demo --out /tmp/aegis-demo"],
+    ],
+  });
+
+  dir = Option.String("--out", "aegis-demo", { description: "Directory for the record and keys (default: ./aegis-demo)" });
+
+  protected async run(): Promise<ExitCode> {
+    const dir = resolve(this.dir);
+    await this.prepare(dir);
+    const record = join(dir, "session.aarl");
+    const tampered = join(dir, "session-tampered.aarl");
+    const key = SigningKey.generate();
+    try {
+      await writeKeyFile(join(dir, "signing.key"), key);
+    } catch (error) {
+      if (error instanceof KeyFileError) throw new CliError({ code: "key_file", fault: error.fault });
+      throw error;
+    }
+    await writeFile(join(dir, "signing.pub"), `${key.publicKeyHex}\n`);
+
+    let report;
+    try {
+      const writer = await ChainWriter.open(record, { key });
+      report = await runScript(writer);
+      await writer.close();
+    } catch (error) {
+      if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+      throw error;
+    }
+
+    const shown = displayPath(record);
+    const shownTampered = displayPath(tampered);
+    const verified = await verifyChainFile(record, { trust: [key.publicKeyHex] });
+    const change = await alterOneByte(record, tampered);
+    const caught = await verifyChainFile(tampered, { trust: [key.publicKeyHex] });
+
+    const lines: string[] = [];
+    lines.push("aegis demo: a scripted agent makes six tool calls under a policy that allows, denies and parks.", "");
+    for (const call of report) lines.push(call.id === "" ? `            ${call.verdict}` : `  ${call.id}  ${call.summary.padEnd(34)} ${call.verdict}`);
+    lines.push("", `Wrote, in ${displayPath(dir)}:`);
+    lines.push(`  session.aarl           the signed record (${verified.lines} lines)`);
+    lines.push("  signing.key            the private signing key (mode 0600): keep it secret");
+    lines.push("  signing.pub            the public key a verifier needs");
+    lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`, "");
+    lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
+    lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
+    lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
+    this.out(`${lines.join("\n")}\n`);
+    return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;
+  }
+
+  /** The directory must be new, empty, or an earlier demo's: never clobber someone's files. */
+  private async prepare(dir: string): Promise<void> {
+    try {
+      if (existsSync(dir)) {
+        const present = await readdir(dir);
+        if (present.length > 0 && !present.includes(MARKER)) {
+          throw new CliError({ code: "output_dir", path: dir, detail: "the directory is not empty and was not made by aegis demo" });
+        }
+        for (const name of FILES) await rm(join(dir, name), { force: true });
+      }
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, MARKER), "made by `aegis demo`; the demo may replace the files in this directory\n");
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError({ code: "output_dir", path: dir, detail: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}
+
+/** Copy the record and change one byte inside a path in the third line's decision axes. */
+async function alterOneByte(from: string, to: string): Promise<{ line: number; offset: number; from: string; to: string }> {
+  await copyFile(from, to);
+  const bytes = await readFile(to);
+  const target = bytes.indexOf("notes.md");
+  const offset = target + "notes.".length;
+  const before = String.fromCharCode(bytes[offset] ?? 0);
+  bytes[offset] = "n".charCodeAt(0);
+  await writeFile(to, bytes);
+  const line = bytes.subarray(0, offset).toString("latin1").split("\n").length;
+  return { line, offset, from: before, to: "n" };
+}
+
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? path : rel;
+}

@@ -1,0 +1,72 @@
+import { Command, Option } from "clipanion";
+import { ChainReadError, verifyChainFile, type Verification } from "@aegis/format";
+import { AegisCommand } from "../command.js";
+import type { ExitCode } from "../exit-code.js";
+import { CliError } from "../fault.js";
+import { ioErrorText } from "../io-text.js";
+import { verifyJson, verifyText } from "../verify-report.js";
+import { entries, type Entry } from "../show/entries.js";
+import { approvalIndex } from "../show/index-pass.js";
+import { renderEntry } from "../show/render.js";
+
+export class ShowCommand extends AegisCommand {
+  static override paths = [["show"]];
+
+  static override usage = Command.Usage({
+    description: "Give a readable account of a record: its sessions, and per call what was decided and why",
+    details: `
+      Verifies the record first (unpinned; use \`aegis verify --key\` to check whose it is) and prints the verdict, then every Session and every call in file order: its tool, the decision axes the policy saw, the policy verdict and matched rule, the capability and execution outcome, the digests of the request, response and policy set, and links between a parked call, the decision that answered it, and the call that resumed under it. Lines of types this version does not know are shown, not dropped. Entries after a break in the chain are marked as not verified.
+
+      Exit code 0 when the record was read (whatever its verdict: \`aegis verify\` is the gate), 1 for a usage error or an unknown \`--call\`, 2 when it cannot be read.
+    `,
+    examples: [
+      ["Everything in a record", "aegis show session.aarl"],
+      ["One call and its approval links", "aegis show --call call-3 session.aarl"],
+      ["As JSON", "aegis show --json session.aarl"],
+    ],
+  });
+
+  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
+  call = Option.String("--call", { description: "Show only the call with this call_id" });
+  record = Option.String({ name: "PATH" });
+
+  protected async run(): Promise<ExitCode> {
+    const index = approvalIndex();
+    let verification: Verification;
+    try {
+      verification = await verifyChainFile(this.record, { onLine: index.onLine });
+    } catch (error) {
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error.cause) });
+      throw error;
+    }
+    const stopped = verification.verdict.status === "tampered" || (verification.verdict.status === "indeterminate" && verification.verdict.reason.code === "line_too_long");
+    const breakLine = stopped ? verification.lines : undefined;
+    // A call, the decision on its park, and any call that resumed under that approval.
+    const parkedByThisCall = (approval: string | undefined): boolean => approval !== undefined && index.links.parkedBy.get(approval)?.call_id === this.call;
+    const selected = (e: Entry): boolean =>
+      this.call === undefined ||
+      (e.kind === "call" && (e.call_id === this.call || parkedByThisCall(e.outcome?.record.decision_axes.approval_ref))) ||
+      (e.kind === "decision" && parkedByThisCall(e.record.approval_id));
+
+    // One call is small: hold it, so that an unknown --call prints nothing to stdout.
+    const held: Entry[] = [];
+    const emit = (entry: Entry, first: boolean): string =>
+      this.json ? `${first ? "\n" : ",\n"}${JSON.stringify(entry)}` : `\n${renderEntry(entry, index.links)}`;
+    const head = this.json ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[` : verifyText(verification);
+    const tail = this.json ? "\n]}\n" : "\n";
+    if (this.call === undefined) {
+      this.out(head);
+      let first = true;
+      for await (const entry of entries(this.record, breakLine)) {
+        this.out(emit(entry, first));
+        first = false;
+      }
+      this.out(tail);
+      return 0;
+    }
+    for await (const entry of entries(this.record, breakLine)) if (selected(entry)) held.push(entry);
+    if (held.length === 0) throw new CliError({ code: "no_such_call", callId: this.call });
+    this.out(head + held.map((e, i) => emit(e, i === 0)).join("") + tail);
+    return 0;
+  }
+}

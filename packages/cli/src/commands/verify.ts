@@ -1,0 +1,62 @@
+import { stat } from "node:fs/promises";
+import { Command, Option } from "clipanion";
+import { ChainReadError, verifyChainFile } from "@aegis/format";
+import { AegisCommand } from "../command.js";
+import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
+import { CliError } from "../fault.js";
+import { ioErrorText } from "../io-text.js";
+import { Progress } from "../progress.js";
+import { checkKeyArgument, readTrustStore } from "../trust-store.js";
+import { verifyJson, verifyText } from "../verify-report.js";
+
+export class VerifyCommand extends AegisCommand {
+  static override paths = [["verify"]];
+
+  static override usage = Command.Usage({
+    description: "Check that a record file is whole, unaltered and signed, or say where the first break is",
+    details: `
+      Walks the record once, streaming, and prints the verdict: \`Verified\`, \`Tampered: <reason>\` or \`Indeterminate: <reason>\`, then one \`key_id\` line per signing key the file publishes, the \`coverage\` a valid signature reached, and the calls in flight when the last Session has no close.
+
+      Without \`--key\` or \`--trust-store\` the verdict is \`Verified (unpinned)\`: the file is internally consistent, but anyone could have signed it. With either, every Session must be signed by one of the given keys, and success reads \`Verified (pinned to <key_id>)\`. A trust store with no keys in it pins to nothing.
+
+      Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record or trust store could not be read, 3 Indeterminate.
+    `,
+    examples: [
+      ["Verify a record against the signer's public key", "aegis verify --key 3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c session.aarl"],
+      ["Accept any key listed in a trust store", "aegis verify --trust-store trusted-keys.txt session.aarl"],
+      ["Internal consistency only, as JSON", "aegis verify --json session.aarl"],
+    ],
+  });
+
+  keys = Option.Array("--key", [], { description: "A trusted public key, 64 lowercase hex (repeatable)", arity: 1 });
+  trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line" });
+  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
+  record = Option.String({ name: "PATH" });
+
+  protected async run(): Promise<ExitCode> {
+    const keys = this.keys.map(checkKeyArgument);
+    const pinned = keys.length > 0 || this.trustStore !== undefined;
+    const trust = this.trustStore === undefined ? keys : [...keys, ...(await readTrustStore(this.trustStore))];
+    let size = 0;
+    try {
+      size = (await stat(this.record)).size;
+    } catch (error) {
+      throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error) });
+    }
+    const progress = new Progress(this.context.stderr, "verifying", size);
+    let result;
+    try {
+      result = await verifyChainFile(this.record, {
+        ...(pinned ? { trust } : {}),
+        onProgress: (bytes) => progress.update(bytes),
+      });
+    } catch (error) {
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error.cause) });
+      throw error;
+    } finally {
+      progress.finish();
+    }
+    this.out(this.json ? `${JSON.stringify(verifyJson(result, pinned), null, 2)}\n` : verifyText(result));
+    return exitCodeOfVerdict(result.verdict);
+  }
+}

@@ -1,0 +1,117 @@
+import { readFileSync } from "node:fs";
+import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
+import { DemoCommand } from "./commands/demo.js";
+import { KeygenCommand } from "./commands/keygen.js";
+import { ShowCommand } from "./commands/show.js";
+import { VerifyCommand } from "./commands/verify.js";
+import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
+
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/** clipanion writes an option's value as `#0`; say what it is. */
+const PLACEHOLDERS: Readonly<Record<string, string>> = { "--key": "<HEX>", "--trust-store": "<PATH>", "--out": "<PATH>", "--call": "<ID>" };
+
+class AegisCli extends Cli {
+  override usage(...args: Parameters<Cli["usage"]>): string {
+    return super
+      .usage(...args)
+      .replace(/(--[a-z-]+) #0( *)/g, (_whole, name: string, pad: string) => {
+        const value = PLACEHOLDERS[name] ?? "<VALUE>";
+        // Keep the description column where clipanion aligned it.
+        return `${name} ${value}${pad === "" ? "" : " ".repeat(Math.max(2, pad.length - (value.length - 2)))}`;
+      })
+      .replace(/<(--[a-z-]+ <[A-Z]+>)>/g, "$1");
+  }
+}
+
+const COMMAND_CLASSES = { verify: VerifyCommand, keygen: KeygenCommand, show: ShowCommand, demo: DemoCommand } as const;
+type CommandName = keyof typeof COMMAND_CLASSES;
+
+export function buildCli(): Cli {
+  const cli = new AegisCli({
+    binaryLabel: "aegis: provable records of what an AI agent did",
+    binaryName: "aegis",
+    binaryVersion: VERSION,
+    enableColors: false,
+    enableCapture: false,
+  });
+  for (const command of [VerifyCommand, KeygenCommand, ShowCommand, DemoCommand, Builtins.HelpCommand, Builtins.VersionCommand]) {
+    cli.register(command);
+  }
+  return cli;
+}
+
+/**
+ * Run the CLI. Usage errors go to stderr as `error:`/`help:` lines with exit code 1
+ * (clipanion would print them to stdout); `--help` goes to stdout with exit code 0.
+ */
+export async function main(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
+  const cli = buildCli();
+  const ctx = { ...Cli.defaultContext, ...context };
+  if (argv.length === 0) return usageFault(ctx, cli, { code: "usage", message: "no command given", command: "" });
+  let command;
+  try {
+    command = cli.process([...argv], ctx);
+  } catch (error) {
+    const name = commandName(argv);
+    return usageFault(ctx, cli, { code: "usage", message: usageMessage(error, name, argv), command: name ?? "" });
+  }
+  return cli.run(command, ctx);
+}
+
+/** `error:` says what was wrong; `help:` gives the command's synopsis, or the command list. */
+function usageFault(ctx: BaseContext, cli: Cli, fault: Extract<CliFault, { code: "usage" }>): number {
+  const { error } = renderFault(fault);
+  const name = fault.command === "" ? undefined : (fault.command as CommandName);
+  const help =
+    name === undefined
+      ? `commands: ${Object.keys(COMMAND_CLASSES).join(", ")}; run \`aegis --help\` for more`
+      : `usage: ${cli.usage(COMMAND_CLASSES[name], { detailed: false, colored: false }).replace(/^\$ /, "").trim()}; run \`aegis ${name} --help\` for more`;
+  ctx.stderr.write(`error: ${error}\nhelp: ${help}\n`);
+  return exitCodeOfFault(fault);
+}
+
+function commandName(argv: readonly string[]): CommandName | undefined {
+  const first = argv[0];
+  return first !== undefined && first in COMMAND_CLASSES ? (first as CommandName) : undefined;
+}
+
+/** One line saying what was wrong with the command line, from clipanion's diagnosis. */
+/** clipanion does not export its syntax error classes; recognise them by shape. */
+interface SyntaxFailure {
+  readonly name: "UnknownSyntaxError" | "AmbiguousSyntaxError";
+  readonly input: readonly string[];
+  readonly candidates?: readonly { readonly reason: string | null }[];
+}
+
+function isSyntaxFailure(error: unknown): error is SyntaxFailure {
+  return error instanceof Error && (error.name === "UnknownSyntaxError" || error.name === "AmbiguousSyntaxError") && "input" in error && Array.isArray(error.input);
+}
+
+function usageMessage(error: unknown, name: CommandName | undefined, argv: readonly string[]): string {
+  if (isSyntaxFailure(error) && error.name === "UnknownSyntaxError") {
+    const reasons = [...new Set((error.candidates ?? []).map((c) => c.reason).filter((r): r is string => r !== null))];
+    if (reasons.length > 0) return reasons.map((r) => humanReason(r, name)).join("; ");
+    if (name === undefined) {
+      const first = argv[0] ?? "";
+      return first.startsWith("-") ? `unknown flag: ${first}` : `unknown command: ${first}`;
+    }
+    if (name === "keygen" && !argv.includes("--out")) return "keygen requires --out <PATH>";
+    return `these arguments do not form an \`aegis ${name}\` command`;
+  }
+  if (isSyntaxFailure(error)) return "these arguments match more than one command";
+  if (error instanceof UsageError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** clipanion's reasons, in the reference's words where it has them. */
+function humanReason(reason: string, name: CommandName | undefined): string {
+  const unsupported = /^Unsupported option name \("(.*)"\)\.?$/.exec(reason);
+  if (unsupported !== null) return `unknown flag: ${unsupported[1] ?? ""}`;
+  const extraneous = /^Extraneous positional argument \("(.*)"\)\.?$/.exec(reason);
+  if (extraneous !== null) return `unexpected argument: ${extraneous[1] ?? ""}`;
+  if (/^Not enough positional arguments/.test(reason)) return `${name ?? "this command"} requires <PATH>`;
+  const missingValue = /^Not enough arguments to option (.*)\.?$/.exec(reason);
+  if (missingValue !== null) return `${(missingValue[1] ?? "").replace(/\.$/, "")} needs a value`;
+  return reason.replace(/\.$/, "");
+}

@@ -1,0 +1,123 @@
+import { createReadStream } from "node:fs";
+import {
+  JsonSyntaxError,
+  RowSplitter,
+  isJsonObject,
+  parseJson,
+  readTypedLine,
+  type DecisionLine,
+  type IntentLine,
+  type OutcomeLine,
+  type Position,
+} from "@aegis/format";
+
+/** One thing `show` reports, in file order. */
+export type Entry =
+  | { readonly kind: "session"; readonly session_index: number; readonly line: number; readonly public_key: string; readonly prev_session_tail?: string; readonly after_break: boolean }
+  | {
+      readonly kind: "call";
+      readonly call_id: string;
+      readonly tool_id: string;
+      readonly intent?: { readonly at: Position; readonly line: number };
+      readonly outcome?: { readonly at: Position; readonly line: number; readonly record: OutcomeLine };
+      readonly request_digest: string;
+      readonly after_break: boolean;
+    }
+  | { readonly kind: "decision"; readonly at: Position; readonly line: number; readonly record: DecisionLine; readonly after_break: boolean }
+  | { readonly kind: "close"; readonly at: Position; readonly line: number; readonly after_break: boolean }
+  | { readonly kind: "other"; readonly line_type: string; readonly at: Position; readonly line: number; readonly after_break: boolean; readonly problems: readonly string[] }
+  | { readonly kind: "unreadable"; readonly line: number; readonly detail: string };
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Read the file again and yield entries in file order. An intent waits for its outcome
+ * (calls in flight are the only thing held), so memory stays bounded. Entries from row
+ * `breakLine` on, where verification stopped, are marked `after_break`: nothing there is
+ * vouched for.
+ */
+export async function* entries(path: string, breakLine: number | undefined): AsyncGenerator<Entry> {
+  const afterBreak = (line: number): boolean => breakLine !== undefined && line >= breakLine;
+  const splitter = new RowSplitter();
+  let session = -1;
+  let pending = new Map<string, { readonly line: IntentLine; readonly at: Position; readonly row: number }>();
+
+  function* flushPending(): Generator<Entry> {
+    for (const p of pending.values()) {
+      yield { kind: "call", call_id: p.line.call_id, tool_id: p.line.tool_id, intent: { at: p.at, line: p.row }, request_digest: p.line.request_digest, after_break: afterBreak(p.row) };
+    }
+    pending = new Map();
+  }
+
+  function* handle(row: { readonly line: number; readonly bytes: Buffer } | { readonly line: number; readonly tooLong: true }): Generator<Entry> {
+    if ("tooLong" in row) {
+      yield { kind: "unreadable", line: row.line, detail: "longer than the 1 MiB row bound" };
+      return;
+    }
+    let value;
+    try {
+      value = parseJson(decoder.decode(row.bytes));
+    } catch (error) {
+      yield { kind: "unreadable", line: row.line, detail: error instanceof JsonSyntaxError ? `not JSON: ${error.message}` : "not UTF-8" };
+      return;
+    }
+    const after_break = afterBreak(row.line);
+    if (!isJsonObject(value) || typeof value["line_type"] !== "string") {
+      yield { kind: "unreadable", line: row.line, detail: "not a Line: no line_type" };
+      return;
+    }
+    const seq = typeof value["seq"] === "number" ? value["seq"] : -1;
+    if (value["line_type"] === "open") {
+      yield* flushPending();
+      session++;
+    }
+    const at: Position = { session_index: Math.max(session, 0), seq };
+    const typed = readTypedLine(value);
+    if (!typed.ok) {
+      yield { kind: "other", line_type: value["line_type"], at, line: row.line, after_break, problems: typed.problems };
+      return;
+    }
+    const t = typed.value;
+    switch (t.line_type) {
+      case "open":
+        yield { kind: "session", session_index: session, line: row.line, public_key: t.line.public_key, ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }), after_break };
+        return;
+      case "intent":
+        pending.set(t.line.call_id, { line: t.line, at, row: row.line });
+        return;
+      case "outcome": {
+        const intent = pending.get(t.line.call_id);
+        pending.delete(t.line.call_id);
+        yield {
+          kind: "call",
+          call_id: t.line.call_id,
+          tool_id: t.line.tool_id,
+          ...(intent === undefined ? {} : { intent: { at: intent.at, line: intent.row } }),
+          outcome: { at, line: row.line, record: t.line },
+          request_digest: t.line.request_digest,
+          after_break,
+        };
+        return;
+      }
+      case "decision":
+        yield { kind: "decision", at, line: row.line, record: t.line, after_break };
+        return;
+      case "close":
+        yield* flushPending();
+        yield { kind: "close", at, line: row.line, after_break };
+        return;
+      case "checkpoint":
+        yield { kind: "other", line_type: "checkpoint", at, line: row.line, after_break, problems: [] };
+        return;
+      case "unknown":
+        yield { kind: "other", line_type: t.token, at, line: row.line, after_break, problems: [] };
+        return;
+    }
+  }
+
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 18 }) as AsyncIterable<Buffer>) {
+    for (const row of splitter.push(chunk)) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
+  }
+  for (const row of splitter.end()) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
+  yield* flushPending();
+}

@@ -1,0 +1,85 @@
+import { match } from "ts-pattern";
+import {
+  describeIndeterminate,
+  describeTampered,
+  describeVerdict,
+  type IndeterminateReason,
+  type Position,
+  type TamperedReason,
+  type Verification,
+} from "@aegis/format";
+import { exitCodeOfVerdict, type ExitCode } from "./exit-code.js";
+
+/**
+ * `aegis verify` output. The text form is the reference's, byte for byte: the verdict line,
+ * a `key_id` line per observed key, a `coverage` line when a signature verified, and an
+ * `in_flight` line per call when the reason is an unanchored tail. No paths, no times.
+ */
+export function verifyText(v: Verification): string {
+  const lines = [describeVerdict(v), ...v.key_ids.map((id) => `key_id ${id}`)];
+  if (v.coverage !== undefined) lines.push(`coverage session ${v.coverage.session_index} seq ${v.coverage.seq}`);
+  for (const call of inFlight(v)) lines.push(`in_flight ${call}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function inFlight(v: Verification): readonly string[] {
+  return v.verdict.status === "indeterminate" && v.verdict.reason.code === "unanchored_tail" ? v.verdict.reason.in_flight : [];
+}
+
+/** Where a reason points: a position, a row number, a Session, or nowhere. */
+export type Where =
+  | { readonly session_index: number; readonly seq: number }
+  | { readonly line: number }
+  | { readonly session_index: number }
+  | null;
+
+function whereTampered(r: TamperedReason): Where {
+  return match(r)
+    .with({ code: "chain_broken" }, { code: "bad_signature" }, { code: "untrusted_key" }, { code: "duplicate_decision" }, (x): Position => x.at)
+    .with({ code: "seq_out_of_order" }, { code: "session_boundary_broken" }, (x) => ({ session_index: x.session_index }))
+    .with({ code: "malformed_line" }, (x) => ({ line: x.line }))
+    .exhaustive();
+}
+
+function whereIndeterminate(r: IndeterminateReason): Where {
+  return match(r)
+    .with({ code: "unknown_line_type" }, { code: "reserved_checkpoint" }, (x): Position => x.at)
+    .with({ code: "torn_final_line" }, { code: "line_too_long" }, (x) => ({ line: x.line }))
+    .with({ code: "unanchored_tail" }, { code: "missing_line" }, (x) => ({ session_index: x.session_index }))
+    .with({ code: "empty_chain" }, () => null)
+    .exhaustive();
+}
+
+/**
+ * The `--json` document (schema `aegis.verify/1`, README "aegis verify --json"). One
+ * object, the same facts as the text form plus counts and the head.
+ */
+export function verifyJson(v: Verification, pinned: boolean): Record<string, unknown> {
+  const reason = match(v.verdict)
+    .with({ status: "verified" }, () => null)
+    .with({ status: "tampered" }, (t) => ({ ...t.reason, text: describeTampered(t.reason) }))
+    .with({ status: "indeterminate" }, (i) => ({ ...i.reason, text: describeIndeterminate(i.reason) }))
+    .exhaustive();
+  const where = match(v.verdict)
+    .with({ status: "verified" }, () => null)
+    .with({ status: "tampered" }, (t) => whereTampered(t.reason))
+    .with({ status: "indeterminate" }, (i) => whereIndeterminate(i.reason))
+    .exhaustive();
+  const exitCode: ExitCode = exitCodeOfVerdict(v.verdict);
+  return {
+    schema: "aegis.verify/1",
+    verdict: v.verdict.status,
+    text: describeVerdict(v),
+    reason,
+    position: where,
+    coverage: v.coverage ?? null,
+    key_ids: v.key_ids,
+    trust: v.trust,
+    pinned,
+    in_flight: inFlight(v),
+    lines: v.lines,
+    sessions: v.sessions,
+    head: v.head ?? null,
+    exit_code: exitCode,
+  };
+}
