@@ -13,6 +13,7 @@ export type CliFault =
   | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_trust_store"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_trust_store_line"; readonly path: string; readonly line: number; readonly detail: string }
+  | { readonly code: "empty_trust_store"; readonly path: string }
   | { readonly code: "key_file"; readonly fault: KeyFileFault }
   | { readonly code: "writer"; readonly fault: WriterFault }
   | { readonly code: "no_such_call"; readonly callId: string }
@@ -28,7 +29,7 @@ export class CliError extends Error {
 
 export function exitCodeOfFault(fault: CliFault): ExitCode {
   return match(fault)
-    .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "bad_trust_store_line" }, () => 1 as const)
+    .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "bad_trust_store_line" }, { code: "empty_trust_store" }, () => 1 as const)
     .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, () => 2 as const)
     .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
     .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
@@ -53,6 +54,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "bad_trust_store_line" }, (f) => ({
       error: `trust store ${f.path} line ${f.line} is not a public key: ${f.detail}`,
       help: "each line holds one 64-lowercase-hex public key; blank lines and lines starting with # are skipped",
+    }))
+    .with({ code: "empty_trust_store" }, (f) => ({
+      error: `trust store ${f.path} holds no public keys, so no Session's key is trusted`,
+      help: "add the signer's public key (64 lowercase hex) to the store, or pass it with --key",
     }))
     .with({ code: "key_file" }, (f) => ({
       error: describeKeyFileFault(f.fault),

@@ -36,7 +36,13 @@ export class VerifyCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     const keys = this.keys.map(checkKeyArgument);
     const pinned = keys.length > 0 || this.trustStore !== undefined;
-    const trust = this.trustStore === undefined ? keys : [...keys, ...(await readTrustStore(this.trustStore))];
+    const stored = this.trustStore === undefined ? [] : await readTrustStore(this.trustStore);
+    const trust = [...keys, ...stored];
+    if (this.trustStore !== undefined && trust.length === 0) {
+      // Still a pin (the reference's rule): a truncated or mis-mounted store must not read
+      // as unpinned. Say so on stderr; stdout stays the reference's.
+      this.fail({ code: "empty_trust_store", path: this.trustStore });
+    }
     let size = 0;
     try {
       size = (await stat(this.record)).size;

@@ -1,0 +1,147 @@
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BIN, GOLDEN, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
+
+describe("aegis keygen", () => {
+  it("writes the reference's key file (64 hex + newline, mode 0600) and prints public_key and key_id", () => {
+    const path = join(tempDir(), "keys", "signing.key");
+    const run = aegis(["keygen", "--out", path]);
+    expect(run.status).toBe(0);
+    const [pub, id] = run.stdout.split("\n");
+    expect(pub).toMatch(/^public_key [0-9a-f]{64}$/);
+    const publicKey = (pub ?? "").slice("public_key ".length);
+    expect(id).toBe(`key_id ${createHash("sha256").update(Buffer.from(publicKey, "hex")).digest("hex")}`);
+    expect(readFileSync(path, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(run.stderr).toContain(`aegis verify --key ${publicKey} <PATH>`);
+  });
+
+  it("refuses to overwrite without --force, and replaces with it", () => {
+    const path = join(tempDir(), "signing.key");
+    aegis(["keygen", "--out", path]);
+    const before = readFileSync(path, "utf8");
+    const refused = aegis(["keygen", "--out", path]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^error: signing key .* already exists; refusing to overwrite it without --force\nhelp: pass --force/);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    expect(aegis(["keygen", "--out", path, "--force"]).status).toBe(0);
+    expect(readFileSync(path, "utf8")).not.toBe(before);
+  });
+});
+
+describe("aegis show", () => {
+  it("gives every call of the golden Session with its axes, verdicts, rule and digests", () => {
+    const run = aegis(["show", GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout.startsWith("Verified (unpinned)\n")).toBe(true);
+    for (const expected of [
+      "session 0 (line 1)",
+      "  call call-golden-1  smoke",
+      "    policy      denied: blocked in test",
+      "    rule        block-smoke",
+      "    axes        capability fs.read, role ops, session sess-golden",
+      "    fs          ./notes.md -> /fixtures/notes.md",
+      "    execution   not run: not executed",
+      "    policy set  89a056813bdf93f95c1881a78793b1a86f5b6bab829c1ba9d20bb4add2aae921",
+      "    approval    apr-gate-dream-1: approved, scope tool dream; fs read [/fixtures] write [] at session 0 seq 10",
+      "  decision apr-gate-dream-1  session 0 seq 10",
+      "    answers     call call-golden-3 (session 0 seq 4)",
+      "    execution   resource exceeded: wall_clock",
+      "  close  session 0 seq 11",
+    ]) expect(run.stdout).toContain(expected);
+    expect(run.stdout.match(/^ {2}call /gm)).toHaveLength(9);
+  });
+
+  it("shows lines of unknown type, not drops them", () => {
+    const run = aegis(["show", vector("external/rust-aegis/indeterminate/unknown_line_type.aarl")]);
+    expect(run.stdout).toContain("line of unknown type `attestation`  session 0 seq 4");
+  });
+
+  it("marks what comes after a break as not verified", () => {
+    const run = aegis(["show", vector("chains/chain_broken.aarl")]);
+    expect(run.stdout).toMatch(/close {2}session 0 seq 7 {2}\[after the break: not verified\]/);
+  });
+
+  it("--call narrows to one call and its approval links; an unknown call is an error", () => {
+    const one = aegis(["show", "--call", "call-golden-3", GOLDEN]);
+    expect(one.status).toBe(0);
+    expect(one.stdout.match(/^ {2}(call|decision) \S+/gm)).toEqual(["  call call-golden-3", "  decision apr-gate-dream-1"]);
+    const none = aegis(["show", "--call", "call-nope", GOLDEN]);
+    expect(none.status).toBe(1);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toMatch(/^error: no call call-nope in this record\nhelp: /);
+  });
+
+  it("--json is one document with the verification and every entry", () => {
+    const doc = JSON.parse(aegis(["show", "--json", GOLDEN]).stdout) as { schema: string; verification: { verdict: string }; entries: { kind: string }[] };
+    expect(doc.schema).toBe("aegis.show/1");
+    expect(doc.verification.verdict).toBe("verified");
+    // The golden intent has no outcome: it is reported when its Session closes.
+    expect(doc.entries.map((e) => e.kind)).toEqual(["session", "call", "call", "call", "call", "call", "call", "call", "call", "decision", "call", "close"]);
+  });
+});
+
+describe("aegis demo", () => {
+  it("exits 0, writes the record and keys, and the verify command it prints exits 0", () => {
+    const cwd = tempDir();
+    const run = aegis(["demo"], { cwd });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe("");
+    expect(statSync(join(cwd, "aegis-demo/signing.key")).mode & 0o777).toBe(0o600);
+    expect(run.stdout).toMatch(/^Verified \(pinned to [0-9a-f]{64}\)$/m);
+    expect(run.stdout).toMatch(/^Tampered: line at session 0 seq 2: signature does not match this line$/m);
+    const printed = /A stranger holding only the public key checks the record with:\n {2}(aegis verify --key [0-9a-f]{64} \S+)\n/.exec(run.stdout);
+    expect(printed).not.toBeNull();
+    const args = (printed?.[1] ?? "").split(" ").slice(1);
+    const stranger = aegis(args, { cwd });
+    expect(stranger.status).toBe(0);
+    expect(stranger.stdout).toMatch(/^Verified \(pinned to /);
+    for (const verdict of ["allowed (rule read-workspace) -> success", "denied", "parked for approval apr-demo-1", "allowed under approval apr-demo-1"]) {
+      expect(run.stdout).toContain(verdict);
+    }
+  });
+
+  it("runs again over its own directory, and refuses a directory it did not make", () => {
+    const cwd = tempDir();
+    expect(aegis(["demo"], { cwd }).status).toBe(0);
+    expect(aegis(["demo"], { cwd }).status).toBe(0);
+    const other = join(cwd, "mine");
+    aegis(["keygen", "--out", join(other, "precious.key")]);
+    const refused = aegis(["demo", "--out", other], { cwd });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/^error: cannot use .*mine: the directory is not empty and was not made by aegis demo\n/);
+    expect(readFileSync(join(other, "precious.key"), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+  });
+});
+
+describe("help and version", () => {
+  it.each(["verify", "keygen", "show", "demo"])("aegis %s --help prints usage with examples to stdout, exit 0", (command) => {
+    const run = aegis([command, "--help"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`$ aegis ${command}`);
+    expect(run.stdout).toContain("Examples");
+    expect(run.stdout).not.toContain("#0");
+  });
+
+  it("aegis --help lists every command; --version prints the version", () => {
+    const help = aegis(["--help"]);
+    expect(help.status).toBe(0);
+    for (const command of ["verify", "keygen", "show", "demo"]) expect(help.stdout).toContain(`aegis ${command}`);
+    const version = aegis(["--version"]);
+    expect(version.status).toBe(0);
+    expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(BIN, "../../package.json"), "utf8")) as { version: string }).version}\n`);
+  });
+
+  it("a record that is not a record never produces a stack trace", () => {
+    const path = join(tempDir(), "garbage.aarl");
+    writeFileSync(path, Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0x7b, 0x0a]));
+    for (const command of ["verify", "show"]) {
+      const run = aegis([command, path]);
+      expect(run.stderr).not.toMatch(STACK_TRACE);
+      expect(run.stdout).not.toMatch(STACK_TRACE);
+      expect([0, 1, 3]).toContain(run.status);
+    }
+  });
+});

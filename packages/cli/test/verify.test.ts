@@ -1,0 +1,188 @@
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
+
+describe("aegis verify on the reference's golden Session", () => {
+  it("prints the reference's three lines byte for byte, unpinned, exit 0", () => {
+    const run = aegis(["verify", GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(`Verified (unpinned)\nkey_id ${GOLDEN_KEY_ID}\ncoverage session 0 seq 11\n`);
+    expect(run.stderr).toBe("");
+  });
+
+  it("pinned with --key", () => {
+    const run = aegis(["verify", "--key", GOLDEN_PUBLIC_KEY, GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe(`Verified (pinned to ${GOLDEN_KEY_ID})\nkey_id ${GOLDEN_KEY_ID}\ncoverage session 0 seq 11\n`);
+  });
+
+  it("pinned with a trust store, comments and blank lines skipped", () => {
+    const store = join(tempDir(), "trusted.txt");
+    writeFileSync(store, `# the golden signer\n\n  ${GOLDEN_PUBLIC_KEY}  \r\n`);
+    const run = aegis(["verify", "--trust-store", store, GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout.split("\n")[0]).toBe(`Verified (pinned to ${GOLDEN_KEY_ID})`);
+  });
+
+  it("output names no path and no time: the same bytes from any directory", () => {
+    expect(aegis(["verify", GOLDEN], { cwd: tempDir() }).stdout).toBe(aegis(["verify", GOLDEN]).stdout);
+  });
+});
+
+describe("exit codes", () => {
+  it("0 Verified", () => expect(aegis(["verify", vector("chains/verified_two_sessions.aarl")]).status).toBe(0));
+
+  it("1 Tampered, with the reason on stdout", () => {
+    const run = aegis(["verify", vector("external/rust-aegis/tampered/prev_hash_mismatch.aarl")]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe(
+      `Tampered: line at session 0 seq 3 chains to ${"f".repeat(64)}, but the line before it hashes to 9a2c3c9f6c9f58effd1636bbb31c30fad2fcbcbd25ea5d2679c835740370cb9c\nkey_id ${GOLDEN_KEY_ID}\ncoverage session 0 seq 2\n`,
+    );
+  });
+
+  it("2 the file cannot be read: stdout empty, error on stderr", () => {
+    const run = aegis(["verify", join(tempDir(), "no-such.aarl")]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/^error: read .*no-such\.aarl: No such file or directory \(os error 2\)\nhelp: /);
+  });
+
+  it("3 Indeterminate, with the calls in flight", () => {
+    const run = aegis(["verify", vector("external/rust-aegis/indeterminate/unanchored_tail.aarl")]);
+    expect(run.status).toBe(3);
+    expect(run.stdout).toBe(
+      `Indeterminate: session 0 has no close record and nothing anchors beyond it; 1 call(s) in flight\nkey_id ${GOLDEN_KEY_ID}\ncoverage session 0 seq 0\nin_flight call-unanchored-tail\n`,
+    );
+  });
+
+  it("an empty file: Indeterminate, no key_id or coverage lines", () => {
+    const run = aegis(["verify", vector("chains/empty_chain.aarl")]);
+    expect(run.status).toBe(3);
+    expect(run.stdout).toBe("Indeterminate: no lines to verify\n");
+  });
+});
+
+describe("bad invocations: exit code, error: on stderr, never a stack trace", () => {
+  const dir = tempDir();
+  const unreadableDir = join(dir, "a-directory");
+  mkdirSync(unreadableDir);
+  const emptyStore = join(dir, "empty-store.txt");
+  writeFileSync(emptyStore, "# no keys yet\n");
+  const badStore = join(dir, "bad-store.txt");
+  writeFileSync(badStore, `# ok\n${GOLDEN_PUBLIC_KEY}\n${GOLDEN_KEY_ID.toUpperCase()}\n`);
+  const secretStore = join(dir, "secret-store.txt");
+  writeFileSync(secretStore, GOLDEN_PUBLIC_KEY);
+  chmodSync(secretStore, 0o000);
+
+  const table: [string, string[], number, RegExp][] = [
+    ["an unknown flag", ["verify", "--frobnicate", GOLDEN], 1, /^error: unknown flag: --frobnicate\nhelp: usage: aegis verify /],
+    ["an uppercase hex key", ["verify", "--key", GOLDEN_PUBLIC_KEY.toUpperCase(), GOLDEN], 1, /^error: --key needs a 64-hex public key: not a lowercase hex character at position 1\n/],
+    ["a key of the wrong length", ["verify", "--key", "abcd", GOLDEN], 1, /^error: --key needs a 64-hex public key: expected 64 hex characters, got 4\n/],
+    ["a missing path", ["verify"], 1, /^error: verify requires <PATH>\n/],
+    ["a flag with no value", ["verify", GOLDEN, "--key"], 1, /^error: --key needs a value\n/],
+    ["two paths", ["verify", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
+    ["an unreadable file (a directory)", ["verify", unreadableDir], 2, /^error: read .*a-directory: Is a directory \(os error 21\)\n/],
+    ["a missing trust store", ["verify", "--trust-store", join(dir, "nope.txt"), GOLDEN], 2, /^error: read trust store .*nope\.txt: No such file or directory/],
+    ["a bad trust store line", ["verify", "--trust-store", badStore, GOLDEN], 1, /^error: trust store .*bad-store\.txt line 3 is not a public key: not a lowercase hex character at position 2\n/],
+    ["an empty trust store", ["verify", "--trust-store", emptyStore, GOLDEN], 1, /^error: trust store .*empty-store\.txt holds no public keys/],
+    ["an unknown command", ["verfiy", GOLDEN], 1, /^error: unknown command: verfiy\nhelp: commands: /],
+    ["no command", [], 1, /^error: no command given\n/],
+    ["keygen without --out", ["keygen"], 1, /^error: keygen requires --out <PATH>\n/],
+    ["show with two paths", ["show", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
+  ];
+
+  it.each(table)("%s", (_, args, status, stderr) => {
+    const run = aegis(args);
+    expect(run.status).toBe(status);
+    expect(run.stderr).toMatch(/^error: /);
+    expect(run.stderr).toMatch(/\nhelp: .+\n/);
+    expect(run.stderr).toMatch(stderr);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+    expect(run.stdout).not.toMatch(STACK_TRACE);
+  });
+
+  it("an empty trust store still pins: stdout is the reference's Tampered verdict", () => {
+    const run = aegis(["verify", "--trust-store", emptyStore, GOLDEN]);
+    expect(run.stdout).toBe(
+      `Tampered: session opened at session 0 seq 0 publishes a key with fingerprint ${GOLDEN_KEY_ID}, which is not in the supplied trust store (--key takes the 64-hex public key, not this fingerprint)\nkey_id ${GOLDEN_KEY_ID}\n`,
+    );
+  });
+
+  it("a trust store is read before the record, as the reference does", () => {
+    const run = aegis(["verify", "--trust-store", join(dir, "nope.txt"), join(dir, "also-missing.aarl")]);
+    expect(run.stderr).toMatch(/^error: read trust store /);
+  });
+});
+
+describe("--json (schema aegis.verify/1, documented in the README)", () => {
+  it("pins the whole document for a Verified file", () => {
+    const run = aegis(["verify", "--json", "--key", GOLDEN_PUBLIC_KEY, GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      schema: "aegis.verify/1",
+      verdict: "verified",
+      text: `Verified (pinned to ${GOLDEN_KEY_ID})`,
+      reason: null,
+      position: null,
+      coverage: { session_index: 0, seq: 11 },
+      key_ids: [GOLDEN_KEY_ID],
+      trust: "pinned",
+      pinned: true,
+      in_flight: [],
+      lines: 12,
+      sessions: 1,
+      head: "d75bf577774199b56798fb97fc360735d1064bcc67c1c149e62856349ea147ba",
+      exit_code: 0,
+    });
+  });
+
+  it("pins the whole document for a Tampered file, with the reason's code, fields and text", () => {
+    const run = aegis(["verify", "--json", vector("external/rust-aegis/tampered/key_id_mismatch.aarl")]);
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(doc).toEqual({
+      schema: "aegis.verify/1",
+      verdict: "tampered",
+      text: `Tampered: line at session 0 seq 3: line was signed under key dbc298251c51321b7266e78d1c151c2b62aff8cb95b293096d3463018544face, not ${GOLDEN_KEY_ID}`,
+      reason: {
+        code: "bad_signature",
+        at: { session_index: 0, seq: 3 },
+        source: { code: "key_mismatch", expected: GOLDEN_KEY_ID, found: "dbc298251c51321b7266e78d1c151c2b62aff8cb95b293096d3463018544face" },
+        text: `line at session 0 seq 3: line was signed under key dbc298251c51321b7266e78d1c151c2b62aff8cb95b293096d3463018544face, not ${GOLDEN_KEY_ID}`,
+      },
+      position: { session_index: 0, seq: 3 },
+      coverage: { session_index: 0, seq: 2 },
+      key_ids: [GOLDEN_KEY_ID],
+      trust: "unpinned",
+      pinned: false,
+      in_flight: [],
+      lines: 4,
+      sessions: 1,
+      head: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown,
+      exit_code: 1,
+    });
+  });
+
+  it("Indeterminate: in_flight and a Session position", () => {
+    const doc = JSON.parse(aegis(["verify", "--json", vector("external/rust-aegis/indeterminate/unanchored_tail.aarl")]).stdout) as Record<string, unknown>;
+    expect(doc).toMatchObject({ verdict: "indeterminate", reason: { code: "unanchored_tail", in_flight: ["call-unanchored-tail"] }, position: { session_index: 0 }, in_flight: ["call-unanchored-tail"], exit_code: 3 });
+  });
+
+  it("the same answer as the text form", () => {
+    for (const file of ["chains/torn_final_line.aarl", "chains/duplicate_decision.aarl", "chains/verified_rotated_pinned.aarl"]) {
+      const text = aegis(["verify", vector(file)]);
+      const json = aegis(["verify", "--json", vector(file)]);
+      expect(json.status).toBe(text.status);
+      expect((JSON.parse(json.stdout) as { text: string }).text).toBe(text.stdout.split("\n")[0]);
+    }
+  });
+});
+
+describe("progress", () => {
+  it("never on stdout, and nothing on stderr when stderr is not a terminal", () => {
+    const run = aegis(["verify", GOLDEN]);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).not.toContain("verifying");
+  });
+});
