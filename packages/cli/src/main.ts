@@ -13,15 +13,23 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = { "--key": "<HEX>", "--tr
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
-    return super
+    const text = super
       .usage(...args)
-      .replace(/(--[a-z-]+) #0( *)/g, (_whole, name: string, pad: string) => {
-        const value = PLACEHOLDERS[name] ?? "<VALUE>";
-        // Keep the description column where clipanion aligned it.
-        return `${name} ${value}${pad === "" ? "" : " ".repeat(Math.max(2, pad.length - (value.length - 2)))}`;
-      })
+      .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
       .replace(/<(--[a-z-]+ <[A-Z]+>)>/g, "$1");
+    return alignOptions(text);
   }
+}
+
+/** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
+function alignOptions(text: string): string {
+  const option = /^ {2}(--\S+(?: <[A-Z]+>)?) {2,}(\S.*)$/;
+  const lines = text.split("\n");
+  const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
+  return lines.map((l) => {
+    const m = option.exec(l);
+    return m === null ? l : `  ${(m[1] ?? "").padEnd(width + 2)}${m[2] ?? ""}`;
+  }).join("\n");
 }
 
 const COMMAND_CLASSES = { verify: VerifyCommand, keygen: KeygenCommand, show: ShowCommand, demo: DemoCommand } as const;
