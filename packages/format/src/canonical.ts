@@ -53,7 +53,8 @@ export class CanonicalFormError extends Error {
  * with `signature` omitted (SPEC §4), and leaving it out here avoids copying the Line.
  */
 export function canonicalize(value: unknown, omitTopLevel?: string): string {
-  return write(value, "$", omitTopLevel);
+  if (isObject(value)) return joinMembers(members(value, "$", omitTopLevel));
+  return write(value, []);
 }
 
 /** Like {@link canonicalize}, returning the fault instead of throwing. */
@@ -62,52 +63,79 @@ export function tryCanonicalize(
   omitTopLevel?: string,
 ): { readonly ok: true; readonly text: string } | { readonly ok: false; readonly fault: CanonicalFault } {
   try {
-    return { ok: true, text: write(value, "$", omitTopLevel) };
+    return { ok: true, text: canonicalize(value, omitTopLevel) };
   } catch (error) {
     if (error instanceof CanonicalFormError) return { ok: false, fault: error.fault };
     throw error;
   }
 }
 
+/**
+ * The path of the value being written, as segments (`.key`, `[i]`), kept as a stack and
+ * joined only when a fault has to name it: building a path string per member would cost
+ * more than writing the member.
+ */
+type PathStack = string[];
+
+function pathOf(stack: PathStack, root = "$"): string {
+  return root + stack.join("");
+}
+
 function fail(fault: CanonicalFault): never {
   throw new CanonicalFormError(fault);
 }
 
-function write(value: unknown, path: string, omit?: string): string {
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof OutOfSpaceNumber) && isPlainObject(value);
+}
+
+function write(value: unknown, path: PathStack, root = "$"): string {
   switch (typeof value) {
     case "string":
-      if (!value.isWellFormed()) fail({ code: "not_json", path, what: "a string with a lone surrogate" });
+      if (!value.isWellFormed()) fail({ code: "not_json", path: pathOf(path, root), what: "a string with a lone surrogate" });
       return JSON.stringify(value);
     case "number":
-      return writeNumber(value, path);
+      if (Number.isInteger(value) && value >= 0 && value <= MAX_SAFE_INTEGER && !Object.is(value, -0)) return String(value);
+      return writeNumber(value, pathOf(path, root));
     case "boolean":
       return value ? "true" : "false";
-    case "object":
-      if (value === null) fail({ code: "null_not_allowed", path });
+    case "object": {
+      if (value === null) fail({ code: "null_not_allowed", path: pathOf(path, root) });
       if (value instanceof OutOfSpaceNumber) {
+        const at = pathOf(path, root);
         return value.kind === "float"
-          ? fail({ code: "float_not_allowed", path })
+          ? fail({ code: "float_not_allowed", path: at })
           : value.kind === "negative"
-            ? fail({ code: "negative_integer", path })
-            : fail({ code: "integer_too_large", path, value: value.lexeme });
+            ? fail({ code: "negative_integer", path: at })
+            : fail({ code: "integer_too_large", path: at, value: value.lexeme });
       }
       if (Array.isArray(value)) {
         let out = "[";
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ",";
-          out += write(value[i], `${path}[${i}]`);
+          path.push(`[${i}]`);
+          out += write(value[i], path, root);
+          path.pop();
         }
         return out + "]";
       }
-      if (!isPlainObject(value)) fail({ code: "not_json", path, what: "a non-plain object" });
-      return writeObject(value as Record<string, unknown>, path, omit);
+      if (!isPlainObject(value)) fail({ code: "not_json", path: pathOf(path, root), what: "a non-plain object" });
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object).sort();
+      let out = "{";
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string;
+        if (!key.isWellFormed()) fail({ code: "not_json", path: pathOf(path, root), what: "a key with a lone surrogate" });
+        if (i > 0) out += ",";
+        path.push(`.${key}`);
+        out += `${JSON.stringify(key)}:${write(object[key], path, root)}`;
+        path.pop();
+      }
+      return out + "}";
+    }
     default:
-      return fail({ code: "not_json", path, what: `a value of type ${typeof value}` });
+      return fail({ code: "not_json", path: pathOf(path, root), what: `a value of type ${typeof value}` });
   }
-}
-
-function writeObject(object: Record<string, unknown>, path: string, omit?: string): string {
-  return joinMembers(members(object, path, omit));
 }
 
 /**
@@ -117,13 +145,16 @@ function writeObject(object: Record<string, unknown>, path: string, omit?: strin
  */
 export type CanonicalMembers = readonly (readonly [key: string, text: string])[];
 
-export function members(object: Record<string, unknown>, path = "$", omit?: string): CanonicalMembers {
+export function members(object: Record<string, unknown>, root = "$", omit?: string): CanonicalMembers {
   const keys = Object.keys(object).sort();
   const out: (readonly [string, string])[] = [];
+  const path: PathStack = [];
   for (const key of keys) {
     if (key === omit) continue;
-    if (!key.isWellFormed()) fail({ code: "not_json", path, what: "a key with a lone surrogate" });
-    out.push([key, `${JSON.stringify(key)}:${write(object[key], `${path}.${key}`)}`]);
+    if (!key.isWellFormed()) fail({ code: "not_json", path: root, what: "a key with a lone surrogate" });
+    path.push(`.${key}`);
+    out.push([key, `${JSON.stringify(key)}:${write(object[key], path, root)}`]);
+    path.pop();
   }
   return out;
 }
@@ -143,7 +174,7 @@ export function joinMembers(sorted: CanonicalMembers, omit?: string): string {
 
 /** Insert one member into sorted members, keeping UTF-16 order. */
 export function withMember(sorted: CanonicalMembers, key: string, value: unknown): CanonicalMembers {
-  const member = [key, `${JSON.stringify(key)}:${write(value, `$.${key}`)}`] as const;
+  const member = [key, `${JSON.stringify(key)}:${write(value, [`.${key}`])}`] as const;
   const at = sorted.findIndex(([k]) => k > key);
   return at === -1 ? [...sorted, member] : [...sorted.slice(0, at), member, ...sorted.slice(at)];
 }

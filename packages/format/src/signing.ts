@@ -31,13 +31,18 @@ export interface SealedLine {
  * @throws CanonicalFormError when a member is outside the value space.
  */
 export function sealLine(line: Readonly<Record<string, unknown>>, key?: SigningKey): SealedLine {
+  const sorted = members(line, "$", "signature");
   let text: string;
   if (key === undefined) {
-    text = joinMembers(members(line, "$", "signature"));
+    text = joinMembers(sorted);
   } else {
-    const sorted = members({ ...line, key_id: key.keyId }, "$", "signature");
-    const signature = toHex(key.sign(Buffer.from(joinMembers(sorted), "utf8")));
-    text = joinMembers(withMember(sorted, "signature", signature));
+    const unsigned = withMember(
+      sorted.filter(([k]) => k !== "key_id"),
+      "key_id",
+      key.keyId,
+    );
+    const signature = toHex(key.sign(Buffer.from(joinMembers(unsigned), "utf8")));
+    text = joinMembers(withMember(unsigned, "signature", signature));
   }
   return { text, lineHash: LineHash.of(text) };
 }

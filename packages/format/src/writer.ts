@@ -1,6 +1,6 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { fsync, writeSync } from "node:fs";
+import { fsync, fsyncSync, writeSync } from "node:fs";
 import { CanonicalFormError } from "./canonical.js";
 import { PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
 import { sealLine, type SealedLine } from "./signing.js";
@@ -250,7 +250,11 @@ export class ChainWriter {
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
     const durable = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (!this.scheduled) {
+    if (this.batch.length >= EAGER_BATCH && this.syncing < MAX_SYNCS_IN_FLIGHT) {
+      // Many appends in one burst: start syncing these now, on the other core, while
+      // this thread signs the rest of the burst.
+      this.flush();
+    } else if (!this.scheduled) {
       this.scheduled = true;
       // At the end of this tick, so that appends made together are written together.
       process.nextTick(() => this.flush());
@@ -260,14 +264,16 @@ export class ChainWriter {
 
   /**
    * Write the pending Lines with one `write` and make them durable with one `fsync`. The
-   * write is synchronous (an append to the page cache costs microseconds); the fsync runs
-   * off the event loop, and a second batch may be written and synced while the first
-   * one's fsync is still running. A batch's promises resolve only when an fsync issued
-   * after its write completes, and after every earlier batch has resolved.
+   * write is synchronous (an append to the page cache costs microseconds); the fsync of a
+   * batch runs off the event loop (see {@link syncNow} for the one exception), and a second
+   * batch may be written and synced while the first one's fsync is still running. A
+   * batch's promises resolve only when an fsync issued after its write completes, and
+   * after every earlier batch has resolved.
    */
   private flush(): void {
     this.scheduled = false;
     if (this.batch.length === 0 || this.failure !== undefined || this.syncing >= MAX_SYNCS_IN_FLIGHT) return;
+    const lines = this.batch.length;
     const data = Buffer.from(this.batch.join(""), "utf8");
     const waiters = this.waiters;
     this.batch = [];
@@ -281,9 +287,7 @@ export class ChainWriter {
     }
     this.syncing++;
     const previous = this.lastSynced;
-    const synced = new Promise<void>((resolve, reject) =>
-      fsync(this.handle.fd, (error) => (error === null ? resolve() : reject(error))),
-    );
+    const synced = lines === 1 && this.syncing === 1 ? syncNow(this.handle.fd) : syncOffThread(this.handle.fd);
     this.lastSynced = Promise.all([previous, synced]).then(
       () => {
         this.syncing--;
@@ -313,8 +317,28 @@ export class ChainWriter {
   }
 }
 
+/**
+ * A lone Line with nothing else in flight is a caller waiting on it alone: sync it here,
+ * which saves a thread hop (~30-50 µs measured) and blocks nothing that could have run.
+ * Larger batches sync off the event loop, so signing the next Lines overlaps the disk.
+ */
+function syncNow(fd: number): Promise<void> {
+  try {
+    fsyncSync(fd);
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function syncOffThread(fd: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))));
+}
+
 /** Two fsyncs in flight let the next batch be written while the previous one syncs. */
 const MAX_SYNCS_IN_FLIGHT = 2;
+/** A burst of this many appends is written and synced without waiting for the tick's end. */
+const EAGER_BATCH = 16;
 
 function unfinished(execution: ExecutionOutcome): Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> {
   const axes: DecisionAxes = {};

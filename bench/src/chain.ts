@@ -1,0 +1,162 @@
+import { execFileSync } from "node:child_process";
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeSync, createWriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  ChainWriter,
+  PolicySetHash,
+  PrevHash,
+  RequestDigest,
+  SigningKey,
+  sealLine,
+  verifyStrict,
+  verifyingKey,
+  LineHash,
+  type OutcomePayload,
+} from "@aegis/format";
+import { fmt, median, timeSync, verdict } from "./measure.js";
+
+/**
+ * `npm run bench [-- --lines N]`: the writer and the verifier, each figure printed beside
+ * the same run's cost of the primitive that bounds it. Nothing here is asserted; the
+ * targets are printed as ratios so a slow machine reads as slow, not as broken.
+ */
+const args = process.argv.slice(2);
+const argValue = (name: string, fallback: number): number => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const VERIFY_LINES = argValue("--lines", 1_000_000);
+const CONCURRENT_LINES = argValue("--concurrent-lines", 20_000);
+const SEQUENTIAL_CALLS = argValue("--calls", 400);
+
+const dir = mkdtempSync(join(tmpdir(), "aegis-bench-"));
+const key = SigningKey.generate();
+const policy = PolicySetHash.of("bench-policy");
+
+function outcome(i: number): OutcomePayload {
+  return {
+    call_id: `call-${i}`,
+    tool_id: "fs.read",
+    request_digest: RequestDigest.of(Buffer.from(`{"jsonrpc":"2.0","id":${i},"method":"tools/call"}`)),
+    policy_set_hash: policy,
+    policy: { status: "allowed" },
+    capability: { status: "denied", reason: "not evaluated" },
+    execution: { status: "success" },
+    wall_ms: 12,
+    decision_axes: { capability: "fs.read", role: "ops", session: "bench", matched_rule: "allow-workspace-read", fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" } },
+  };
+}
+
+// A representative signed outcome line, for the primitive costs.
+const sample = sealLine({ ...outcome(1), schema_version: 2, line_type: "outcome", seq: 7, prev_hash: PrevHash.GENESIS }, key);
+const sampleBytes = Buffer.from(sample.text);
+const signingInput = Buffer.from(sample.text.replace(/,"signature":"[0-9a-f]{128}"/, ""));
+const signature = key.sign(signingInput);
+const vk = verifyingKey(key.publicKey);
+if (typeof vk === "string") throw new Error("bench key does not decode");
+
+function fsyncCost(n: number): number {
+  const path = join(dir, "fsync.bin");
+  const fd = openSync(path, "a");
+  const line = Buffer.from(`${sample.text}\n`);
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    writeSync(fd, line);
+    fsyncSync(fd);
+    samples.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  closeSync(fd);
+  rmSync(path);
+  return median(samples);
+}
+
+const primitives = {
+  sha256: timeSync(() => LineHash.of(sampleBytes), 5000),
+  sign: timeSync(() => key.sign(signingInput), 2000),
+  verify: timeSync(() => verifyStrict(vk, signingInput, signature), 2000),
+  fsync: fsyncCost(300),
+};
+
+console.log(`aegis bench (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
+console.log("");
+console.log(`primitives, median, this run (a signed outcome line is ${sampleBytes.length} bytes)`);
+console.log(`  SHA-256 of a line         ${fmt(primitives.sha256)}`);
+console.log(`  Ed25519 sign              ${fmt(primitives.sign)}`);
+console.log(`  Ed25519 verify (strict)   ${fmt(primitives.verify)}`);
+console.log(`  write + fsync of a line   ${fmt(primitives.fsync)}`);
+console.log("");
+
+// Writer: 64 concurrent writers, each appending and awaiting durability in turn.
+{
+  const path = join(dir, "concurrent.aarl");
+  const writer = await ChainWriter.open(path, { key });
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < CONCURRENT_LINES) await writer.outcome(outcome(next++));
+    }),
+  );
+  const us = Number(process.hrtime.bigint() - started) / 1000 / CONCURRENT_LINES;
+  await writer.close();
+  console.log("writer");
+  console.log(`  64 concurrent writers, ${CONCURRENT_LINES} durable lines: ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s`);
+  console.log(`    target ≤ 50 µs/line: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ${(us / primitives.sign).toFixed(2)}x one sign, ${(us / primitives.fsync).toFixed(3)}x one fsync)`);
+  rmSync(path);
+}
+
+// Writer: one call at a time, intent and outcome each awaited (each durable).
+{
+  const path = join(dir, "sequential.aarl");
+  const writer = await ChainWriter.open(path, { key });
+  const samples: number[] = [];
+  for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
+    const t = process.hrtime.bigint();
+    const o = outcome(i);
+    await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest });
+    await writer.outcome(o);
+    samples.push(Number(process.hrtime.bigint() - t) / 1000);
+  }
+  await writer.close();
+  const us = median(samples);
+  const two = 2 * primitives.fsync;
+  console.log(`  sequential calls (intent + outcome, both durable), ${SEQUENTIAL_CALLS} calls: ${fmt(us)}/call (median)`);
+  console.log(`    target ≤ 1.2x two fsyncs (${fmt(two)}): ${verdict(us <= 1.2 * two)} (${(us / two).toFixed(2)}x)`);
+  rmSync(path);
+}
+
+// Verifier: a file of VERIFY_LINES signed lines, verified in a child process for its RSS.
+{
+  const path = join(dir, "large.aarl");
+  const out = createWriteStream(path, { highWaterMark: 1 << 20 });
+  const write = (text: string): Promise<void> | undefined => (out.write(`${text}\n`) ? undefined : new Promise((r) => out.once("drain", () => r())));
+  let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
+  await write(tail.text);
+  for (let i = 1; i < VERIFY_LINES - 1; i++) {
+    const o = outcome(i);
+    const line = i % 2 === 1
+      ? sealLine({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest, schema_version: 2, line_type: "intent", seq: i, prev_hash: PrevHash.after(tail.lineHash) })
+      : sealLine({ ...o, schema_version: 2, line_type: "outcome", seq: i, prev_hash: PrevHash.after(tail.lineHash) }, key);
+    tail = line;
+    const wait = write(line.text);
+    if (wait !== undefined) await wait;
+  }
+  tail = sealLine({ schema_version: 2, line_type: "close", seq: VERIFY_LINES - 1, prev_hash: PrevHash.after(tail.lineHash) }, key);
+  await write(tail.text);
+  await new Promise<void>((resolve) => out.end(() => resolve()));
+  const size = statSync(path).size;
+  const child = fileURLToPath(new URL("./verify-child.js", import.meta.url));
+  const report = JSON.parse(execFileSync(process.execPath, [child, path], { encoding: "utf8" })) as { verdict: string; lines: number; seconds: number; maxRssKiB: number };
+  const us = (report.seconds * 1e6) / report.lines;
+  const rssMB = (report.maxRssKiB * 1024) / 1e6;
+  console.log("");
+  console.log("verifier");
+  console.log(`  ${report.lines} lines (${(size / 1e6).toFixed(0)} MB, half of them signed): ${report.verdict}`);
+  console.log(`  ${fmt(us)}/line, ${Math.round(report.lines / report.seconds)} lines/s, ${report.seconds.toFixed(1)} s; ${(us / (primitives.verify / 2)).toFixed(2)}x the signature checks alone`);
+  console.log(`  peak RSS ${rssMB.toFixed(0)} MB: target < 150 MB for a 1,000,000-line file: ${report.lines >= 1_000_000 ? verdict(rssMB < 150) : "not measured (fewer lines)"}`);
+  rmSync(path);
+}
+rmSync(dir, { recursive: true, force: true });
