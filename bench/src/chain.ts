@@ -28,7 +28,7 @@ const argValue = (name: string, fallback: number): number => {
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
 const VERIFY_LINES = argValue("--lines", 1_000_000);
-const CONCURRENT_LINES = argValue("--concurrent-lines", 20_000);
+const CONCURRENT_LINES = argValue("--concurrent-lines", 10_000);
 const SEQUENTIAL_CALLS = argValue("--calls", 400);
 
 const dir = mkdtempSync(join(tmpdir(), "aegis-bench-"));
@@ -89,42 +89,59 @@ console.log(`  Ed25519 verify (strict)   ${fmt(primitives.verify)}`);
 console.log(`  write + fsync of a line   ${fmt(primitives.fsync)}`);
 console.log("");
 
-// Writer: 64 concurrent writers, each appending and awaiting durability in turn.
+// Writer: 64 concurrent writers, each appending and awaiting durability in turn. Three
+// rounds, because a shared machine's disk and CPU vary from second to second.
 {
-  const path = join(dir, "concurrent.aarl");
-  const writer = await ChainWriter.open(path, { key });
-  let next = 0;
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (next < CONCURRENT_LINES) await writer.outcome(outcome(next++));
-    }),
-  );
-  const us = Number(process.hrtime.bigint() - started) / 1000 / CONCURRENT_LINES;
-  await writer.close();
+  const rounds: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const path = join(dir, `concurrent-${round}.aarl`);
+    const writer = await ChainWriter.open(path, { key });
+    let next = 0;
+    const started = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < CONCURRENT_LINES) await writer.outcome(outcome(next++));
+      }),
+    );
+    rounds.push(Number(process.hrtime.bigint() - started) / 1000 / CONCURRENT_LINES);
+    await writer.close();
+    rmSync(path);
+  }
+  const us = median(rounds);
   console.log("writer");
-  console.log(`  64 concurrent writers, ${CONCURRENT_LINES} durable lines: ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s`);
-  console.log(`    target ≤ 50 µs/line: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ${(us / primitives.sign).toFixed(2)}x one sign, ${(us / primitives.fsync).toFixed(3)}x one fsync)`);
-  rmSync(path);
+  console.log(`  64 concurrent writers, ${CONCURRENT_LINES} durable lines, 3 rounds: ${rounds.map(fmt).join(", ")} per line`);
+  console.log(`    median ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s; target ≤ 50 µs: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ${(us / primitives.sign).toFixed(2)}x one sign)`);
 }
 
-// Writer: one call at a time, intent and outcome each awaited (each durable).
+// Writer: one call at a time, intent and outcome each awaited (each durable). Each call is
+// followed by two raw write+fsync pairs on a file beside it, so that the ratio compares
+// like with like under the disk's conditions of the moment.
 {
   const path = join(dir, "sequential.aarl");
+  const side = openSync(join(dir, "side.bin"), "a");
+  const line = Buffer.from(`${sample.text}\n`);
   const writer = await ChainWriter.open(path, { key });
-  const samples: number[] = [];
+  const calls: number[] = [];
+  const pairs: number[] = [];
   for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
-    const t = process.hrtime.bigint();
+    let t = process.hrtime.bigint();
     const o = outcome(i);
     await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest });
     await writer.outcome(o);
-    samples.push(Number(process.hrtime.bigint() - t) / 1000);
+    calls.push(Number(process.hrtime.bigint() - t) / 1000);
+    t = process.hrtime.bigint();
+    writeSync(side, line);
+    fsyncSync(side);
+    writeSync(side, line);
+    fsyncSync(side);
+    pairs.push(Number(process.hrtime.bigint() - t) / 1000);
   }
   await writer.close();
-  const us = median(samples);
-  const two = 2 * primitives.fsync;
+  closeSync(side);
+  const us = median(calls);
+  const two = median(pairs);
   console.log(`  sequential calls (intent + outcome, both durable), ${SEQUENTIAL_CALLS} calls: ${fmt(us)}/call (median)`);
-  console.log(`    target ≤ 1.2x two fsyncs (${fmt(two)}): ${verdict(us <= 1.2 * two)} (${(us / two).toFixed(2)}x)`);
+  console.log(`    two write+fsync pairs, interleaved: ${fmt(two)}; target ≤ 1.2x: ${verdict(us <= 1.2 * two)} (${(us / two).toFixed(2)}x)`);
   rmSync(path);
 }
 

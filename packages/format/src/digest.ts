@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { checkHex, describeHexFault, type HexFault } from "./hex.js";
 
 /**
@@ -41,8 +41,9 @@ export class DigestParseError extends Error {
   }
 }
 
+/** One-shot SHA-256 (no Hash object per call: a verifier hashes every Line). */
 function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash("sha256").update(bytes).digest("hex");
+  return hash("sha256", bytes, "hex");
 }
 
 function parse<K extends DigestKind>(kind: K, text: string): Digest<K> {

@@ -31,5 +31,5 @@ export function toHex(bytes: Uint8Array): string {
 
 /** Decode hex already checked by {@link checkHex}. */
 export function fromCheckedHex(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, "hex"));
+  return Buffer.from(text, "hex");
 }

@@ -22,6 +22,8 @@ export {
   OutOfSpaceNumber,
   isJsonObject,
   parseJson,
+  parseRow,
+  type ParsedRow,
   type JsonArray,
   type JsonObject,
   type JsonValue,
@@ -86,7 +88,7 @@ export {
   type Verdict,
   type Verification,
 } from "./verdict.js";
-export { MAX_ROW_BYTES, RowSplitter, type Row } from "./rows.js";
+export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify.js";
 export { ChainWriter, type Appended, type CallStart, type ChainWriterOptions } from "./writer.js";

@@ -57,12 +57,33 @@ export function parseJson(text: string): JsonValue {
   return new Reader(text).document();
 }
 
+/** A parsed row, and whether its text already is its canonical form (SPEC §3.1). */
+export interface ParsedRow {
+  readonly value: JsonValue;
+  /**
+   * True when the text is exactly the canonical form of `value`: no whitespace, keys in
+   * strictly ascending UTF-16 order, minimal escapes, only values inside the value space.
+   * Every Line an emitter writes is; a verifier can then hash the bytes as they are.
+   */
+  readonly canonical: boolean;
+  /** Where the top-level `signature` member sits in the text: [start, end) of `"signature":…`. */
+  readonly signature?: { readonly start: number; readonly end: number; readonly first: boolean; readonly last: boolean };
+}
+
+export function parseRow(text: string): ParsedRow {
+  const reader = new Reader(text);
+  const value = reader.document();
+  return { value, canonical: reader.canonical, ...(reader.signature === undefined ? {} : { signature: reader.signature }) };
+}
+
 class Reader {
   private i = 0;
+  canonical = true;
+  signature: ParsedRow["signature"];
   constructor(private readonly s: string) {}
 
   document(): JsonValue {
-    const value = this.value(MAX_DEPTH + 1);
+    const value = this.value(MAX_DEPTH + 1, true);
     this.ws();
     if (this.i < this.s.length) this.fail("trailing characters", this.i + 1);
     return value;
@@ -86,17 +107,18 @@ class Reader {
       if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
       else break;
     }
+    if (i !== this.i) this.canonical = false;
     this.i = i;
   }
 
-  private value(depth: number): JsonValue {
+  private value(depth: number, top = false): JsonValue {
     this.ws();
     const s = this.s;
     if (this.i >= s.length) this.fail("EOF while parsing a value", s.length);
     const c = s.charCodeAt(this.i);
     switch (c) {
       case 0x7b /* { */:
-        return this.object(depth - 1);
+        return this.object(depth - 1, top);
       case 0x5b /* [ */:
         return this.array(depth - 1);
       case 0x22 /* " */:
@@ -107,6 +129,7 @@ class Reader {
       case 0x66 /* f */:
         return this.ident("false", false);
       case 0x6e /* n */:
+        this.canonical = false; // null is outside the value space
         return this.ident("null", null);
       default:
         if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return this.number();
@@ -167,6 +190,7 @@ class Reader {
       if (!Number.isFinite(Number(lexeme))) this.fail("number out of range", this.i);
       // An integer lexeme that is negative is a negative integer unless it is -0 or
       // below i64::MIN, which serde_json reads as a float.
+      this.canonical = false;
       const kind: OutOfSpaceKind =
         !fractional && negative && lexeme !== "-0" && BigInt(lexeme) >= -(2n ** 63n)
           ? "negative"
@@ -177,9 +201,14 @@ class Reader {
     const big = BigInt(lexeme);
     if (big > U64_MAX) {
       if (!Number.isFinite(Number(lexeme))) this.fail("number out of range", this.i);
+      this.canonical = false;
       return new OutOfSpaceNumber(lexeme, "float");
     }
-    return big > BigInt(MAX_SAFE) ? new OutOfSpaceNumber(lexeme, "too_large") : Number(lexeme);
+    if (big > BigInt(MAX_SAFE)) {
+      this.canonical = false;
+      return new OutOfSpaceNumber(lexeme, "too_large");
+    }
+    return Number(lexeme);
   }
 
   private string(): string {
@@ -218,13 +247,22 @@ class Reader {
       switch (e) {
         case 0x22: out += '"'; break;
         case 0x5c: out += "\\"; break;
-        case 0x2f: out += "/"; break;
+        case 0x2f: out += "/"; this.canonical = false; break;
         case 0x62: out += "\b"; break;
         case 0x66: out += "\f"; break;
         case 0x6e: out += "\n"; break;
         case 0x72: out += "\r"; break;
         case 0x74: out += "\t"; break;
-        case 0x75: out += this.unicodeEscape(); break;
+        case 0x75: {
+          const start = this.i;
+          const decoded = this.unicodeEscape();
+          // JCS writes \u00xx (lowercase) only for controls without a short form.
+          const code = decoded.charCodeAt(0);
+          const shortForm = code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d;
+          if (decoded.length !== 1 || code >= 0x20 || shortForm || s.slice(start, start + 4) !== code.toString(16).padStart(4, "0")) this.canonical = false;
+          out += decoded;
+          break;
+        }
         default: this.fail("invalid escape", this.i);
       }
       run = this.i;
@@ -289,9 +327,10 @@ class Reader {
     }
   }
 
-  private object(depth: number): JsonObject {
+  private object(depth: number, top = false): JsonObject {
     if (depth === 0) this.fail("recursion limit exceeded", this.i + 1);
     this.i++;
+    let previous: string | undefined;
     // A null prototype: `__proto__` and `constructor` are keys like any other.
     const out: Record<string, JsonValue> = Object.create(null) as Record<string, JsonValue>;
     this.ws();
@@ -302,16 +341,23 @@ class Reader {
     for (;;) {
       if (this.i >= this.s.length) this.fail("EOF while parsing an object", this.s.length);
       if (this.s.charCodeAt(this.i) !== 0x22) this.fail("key must be a string", this.i + 1);
+      const memberStart = this.i;
       this.i++;
       const key = this.string();
+      // Canonical members are in strictly ascending UTF-16 order: no repeats (SPEC §3.1).
+      if (previous !== undefined && !(previous < key)) this.canonical = false;
+      const first = previous === undefined;
+      previous = key;
       this.ws();
       if (this.i >= this.s.length) this.fail("EOF while parsing an object", this.s.length);
       if (this.s.charCodeAt(this.i) !== 0x3a) this.fail("expected `:`", this.i + 1);
       this.i++;
       out[key] = this.value(depth);
+      const memberEnd = this.i;
       this.ws();
       if (this.i >= this.s.length) this.fail("EOF while parsing an object", this.s.length);
       const c = this.s.charCodeAt(this.i);
+      if (top && key === "signature") this.signature = { start: memberStart, end: memberEnd, first, last: c === 0x7d };
       if (c === 0x7d) {
         this.i++;
         return out;

@@ -7,6 +7,8 @@
  * reported as such and its bytes are not kept.
  */
 
+import { open, type FileHandle } from "node:fs/promises";
+
 /** The longest row a verifier reads (SPEC §13.1): 1 MiB. The writer refuses longer. */
 export const MAX_ROW_BYTES = 1 << 20;
 
@@ -43,13 +45,18 @@ export class RowSplitter {
 
   constructor(private readonly limit: number = MAX_ROW_BYTES) {}
 
-  /** Feed the next chunk; yields the rows it completes. Iterate it to the end. */
+  /**
+   * Feed the next chunk; yields the rows it completes. Iterate it to the end. A yielded
+   * row may share memory with `chunk`: use it before the chunk's memory is reused.
+   */
   *push(chunk: Buffer): Generator<Row> {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) {
-        this.keep(chunk.subarray(start));
+        // The row continues in the next chunk. Copy what is here: the caller may reuse
+        // the chunk's memory for the next read.
+        if (start < chunk.length) this.keep(Buffer.from(chunk.subarray(start)));
         break;
       }
       this.keep(chunk.subarray(start, nl));
@@ -103,4 +110,32 @@ export class RowSplitter {
     this.line++;
     return { kind: "row", line: this.line, offset, bytes };
   }
+}
+
+/**
+ * The rows of a file, read into one buffer again and again: a fresh buffer per chunk is
+ * garbage the collector may take its time over, and memory would follow the file's size.
+ * A row's bytes are valid until the next row is requested. `onRead` is told how many
+ * bytes have been read so far.
+ *
+ * @throws the file system's error when the file cannot be opened or read.
+ */
+export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
+  const splitter = new RowSplitter(limit);
+  const buffer = Buffer.allocUnsafe(1 << 18);
+  let handle: FileHandle | undefined;
+  let position = 0;
+  try {
+    handle = await open(path, "r");
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      onRead?.(position);
+      yield* splitter.push(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+  yield* splitter.end();
 }

@@ -1,5 +1,4 @@
-import { createReadStream } from "node:fs";
-import { RowSplitter, MAX_ROW_BYTES } from "./rows.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows } from "./rows.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
 
@@ -29,26 +28,22 @@ export class ChainReadError extends Error {
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
   const walk = new ChainWalk(options);
-  const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
-  const stream = createReadStream(path, { highWaterMark: 1 << 18 });
-  let read = 0;
   let reported = 0;
+  const onRead = (bytes: number): void => {
+    if (options.onProgress !== undefined && bytes - reported >= 1 << 24) {
+      reported = bytes;
+      options.onProgress(bytes);
+    }
+  };
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (const row of splitter.push(chunk)) walk.step(row);
-      read += chunk.length;
-      if (options.onProgress !== undefined && read - reported >= 1 << 24) {
-        reported = read;
-        options.onProgress(read);
-      }
+    for await (const row of readRows(path, options.maxRowBytes ?? MAX_ROW_BYTES, onRead)) {
+      walk.step(row);
+      // The first Tampered ends the walk: the rest of the file is not read.
       if (walk.done) break;
     }
   } catch (error) {
     throw new ChainReadError(path, error);
-  } finally {
-    stream.destroy();
   }
-  for (const row of splitter.end()) walk.step(row);
   return walk.finish();
 }
 

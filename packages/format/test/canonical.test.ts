@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CanonicalFormError, canonicalize, parseJson, tryCanonicalize, type JsonValue } from "../src/index.js";
+import { CanonicalFormError, canonicalize, parseJson, parseRow, tryCanonicalize, type JsonValue } from "../src/index.js";
 import { readVector } from "./support/vectors.js";
 
 describe("RFC 8785 test data (vectors/external/rfc8785)", () => {
@@ -101,6 +101,46 @@ describe("properties", () => {
         expect(canonicalize(parseJson(pretty))).toBe(canonicalize(value));
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+/** Write a value as JSON text with random spacing, member order and escapes. */
+function anyText(value: JsonValue, r: () => number): string {
+  const space = () => (r() < 0.1 ? [" ", "\n", "\t", "\r"][Math.floor(r() * 4)] ?? "" : "");
+  const str = (s: string) =>
+    r() < 0.2
+      ? `"${[...s].map((ch) => (r() < 0.3 && (ch.codePointAt(0) ?? 0) < 0x10000 ? `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}` : JSON.stringify(ch).slice(1, -1))).join("")}"`
+      : JSON.stringify(s);
+  if (typeof value === "string") return str(value);
+  if (Array.isArray(value)) return `[${value.map((v) => space() + anyText(v, r) + space()).join(",")}]`;
+  if (typeof value === "object" && value !== null && !(value instanceof Array)) {
+    const keys = Object.keys(value).sort();
+    if (r() < 0.3) keys.reverse();
+    return `{${keys.map((k) => `${space()}${str(k)}${space()}:${space()}${anyText((value as Record<string, JsonValue>)[k] as JsonValue, r)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+describe("the canonical fast path of the row reader", () => {
+  it("flags a row as canonical exactly when it is, and then its signing input is the canonical form without signature", () => {
+    fc.assert(
+      fc.property(inSpace, fc.boolean(), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 128, maxLength: 128 }), fc.integer(), (inner, signed, sig, seed) => {
+        let state = seed;
+        const r = () => ((state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+        const line: Record<string, JsonValue> = { line_type: "outcome", seq: 1, payload: inner };
+        if (signed) line["signature"] = sig;
+        for (const text of [canonicalize(line), anyText(line, r)]) {
+          const row = parseRow(text);
+          expect(row.canonical, text).toBe(text === canonicalize(row.value));
+          if (row.canonical && row.signature !== undefined) {
+            const span = row.signature;
+            const input = span.first ? text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1) : text.slice(0, span.start - 1) + text.slice(span.end);
+            expect(input).toBe(canonicalize(row.value, "signature"));
+          }
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 });

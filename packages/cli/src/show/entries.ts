@@ -1,7 +1,6 @@
-import { createReadStream } from "node:fs";
 import {
   JsonSyntaxError,
-  RowSplitter,
+  readRows,
   isJsonObject,
   parseJson,
   readTypedLine,
@@ -38,7 +37,6 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  */
 export async function* entries(path: string, breakLine: number | undefined): AsyncGenerator<Entry> {
   const afterBreak = (line: number): boolean => breakLine !== undefined && line >= breakLine;
-  const splitter = new RowSplitter();
   let session = -1;
   let pending = new Map<string, { readonly line: IntentLine; readonly at: Position; readonly row: number }>();
 
@@ -115,9 +113,6 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
     }
   }
 
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 18 }) as AsyncIterable<Buffer>) {
-    for (const row of splitter.push(chunk)) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
-  }
-  for (const row of splitter.end()) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
+  for await (const row of readRows(path)) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
   yield* flushPending();
 }
