@@ -89,27 +89,42 @@ console.log(`  Ed25519 verify (strict)   ${fmt(primitives.verify)}`);
 console.log(`  write + fsync of a line   ${fmt(primitives.fsync)}`);
 console.log("");
 
-// Writer: 64 concurrent writers, each appending and awaiting durability in turn. Three
-// rounds, because a shared machine's disk and CPU vary from second to second.
-{
+// Writer: 64 concurrent writers, each awaiting durability before its next append. Two
+// workloads: calls (an unsigned intent, then a signed outcome: what an agent writes), and
+// signed outcomes only (the worst case: every line pays a signature). Three rounds each,
+// because a shared machine's disk and CPU vary from second to second.
+async function concurrent(kind: "calls" | "outcomes", round: number): Promise<number> {
+  const path = join(dir, `concurrent-${kind}-${round}.aarl`);
+  const writer = await ChainWriter.open(path, { key });
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (next < CONCURRENT_LINES) {
+        const o = outcome(next);
+        if (kind === "calls") {
+          next += 2;
+          await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest });
+        } else {
+          next += 1;
+        }
+        await writer.outcome(o);
+      }
+    }),
+  );
+  const us = Number(process.hrtime.bigint() - started) / 1000 / next;
+  await writer.close();
+  rmSync(path);
+  return us;
+}
+
+console.log("writer");
+for (const kind of ["calls", "outcomes"] as const) {
   const rounds: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    const path = join(dir, `concurrent-${round}.aarl`);
-    const writer = await ChainWriter.open(path, { key });
-    let next = 0;
-    const started = process.hrtime.bigint();
-    await Promise.all(
-      Array.from({ length: 64 }, async () => {
-        while (next < CONCURRENT_LINES) await writer.outcome(outcome(next++));
-      }),
-    );
-    rounds.push(Number(process.hrtime.bigint() - started) / 1000 / CONCURRENT_LINES);
-    await writer.close();
-    rmSync(path);
-  }
+  for (let round = 0; round < 3; round++) rounds.push(await concurrent(kind, round));
   const us = median(rounds);
-  console.log("writer");
-  console.log(`  64 concurrent writers, ${CONCURRENT_LINES} durable lines, 3 rounds: ${rounds.map(fmt).join(", ")} per line`);
+  const label = kind === "calls" ? "calls (intent + outcome)" : "signed outcomes only";
+  console.log(`  64 concurrent writers, ${label}, ${CONCURRENT_LINES} durable lines x 3 rounds: ${rounds.map(fmt).join(", ")} per line`);
   console.log(`    median ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s; target ≤ 50 µs: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ${(us / primitives.sign).toFixed(2)}x one sign)`);
 }
 

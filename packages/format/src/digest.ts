@@ -100,13 +100,15 @@ export const KeyId = {
 
 /** Does `prev` name the Line whose hash is `tail`? Constant-time over the 64 hex bytes. */
 export function chainsTo(prev: PrevHash, tail: LineHash): boolean {
-  return sameDigest(prev, tail);
+  return equalHex(prev, tail);
 }
 
 /** Equality of two digests of one kind, in constant time. */
-export function sameDigest<K extends DigestKind>(a: Digest<K>, b: Digest<K>): boolean;
-export function sameDigest(a: PrevHash, b: LineHash): boolean;
-export function sameDigest(a: string, b: string): boolean {
+export function sameDigest<K extends DigestKind>(a: Digest<K>, b: Digest<K>): boolean {
+  return equalHex(a, b);
+}
+
+function equalHex(a: string, b: string): boolean {
   const x = Buffer.from(a, "latin1");
   const y = Buffer.from(b, "latin1");
   return x.length === y.length && timingSafeEqual(x, y);
