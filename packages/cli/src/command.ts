@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { Command } from "clipanion";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 import type { ExitCode } from "./exit-code.js";
@@ -14,6 +15,7 @@ export abstract class AegisCommand extends Command {
     try {
       return await this.run();
     } catch (error) {
+      if (error instanceof StdoutClosed) return 0;
       const fault: CliFault = error instanceof CliError ? error.fault : { code: "internal", detail: error instanceof Error ? error.message : String(error) };
       if (!(error instanceof CliError) && process.env["AEGIS_DEBUG"] === "1") this.context.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
       return this.fail(fault);
@@ -26,7 +28,41 @@ export abstract class AegisCommand extends Command {
     return exitCodeOfFault(fault);
   }
 
-  protected out(text: string): void {
-    this.context.stdout.write(text);
+  /**
+   * Write to stdout, waiting when the reader is slower than we are. A reader that went
+   * away (`aegis show big.aarl | head`) ends the output quietly: see {@link StdoutClosed}.
+   */
+  protected async out(text: string): Promise<void> {
+    const stdout = this.context.stdout;
+    if (stdoutClosed(stdout)) throw new StdoutClosed();
+    try {
+      if (!stdout.write(text)) await Promise.race([once(stdout, "drain"), once(stdout, "close")]);
+    } catch (error) {
+      if (isEpipe(error)) throw new StdoutClosed();
+      throw error;
+    }
   }
+}
+
+/** The reader of stdout went away (EPIPE): nothing more can be said, and nothing is wrong. */
+export class StdoutClosed extends Error {
+  override readonly name = "StdoutClosed";
+}
+
+const closed = new WeakSet<object>();
+
+/** Note EPIPE on a stream instead of letting Node report it as an unhandled error. */
+export function watchForClosedReader(stream: NodeJS.WritableStream): void {
+  stream.on("error", (error: unknown) => {
+    if (isEpipe(error)) closed.add(stream);
+    else throw error;
+  });
+}
+
+function stdoutClosed(stream: object): boolean {
+  return closed.has(stream);
+}
+
+function isEpipe(error: unknown): boolean {
+  return typeof error === "object" && error !== null && "code" in error && error.code === "EPIPE";
 }

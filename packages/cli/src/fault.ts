@@ -8,7 +8,7 @@ import type { ExitCode } from "./exit-code.js";
  * with its documented code.
  */
 export type CliFault =
-  | { readonly code: "usage"; readonly message: string; readonly command: string }
+  | { readonly code: "usage"; readonly message: string; readonly command: "verify" | "keygen" | "show" | "demo" | "" }
   | { readonly code: "bad_key_argument"; readonly value: string; readonly detail: string }
   | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_trust_store"; readonly path: string; readonly detail: string }
@@ -34,7 +34,8 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
     .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
     .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
     .with({ code: "no_such_call" }, () => 1 as const)
-    .with({ code: "internal" }, () => 1 as const)
+    // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
+    .with({ code: "internal" }, () => 2 as const)
     .exhaustive();
 }
 

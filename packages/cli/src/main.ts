@@ -4,6 +4,7 @@ import { DemoCommand } from "./commands/demo.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { ShowCommand } from "./commands/show.js";
 import { VerifyCommand } from "./commands/verify.js";
+import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
@@ -56,6 +57,7 @@ export function buildCli(): Cli {
 export async function main(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
   const cli = buildCli();
   const ctx = { ...Cli.defaultContext, ...context };
+  watchForClosedReader(ctx.stdout);
   if (argv.length === 0) return usageFault(ctx, cli, { code: "usage", message: "no command given", command: "" });
   let command;
   try {
@@ -70,7 +72,7 @@ export async function main(argv: readonly string[], context: Partial<BaseContext
 /** `error:` says what was wrong; `help:` gives the command's synopsis, or the command list. */
 function usageFault(ctx: BaseContext, cli: Cli, fault: Extract<CliFault, { code: "usage" }>): number {
   const { error } = renderFault(fault);
-  const name = fault.command === "" ? undefined : (fault.command as CommandName);
+  const name = fault.command === "" ? undefined : fault.command;
   const help =
     name === undefined
       ? `commands: ${Object.keys(COMMAND_CLASSES).join(", ")}; run \`aegis --help\` for more`
@@ -84,7 +86,6 @@ function commandName(argv: readonly string[]): CommandName | undefined {
   return first !== undefined && first in COMMAND_CLASSES ? (first as CommandName) : undefined;
 }
 
-/** One line saying what was wrong with the command line, from clipanion's diagnosis. */
 /** clipanion does not export its syntax error classes; recognise them by shape. */
 interface SyntaxFailure {
   readonly name: "UnknownSyntaxError" | "AmbiguousSyntaxError";
@@ -96,6 +97,7 @@ function isSyntaxFailure(error: unknown): error is SyntaxFailure {
   return error instanceof Error && (error.name === "UnknownSyntaxError" || error.name === "AmbiguousSyntaxError") && "input" in error && Array.isArray(error.input);
 }
 
+/** One line saying what was wrong with the command line, from clipanion's diagnosis. */
 function usageMessage(error: unknown, name: CommandName | undefined, argv: readonly string[]): string {
   if (isSyntaxFailure(error) && error.name === "UnknownSyntaxError") {
     const reasons = [...new Set((error.candidates ?? []).map((c) => c.reason).filter((r): r is string => r !== null))];
@@ -114,6 +116,8 @@ function usageMessage(error: unknown, name: CommandName | undefined, argv: reado
 
 /** clipanion's reasons, in the reference's words where it has them. */
 function humanReason(reason: string, name: CommandName | undefined): string {
+  const invalid = /^Invalid option name \("(--[a-z-]+)=(.*)"\)\.?$/.exec(reason);
+  if (invalid !== null) return `${invalid[1] ?? ""} takes no value (got "${invalid[2] ?? ""}")`;
   const unsupported = /^Unsupported option name \("(.*)"\)\.?$/.exec(reason);
   if (unsupported !== null) return `unknown flag: ${unsupported[1] ?? ""}`;
   const extraneous = /^Extraneous positional argument \("(.*)"\)\.?$/.exec(reason);

@@ -19,7 +19,7 @@ export class Progress {
   }
 
   update(done: number): void {
-    if (!this.enabled || Date.now() - this.started < 500) return;
+    if (!this.enabled || Date.now() - this.started < 250) return;
     const percent = this.total === 0 ? 100 : Math.min(100, Math.floor((done / this.total) * 100));
     this.stream.write(`\r${this.label}: ${mib(done)} of ${mib(this.total)} (${percent}%)`);
     this.shown = true;

@@ -1,10 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { checkHex, describeHexFault } from "@aegis/format";
+import { checkHex, decodeUtf8, describeHexFault, trimWhiteSpace } from "@aegis/format";
 import { CliError } from "./fault.js";
-import { ioErrorText } from "./io-text.js";
-
-/** Unicode White_Space, which is what the reference's `str::trim` removes. */
-const EDGE_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+import { describeIoError as ioErrorText } from "@aegis/format";
 
 /**
  * A trust store: one 64-lowercase-hex public key per line; blank lines and lines that
@@ -12,18 +9,20 @@ const EDGE_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u20
  * its 1-based line number. A store with no keys is valid and pins to nothing.
  */
 export async function readTrustStore(path: string): Promise<string[]> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(await readFile(path));
+    bytes = await readFile(path);
   } catch (error) {
-    const detail = error instanceof TypeError ? "stream did not contain valid UTF-8" : ioErrorText(error);
-    throw new CliError({ code: "unreadable_trust_store", path, detail });
+    throw new CliError({ code: "unreadable_trust_store", path, detail: ioErrorText(error) });
   }
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new CliError({ code: "unreadable_trust_store", path, detail: "stream did not contain valid UTF-8" });
   const keys: string[] = [];
   const rows = text.split("\n");
   if (rows.at(-1) === "") rows.pop();
   rows.forEach((row, index) => {
-    const line = (row.endsWith("\r") ? row.slice(0, -1) : row).replace(EDGE_SPACE, "");
+    // The reference trims Unicode White_Space (so a BOM, which is not, makes a bad line).
+    const line = trimWhiteSpace(row.endsWith("\r") ? row.slice(0, -1) : row);
     if (line === "" || line.startsWith("#")) return;
     const fault = checkHex(line, 64);
     if (fault !== undefined) throw new CliError({ code: "bad_trust_store_line", path, line: index + 1, detail: describeHexFault(fault) });

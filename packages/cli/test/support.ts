@@ -29,3 +29,26 @@ export function tempDir(): string {
 
 /** A stack trace printed to a user looks like this; none may ever appear. */
 export const STACK_TRACE = /^\s+at .+\(.+:\d+:\d+\)$|^\s+at .+:\d+:\d+$/m;
+
+/**
+ * A valid record of `lines` Lines (half of them signed outcomes), written without the
+ * writer's fsyncs so that a large file costs a second, not a minute.
+ */
+export async function largeRecord(path: string, lines: number): Promise<void> {
+  const { PrevHash, PolicySetHash, RequestDigest, SigningKey, sealLine } = await import("@aegis/format");
+  const { createWriteStream } = await import("node:fs");
+  const key = SigningKey.fromSeed(new Uint8Array(32).fill(5));
+  const out = createWriteStream(path);
+  let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
+  const chunks: string[] = [tail.text];
+  for (let seq = 1; seq < lines - 1; seq++) {
+    const base = { schema_version: 2, seq, prev_hash: PrevHash.after(tail.lineHash), call_id: `call-${seq >> 1}`, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`r${seq >> 1}`)) };
+    tail =
+      seq % 2 === 1
+        ? sealLine({ ...base, line_type: "intent" })
+        : sealLine({ ...base, line_type: "outcome", policy_set_hash: PolicySetHash.of("p"), policy: { status: "allowed" }, capability: { status: "denied", reason: "not evaluated" }, execution: { status: "success" }, decision_axes: { capability: "fs.read", matched_rule: "allow", fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" } } }, key);
+    chunks.push(tail.text);
+  }
+  chunks.push(sealLine({ schema_version: 2, line_type: "close", seq: lines - 1, prev_hash: PrevHash.after(tail.lineHash) }, key).text);
+  await new Promise<void>((resolve, reject) => out.end(`${chunks.join("\n")}\n`, () => resolve()).on("error", reject));
+}

@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BIN, GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
 describe("aegis verify on the reference's golden Session", () => {
   it("prints the reference's three lines byte for byte, unpinned, exit 0", () => {
@@ -90,6 +91,7 @@ describe("bad invocations: exit code, error: on stderr, never a stack trace", ()
     ["no command", [], 1, /^error: no command given\n/],
     ["keygen without --out", ["keygen"], 1, /^error: keygen requires --out <PATH>\n/],
     ["show with two paths", ["show", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
+    ["a value given to a boolean flag", ["verify", "--json=yes", GOLDEN], 1, /^error: --json takes no value \(got "yes"\)\n/],
   ];
 
   it.each(table)("%s", (_, args, status, stderr) => {
@@ -180,9 +182,27 @@ describe("--json (schema aegis.verify/1, documented in the README)", () => {
 });
 
 describe("progress", () => {
-  it("never on stdout, and nothing on stderr when stderr is not a terminal", () => {
-    const run = aegis(["verify", GOLDEN]);
+  const dir = tempDir();
+  const big = join(dir, "big.aarl");
+  beforeAll(async () => {
+    await largeRecord(big, 34_000);
+    expect(statSync(big).size).toBeGreaterThan(1 << 24);
+  });
+
+  it("nothing on stderr, and nothing on stdout, when stderr is a pipe", () => {
+    const run = aegis(["verify", big]);
+    expect(run.status).toBe(0);
     expect(run.stderr).toBe("");
-    expect(run.stdout).not.toContain("verifying");
+    expect(run.stdout).toMatch(/^Verified \(unpinned\)\nkey_id [0-9a-f]{64}\ncoverage session 0 seq 33999\n$/);
+  });
+
+  it("on stderr when stderr is a terminal, never on stdout", () => {
+    // script(1) gives the child a terminal; stdout is sent to a file so only stderr shows.
+    const out = join(dir, "stdout.txt");
+    const probe = spawnSync("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} verify ${JSON.stringify(big)} > ${JSON.stringify(out)}`, "/dev/null"], { encoding: "utf8" });
+    if (probe.error !== undefined) return; // no script(1) here: nothing to drive a terminal with
+    expect(probe.status).toBe(0);
+    expect(probe.stdout).toMatch(/verifying: \d+ MiB of \d+ MiB \(\d+%\)/);
+    expect(readFileSync(out, "utf8")).not.toContain("verifying");
   });
 });

@@ -17,6 +17,9 @@ export {
   type DigestKind,
 } from "./digest.js";
 export { checkHex, describeHexFault, type HexFault } from "./hex.js";
+export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./text.js";
+export { makeDirectories } from "./files.js";
+export { readRow, type ReadRow } from "./row.js";
 export {
   JsonSyntaxError,
   OutOfSpaceNumber,
@@ -91,7 +94,7 @@ export {
 export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify.js";
-export { ChainWriter, type Appended, type CallStart, type ChainWriterOptions } from "./writer.js";
+export { ChainWriter, type Appended, type CallResult, type CallStart, type ChainWriterOptions } from "./writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
 export { repairTornTail, type RepairResult } from "./repair.js";
 export { lockPathFor, type LockHolder } from "./lock.js";

@@ -1,6 +1,8 @@
 import { constants } from "node:fs";
-import { chmod, mkdir, open, readFile, stat } from "node:fs/promises";
+import { chmod, open, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { makeDirectories } from "./files.js";
+import { describeIoError, decodeUtf8 } from "./text.js";
 import { SigningKey } from "./keys.js";
 import { checkHex, fromCheckedHex } from "./hex.js";
 
@@ -37,9 +39,7 @@ export class KeyFileError extends Error {
   }
 }
 
-function ioDetail(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+const ioDetail = describeIoError;
 
 /** Read a key file. Refuses a file group or others can read (mode & 0o077). */
 export async function readKeyFile(path: string): Promise<SigningKey> {
@@ -59,12 +59,8 @@ export async function readKeyFile(path: string): Promise<SigningKey> {
   } catch (error) {
     throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
   }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw new KeyFileError({ code: "io", path, detail: "stream did not contain valid UTF-8" });
-  }
+  let text = decodeUtf8(bytes);
+  if (text === undefined) throw new KeyFileError({ code: "io", path, detail: "stream did not contain valid UTF-8" });
   if (text.endsWith("\n")) text = text.slice(0, -1);
   if (text.endsWith("\r")) text = text.slice(0, -1);
   return SigningKey.fromSeed(parseSeedHex(path, text));
@@ -87,12 +83,14 @@ function parseSeedHex(path: string, text: string): Uint8Array {
 export async function writeKeyFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
   const flags = constants.O_WRONLY | constants.O_CREAT | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);
   try {
-    await mkdir(dirname(path), { recursive: true });
+    await makeDirectories(dirname(path));
     if (options.force === true && (await exists(path)) && (await stat(path)).isDirectory()) {
       throw new KeyFileError({ code: "exists", path });
     }
     const handle = await open(path, flags, 0o600);
     try {
+      // With --force the file may exist with a looser mode: tighten it before the seed lands.
+      await handle.chmod(0o600);
       await handle.writeFile(`${key.exportSeedHex()}\n`);
       await handle.sync();
     } finally {

@@ -26,9 +26,13 @@ export async function acquireLock(path: string): Promise<LockResult> {
     try {
       await handle.writeFile(`${JSON.stringify(me)}\n`);
       await handle.sync();
-    } finally {
-      await handle.close();
+    } catch (error) {
+      // An empty lock would refuse every later writer and name no holder: take it back.
+      await handle.close().catch(() => undefined);
+      await unlink(lockPath).catch(() => undefined);
+      throw error;
     }
+    await handle.close();
   } catch (error) {
     if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
     const holder = await readHolder(lockPath);

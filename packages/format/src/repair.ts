@@ -1,7 +1,10 @@
 import { open as openFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { acquireLock } from "./lock.js";
+import { readFully, syncDirectory } from "./files.js";
 import { readFileTail } from "./tail.js";
-import { ChainWriterError } from "./writer-error.js";
+import { describeIoError } from "./text.js";
+import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type RepairResult =
   | { readonly repaired: true; readonly offset: number; readonly bytes: number; readonly sidePath: string }
@@ -18,24 +21,18 @@ export type RepairResult =
  * @throws ChainWriterError `locked` while a writer holds the file, `io` on failure.
  */
 export async function repairTornTail(path: string): Promise<RepairResult> {
-  const lock = await acquireLock(path);
-  if (!lock.ok) {
-    throw new ChainWriterError({
-      code: "locked",
-      path,
-      lockPath: lock.lockPath,
-      ...(lock.holder === undefined ? {} : { holder: lock.holder }),
-      stale: lock.stale,
-    });
-  }
+  let release: (() => Promise<void>) | undefined;
   try {
+    const lock = await acquireLock(path);
+    if (!lock.ok) throw new ChainWriterError(lockedFault(path, lock));
+    release = lock.release;
     const handle = await openFile(path, "r+");
     try {
       const size = (await handle.stat()).size;
       const tail = await readFileTail(handle, size);
       if (tail.kind !== "torn") return { repaired: false, tail: tail.kind };
       const torn = Buffer.alloc(size - tail.offset);
-      await handle.read(torn, 0, torn.length, tail.offset);
+      await readFully(handle, torn, tail.offset);
       const sidePath = `${path}.torn-${tail.offset}`;
       const side = await openFile(sidePath, "wx", 0o644);
       try {
@@ -44,6 +41,8 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
       } finally {
         await side.close();
       }
+      // The copy must survive a crash before the original bytes are cut off.
+      await syncDirectory(dirname(sidePath));
       await handle.truncate(tail.offset);
       await handle.sync();
       return { repaired: true, offset: tail.offset, bytes: torn.length, sidePath };
@@ -52,8 +51,8 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
     }
   } catch (error) {
     if (error instanceof ChainWriterError) throw error;
-    throw new ChainWriterError({ code: "io", path, detail: error instanceof Error ? error.message : String(error) }, { cause: error });
+    throw new ChainWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
   } finally {
-    await lock.release();
+    await release?.();
   }
 }

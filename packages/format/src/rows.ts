@@ -8,6 +8,7 @@
  */
 
 import { open, type FileHandle } from "node:fs/promises";
+import { isBlank } from "./text.js";
 
 /** The longest row a verifier reads (SPEC §13.1): 1 MiB. The writer refuses longer. */
 export const MAX_ROW_BYTES = 1 << 20;
@@ -22,21 +23,21 @@ export type Row =
       readonly limit: number;
     };
 
-/** Unicode White_Space, which is what Rust's `str::trim` removes (not JavaScript's set). */
-const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
-
-function isBlank(bytes: Buffer): boolean {
+function isBlankRow(bytes: Buffer): boolean {
   if (bytes.length === 0) return true;
   const first = bytes[0] ?? 0;
   // Fast path: a row that starts with a printable ASCII byte other than space is not blank.
   if (first > 0x20 && first < 0x7f) return false;
-  return BLANK.test(bytes.toString("utf8"));
+  return isBlank(bytes.toString("utf8"));
 }
 
 export class RowSplitter {
   private pieces: Buffer[] = [];
   private pending = 0;
   private overflow = false;
+  /** While a row overflows: whether all of it so far is White_Space (then it is blank). */
+  private overflowBlank = true;
+  private readonly overflowText = new TextDecoder("utf-8");
   /** Absolute offset of the current chunk's first byte. */
   private base = 0;
   /** Absolute offset of the row being assembled. */
@@ -78,14 +79,26 @@ export class RowSplitter {
 
   private keep(bytes: Buffer): void {
     this.pending += bytes.length;
-    if (bytes.length === 0 || this.overflow) return;
+    if (bytes.length === 0) return;
+    if (this.overflow) {
+      this.noteOverflow(bytes);
+      return;
+    }
     // One byte of slack for a trailing `\r`, which is not part of the row.
     if (this.pending > this.limit + 1) {
       this.overflow = true;
+      this.overflowBlank = true;
+      for (const piece of this.pieces) this.noteOverflow(piece);
+      this.noteOverflow(bytes);
       this.pieces = [];
       return;
     }
     this.pieces.push(bytes);
+  }
+
+  /** A row too long to keep is still blank if it is all White_Space: track that, not the bytes. */
+  private noteOverflow(bytes: Buffer): void {
+    if (this.overflowBlank) this.overflowBlank = isBlank(this.overflowText.decode(bytes, { stream: true }));
   }
 
   private take(): Row | undefined {
@@ -97,16 +110,19 @@ export class RowSplitter {
     this.pending = 0;
     this.overflow = false;
     if (overflow) {
+      const rest = this.overflowText.decode(); // also resets the decoder for the next row
+      if (this.overflowBlank && isBlank(rest)) return undefined;
       this.line++;
       return { kind: "too_long", line: this.line, offset, length, limit: this.limit };
     }
-    let bytes = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, length);
+    const [only, ...more] = pieces;
+    let bytes = only !== undefined && more.length === 0 ? only : Buffer.concat(pieces, length);
     if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
     if (bytes.length > this.limit) {
       this.line++;
       return { kind: "too_long", line: this.line, offset, length, limit: this.limit };
     }
-    if (isBlank(bytes)) return undefined;
+    if (isBlankRow(bytes)) return undefined;
     this.line++;
     return { kind: "row", line: this.line, offset, bytes };
   }
@@ -124,14 +140,15 @@ export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onR
   const splitter = new RowSplitter(limit);
   const buffer = Buffer.allocUnsafe(1 << 18);
   let handle: FileHandle | undefined;
-  let position = 0;
+  let total = 0;
   try {
     handle = await open(path, "r");
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      // Read from the current position, not at an offset: a pipe or /dev/stdin cannot seek.
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
-      position += bytesRead;
-      onRead?.(position);
+      total += bytesRead;
+      onRead?.(total);
       yield* splitter.push(buffer.subarray(0, bytesRead));
     }
   } finally {

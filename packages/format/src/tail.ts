@@ -1,8 +1,9 @@
 import type { FileHandle } from "node:fs/promises";
-import { tryCanonicalize } from "./canonical.js";
-import { LineHash } from "./digest.js";
-import { JsonSyntaxError, parseJson } from "./json.js";
+import type { LineHash } from "./digest.js";
+import { readFully } from "./files.js";
+import { readRow } from "./row.js";
 import { MAX_ROW_BYTES } from "./rows.js";
+import { isBlank } from "./text.js";
 
 /** What the end of an existing record file holds, as a writer must know it before appending. */
 export type FileTail =
@@ -13,8 +14,6 @@ export type FileTail =
   | { readonly kind: "torn"; readonly offset: number; readonly length: number; readonly detail: string }
   | { readonly kind: "too_long"; readonly offset: number };
 
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
 
 /**
  * Find and judge the last non-blank row by reading backwards from the end, so opening a
@@ -37,15 +36,6 @@ export async function readFileTail(handle: FileHandle, size: number): Promise<Fi
   }
 }
 
-async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
-  let done = 0;
-  while (done < into.length) {
-    const { bytesRead } = await handle.read(into, done, into.length - done, position + done);
-    if (bytesRead === 0) throw new Error("the file shrank while it was read");
-    done += bytesRead;
-  }
-}
-
 /**
  * The last non-blank row in `bytes` as [from, to) without its `\r`, "none" when every row
  * is blank and the window reaches the file's start, undefined when the window is too
@@ -58,7 +48,7 @@ function lastRow(bytes: Buffer, atFileStart: boolean): { from: number; to: numbe
     const from = rowEnd === 0 ? 0 : bytes.lastIndexOf(0x0a, rowEnd - 1) + 1;
     if (from === 0 && !atFileStart) return undefined;
     const to = rowEnd > from && bytes[rowEnd - 1] === 0x0d ? rowEnd - 1 : rowEnd;
-    if (to > from && !BLANK.test(bytes.toString("utf8", from, to))) return { from, to };
+    if (to > from && !isBlank(bytes.toString("utf8", from, to))) return { from, to };
     if (from === 0) return "none";
     end = from;
   }
@@ -66,20 +56,6 @@ function lastRow(bytes: Buffer, atFileStart: boolean): { from: number; to: numbe
 
 function judge(row: Buffer, offset: number, endsWithNewline: boolean): FileTail {
   if (row.length > MAX_ROW_BYTES) return { kind: "too_long", offset };
-  let text: string;
-  try {
-    text = decoder.decode(row);
-  } catch {
-    return { kind: "torn", offset, length: row.length, detail: "not UTF-8" };
-  }
-  let value;
-  try {
-    value = parseJson(text);
-  } catch (error) {
-    const detail = error instanceof JsonSyntaxError ? `not JSON: ${error.message}` : "not JSON";
-    return { kind: "torn", offset, length: row.length, detail };
-  }
-  const canonical = tryCanonicalize(value);
-  if (!canonical.ok) return { kind: "torn", offset, length: row.length, detail: "outside the canonical value space" };
-  return { kind: "line", lineHash: LineHash.of(canonical.text), endsWithNewline };
+  const read = readRow(row);
+  return read.ok ? { kind: "line", lineHash: read.lineHash, endsWithNewline } : { kind: "torn", offset, length: row.length, detail: read.detail };
 }

@@ -71,7 +71,7 @@ export interface Verification {
   readonly lines: number;
   /** Sessions begun by an accepted `open` Line. */
   readonly sessions: number;
-  /** The line_hash of the last row that was hashed; absent when none was. */
+  /** The line_hash of the last Line the walk accepted; absent when it accepted none. */
   readonly head?: LineHash;
 }
 

@@ -1,9 +1,9 @@
-import { MAX_ROW_BYTES, RowSplitter, readRows } from "./rows.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
 
 export interface VerifyOptions extends WalkOptions {
-  /** Called now and then with the number of bytes read so far. */
+  /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
   /** The row bound; defaults to {@link MAX_ROW_BYTES}. */
   readonly maxRowBytes?: number;
@@ -30,19 +30,28 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
   const walk = new ChainWalk(options);
   let reported = 0;
   const onRead = (bytes: number): void => {
-    if (options.onProgress !== undefined && bytes - reported >= 1 << 24) {
+    if (options.onProgress !== undefined && bytes - reported >= 1 << 22) {
       reported = bytes;
       options.onProgress(bytes);
     }
   };
+  const rows = readRows(path, options.maxRowBytes ?? MAX_ROW_BYTES, onRead);
   try {
-    for await (const row of readRows(path, options.maxRowBytes ?? MAX_ROW_BYTES, onRead)) {
-      walk.step(row);
+    for (;;) {
+      let next: IteratorResult<Row>;
+      try {
+        next = await rows.next();
+      } catch (error) {
+        // Only the reading is "could not read": a fault in the walk is not the file's.
+        throw new ChainReadError(path, error);
+      }
+      if (next.done === true) break;
+      walk.step(next.value);
       // The first Tampered ends the walk: the rest of the file is not read.
       if (walk.done) break;
     }
-  } catch (error) {
-    throw new ChainReadError(path, error);
+  } finally {
+    await rows.return(undefined);
   }
   return walk.finish();
 }

@@ -1,15 +1,8 @@
-import {
-  CanonicalFormError,
-  canonicalize,
-  describeCanonicalFault,
-  joinMembers,
-  members,
-  type CanonicalMembers,
-} from "./canonical.js";
-import { KeyId, LineHash, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "./digest.js";
+import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "./digest.js";
 import { verifyingKey } from "./ed25519.js";
 import { checkHex, fromCheckedHex } from "./hex.js";
-import { JsonSyntaxError, isJsonObject, parseRow, type JsonObject, type ParsedRow } from "./json.js";
+import { isJsonObject, type JsonObject } from "./json.js";
+import { readRow } from "./row.js";
 import { lineTypeOf, type LineType } from "./lines.js";
 import type { Row } from "./rows.js";
 import { checkLineSignature, type SessionKey } from "./signing.js";
@@ -44,8 +37,6 @@ export interface WalkOptions {
 }
 
 type Stop = { readonly stop: "tampered"; readonly reason: TamperedReason };
-
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the
@@ -129,50 +120,14 @@ export class ChainWalk {
 
   private accept(row: Extract<Row, { kind: "row" }>): Stop | undefined {
     const line = row.line;
-    let parsed: ParsedRow;
-    let text: string;
-    try {
-      text = decoder.decode(row.bytes);
-      parsed = parseRow(text);
-    } catch (error) {
-      const detail =
-        error instanceof JsonSyntaxError ? `not JSON: ${error.message}` : "not JSON: stream did not contain valid UTF-8";
-      this.unparsed = { line, detail };
+    const read = readRow(row.bytes);
+    if (!read.ok) {
+      if (read.fault === "outside_value_space") return malformed(line, read.detail);
+      this.unparsed = { line, detail: read.detail };
       return undefined;
     }
-    const value = parsed.value;
-    // Hash the canonical form, not the bytes: a foreign emitter's spacing must not change
-    // it. When the row already is its canonical form (every row a writer writes is), the
-    // bytes are the canonical form, and are hashed as they are.
-    let lineHash: LineHashT;
-    if (parsed.canonical && isJsonObject(value)) {
-      lineHash = LineHash.of(row.bytes);
-      const span = parsed.signature;
-      this.signingInput =
-        span === undefined
-          ? () => text
-          : () =>
-              span.first
-                ? text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1)
-                : text.slice(0, span.start - 1) + text.slice(span.end);
-    } else {
-      let sorted: CanonicalMembers | undefined;
-      let canonical: string;
-      try {
-        if (isJsonObject(value)) {
-          sorted = members(value);
-          canonical = joinMembers(sorted);
-        } else {
-          canonical = canonicalize(value);
-        }
-      } catch (error) {
-        if (!(error instanceof CanonicalFormError)) throw error;
-        return malformed(line, `outside the canonical value space, so it has no reproducible hash: ${describeCanonicalFault(error.fault)}`);
-      }
-      lineHash = LineHash.of(canonical);
-      const all = sorted;
-      this.signingInput = () => (all === undefined ? "" : joinMembers(all, "signature"));
-    }
+    const { value, lineHash } = read;
+    this.signingInput = read.signingInput;
     if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
     const lineType = lineTypeOf(value["line_type"]);
     const seq = value["seq"];

@@ -1,5 +1,5 @@
 import { describeCanonicalFault, type CanonicalFault } from "./canonical.js";
-import type { LockHolder } from "./lock.js";
+import type { LockHolder, LockResult } from "./lock.js";
 
 /** Why a {@link ChainWriter} refused or stopped. Each has a stable code. */
 export type WriterFault =
@@ -53,4 +53,9 @@ export class ChainWriterError extends Error {
   ) {
     super(describeWriterFault(fault), options);
   }
+}
+
+/** The refusal for a file another writer holds. */
+export function lockedFault(path: string, lock: Extract<LockResult, { ok: false }>): WriterFault {
+  return { code: "locked", path, lockPath: lock.lockPath, ...(lock.holder === undefined ? {} : { holder: lock.holder }), stale: lock.stale };
 }

@@ -17,8 +17,10 @@ import {
 } from "./lines.js";
 import { acquireLock } from "./lock.js";
 import { MAX_ROW_BYTES } from "./rows.js";
+import { syncDirectory } from "./files.js";
 import { readFileTail } from "./tail.js";
-import { ChainWriterError, type WriterFault } from "./writer-error.js";
+import { describeIoError } from "./text.js";
+import { ChainWriterError, lockedFault, type WriterFault } from "./writer-error.js";
 import { toHex } from "./hex.js";
 
 export interface ChainWriterOptions {
@@ -40,6 +42,9 @@ export interface Appended {
 export interface CallStart extends IntentPayload {
   readonly policy_set_hash: PolicySetHash;
 }
+
+/** How a call begun with {@link ChainWriter.beginCall} ended: the outcome without what its start gave. */
+export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">;
 
 type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
 
@@ -87,23 +92,16 @@ export class ChainWriter {
       throw new ChainWriterError({ code: "insecure_dev_key" });
     }
     const lock = await io(path, () => acquireLock(path));
-    if (!lock.ok) {
-      throw new ChainWriterError({
-        code: "locked",
-        path,
-        lockPath: lock.lockPath,
-        ...(lock.holder === undefined ? {} : { holder: lock.holder }),
-        stale: lock.stale,
-      });
-    }
+    if (!lock.ok) throw new ChainWriterError(lockedFault(path, lock));
     let handle: FileHandle | undefined;
     try {
-      handle = await io(path, () => openFile(path, "a+", 0o644));
-      const size = (await io(path, () => (handle as FileHandle).stat())).size;
-      const tail = await io(path, () => readFileTail(handle as FileHandle, size));
+      const opened = await io(path, () => openFile(path, "a+", 0o644));
+      handle = opened;
+      const size = (await io(path, () => opened.stat())).size;
+      const tail = await io(path, () => readFileTail(opened, size));
       if (tail.kind === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.kind === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(path, handle, options.key, lock.release);
+      const writer = new ChainWriter(path, opened, options.key, lock.release);
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.
       if (tail.kind === "line" && !tail.endsWithNewline) writer.batch.push("\n");
@@ -167,14 +165,19 @@ export class ChainWriter {
   }
 
   /** Finish a call begun with {@link beginCall}. */
-  endCall(
-    callId: string,
-    result: Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">,
-  ): Promise<Appended> {
+  endCall(callId: string, result: CallResult): Promise<Appended> {
     const start = this.calls.get(callId);
     if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
+    const appended = this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
+    // Still in flight until an outcome is taken: a refused one (outside the value space,
+    // too long) leaves the call for close() to record as abandoned.
     this.calls.delete(callId);
-    return this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
+    appended.catch((error: unknown) => {
+      if (error instanceof ChainWriterError && (error.fault.code === "not_canonical" || error.fault.code === "line_too_long")) {
+        this.calls.set(callId, start);
+      }
+    });
+    return appended;
   }
 
   /**
@@ -183,7 +186,7 @@ export class ChainWriter {
    */
   async call<T>(
     start: CallStart,
-    body: () => Promise<{ readonly value: T; readonly outcome: Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> }>,
+    body: () => Promise<{ readonly value: T; readonly outcome: CallResult }>,
   ): Promise<T> {
     await this.beginCall(start);
     let finished: Awaited<ReturnType<typeof body>>;
@@ -213,7 +216,10 @@ export class ChainWriter {
       );
       const close = this.appendSigned({ line_type: "close", payload: {} });
       this.closed = true;
-      await Promise.all(abandoned);
+      // Wait for all of them: a rejection left unobserved would end the process.
+      const settled = await Promise.allSettled([...abandoned, close]);
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
       return await close;
     } finally {
       await this.handle.close().catch(() => undefined);
@@ -340,7 +346,7 @@ const MAX_SYNCS_IN_FLIGHT = 2;
 /** A burst of this many appends is written and synced without waiting for the tick's end. */
 const EAGER_BATCH = 16;
 
-function unfinished(execution: ExecutionOutcome): Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash"> {
+function unfinished(execution: ExecutionOutcome): CallResult {
   const axes: DecisionAxes = {};
   return {
     policy: { status: "denied", reason: "not evaluated" },
@@ -355,16 +361,7 @@ async function io<T>(path: string, action: () => Promise<T>): Promise<T> {
     return await action();
   } catch (error) {
     if (error instanceof ChainWriterError) throw error;
-    const fault: WriterFault = { code: "io", path, detail: error instanceof Error ? error.message : String(error) };
+    const fault: WriterFault = { code: "io", path, detail: describeIoError(error) };
     throw new ChainWriterError(fault, { cause: error });
-  }
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  const handle = await openFile(directory, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }

@@ -65,11 +65,21 @@ describe("[M3.3] a strict JSON reader", () => {
   });
 
   it("agrees with JSON.parse on every document JSON.stringify writes within the value space", () => {
+    // Inside the space: integers 0..2^53-1 only, and well-formed strings (JSON.stringify
+    // escapes a lone surrogate, which this reader refuses, as serde_json does).
+    const inSpace = (v: unknown): boolean =>
+      typeof v === "number"
+        ? Number.isSafeInteger(v) && v >= 0 && !Object.is(v, -0)
+        : typeof v === "string"
+          ? v.isWellFormed()
+          : Array.isArray(v)
+            ? v.every(inSpace)
+            : typeof v === "object" && v !== null
+              ? Object.entries(v).every(([k, x]) => k.isWellFormed() && inSpace(x))
+              : true;
     fc.assert(
-      fc.property(fc.jsonValue({ noUnicodeString: false }), (value) => {
+      fc.property(fc.jsonValue({ noUnicodeString: false }).filter(inSpace), (value) => {
         const text = JSON.stringify(value);
-        const hasNumbers = /[-.eE]\d|\d[.eE]/.test(text);
-        if (hasNumbers) return;
         expect(parseJson(text)).toEqual(JSON.parse(text));
       }),
       { numRuns: 300 },

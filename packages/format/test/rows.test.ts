@@ -37,9 +37,16 @@ describe("rows of a record file (SPEC §1.1)", () => {
         }
         chunks.push(whole.subarray(from));
         expect(split(chunks)).toEqual(split([whole]));
+        // And with a bound small enough that rows overflow across chunk boundaries.
+        expect(split(chunks, 3)).toEqual(split([whole], 3));
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("a row over the limit that is all White_Space is still blank: skipped, not counted", () => {
+    const rows = split([Buffer.from(" ".repeat(10)), Buffer.from("\u3000".repeat(4)), Buffer.from("\nok\n")], 15);
+    expect(rows).toEqual([{ kind: "row", line: 1, offset: 23, bytes: Buffer.from("ok") }]);
   });
 
   it("reports a row over the limit without keeping its bytes, and reads on after it", () => {

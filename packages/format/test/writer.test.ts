@@ -42,8 +42,8 @@ describe("Sessions (SPEC §7)", () => {
     const before = readFileSync(path, "utf8").trim().split("\n");
     const tail = LineHash.of(before.at(-1) ?? "");
     const writer = await open(path);
-    expect(writer.head).not.toBe(tail);
     await writer.close();
+    expect(writer.head).toBe(LineHash.of(readFileSync(path, "utf8").trimEnd().split("\n").at(-1) ?? ""));
     const lines = readLines(path);
     expect(lines[before.length]).toMatchObject({ line_type: "open", seq: 0, prev_session_tail: tail });
     const v = await verifyChainFile(path);
@@ -79,6 +79,23 @@ describe("one writer per file", () => {
     expect(existsSync(lockPathFor(path))).toBe(false);
     const second = await open(path);
     await second.close();
+  });
+
+  it("a lock that could not be written is taken back, not left to refuse every later writer", async () => {
+    const path = join(tempDir(), "lockfail.aarl");
+    const probe = await (await import("node:fs/promises")).open(join(tempDir(), "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<void> };
+    await probe.close();
+    const original = proto.writeFile;
+    proto.writeFile = () => Promise.reject(Object.assign(new Error("EIO: i/o error, write"), { code: "EIO" }));
+    try {
+      expect((await faultOf(open(path))).code).toBe("io");
+    } finally {
+      proto.writeFile = original;
+    }
+    expect(existsSync(lockPathFor(path))).toBe(false);
+    const writer = await open(path);
+    await writer.close();
   });
 
   it("a lock left by a process that no longer runs is reported as stale, not broken", async () => {

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { copyFile, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { Command, Option } from "clipanion";
-import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile } from "@aegis/format";
+import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, describeIoError, makeDirectories, verifyChainFile, writeKeyFile } from "@aegis/format";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -49,8 +49,11 @@ export class DemoCommand extends AegisCommand {
     let report;
     try {
       const writer = await ChainWriter.open(record, { key });
-      report = await runScript(writer);
-      await writer.close();
+      try {
+        report = await runScript(writer);
+      } finally {
+        await writer.close();
+      }
     } catch (error) {
       if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
       throw error;
@@ -73,7 +76,7 @@ export class DemoCommand extends AegisCommand {
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
     lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
-    this.out(`${lines.join("\n")}\n`);
+    await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;
   }
 
@@ -87,11 +90,11 @@ export class DemoCommand extends AegisCommand {
         }
         for (const name of FILES) await rm(join(dir, name), { force: true });
       }
-      await mkdir(dir, { recursive: true });
+      await makeDirectories(dir);
       await writeFile(join(dir, MARKER), "made by `aegis demo`; the demo may replace the files in this directory\n");
     } catch (error) {
       if (error instanceof CliError) throw error;
-      throw new CliError({ code: "output_dir", path: dir, detail: error instanceof Error ? error.message : String(error) });
+      throw new CliError({ code: "output_dir", path: dir, detail: describeIoError(error) });
     }
   }
 }

@@ -31,7 +31,7 @@ export class KeygenCommand extends AegisCommand {
       if (error instanceof KeyFileError) throw new CliError({ code: "key_file", fault: error.fault });
       throw error;
     }
-    this.out(`public_key ${key.publicKeyHex}\nkey_id ${key.keyId}\n`);
+    await this.out(`public_key ${key.publicKeyHex}\nkey_id ${key.keyId}\n`);
     this.context.stderr.write(`signing key written to ${this.out_}\npin records from this key with: aegis verify --key ${key.publicKeyHex} <PATH>\n`);
     return 0;
   }

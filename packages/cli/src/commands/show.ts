@@ -3,7 +3,7 @@ import { ChainReadError, verifyChainFile, type Verification } from "@aegis/forma
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { ioErrorText } from "../io-text.js";
+import { describeIoError as ioErrorText } from "@aegis/format";
 import { verifyJson, verifyText } from "../verify-report.js";
 import { entries, type Entry } from "../show/entries.js";
 import { approvalIndex } from "../show/index-pass.js";
@@ -40,7 +40,9 @@ export class ShowCommand extends AegisCommand {
       throw error;
     }
     const stopped = verification.verdict.status === "tampered" || (verification.verdict.status === "indeterminate" && verification.verdict.reason.code === "line_too_long");
-    const breakLine = stopped ? verification.lines : undefined;
+    // Rows the verifier did not accept, or did not see (a live writer may have appended
+    // since), are marked: nothing there is vouched for.
+    const breakLine = stopped ? verification.lines : verification.lines + 1;
     // A call, the decision on its park, and any call that resumed under that approval.
     const parkedByThisCall = (approval: string | undefined): boolean => approval !== undefined && index.links.parkedBy.get(approval)?.call_id === this.call;
     const selected = (e: Entry): boolean =>
@@ -55,18 +57,18 @@ export class ShowCommand extends AegisCommand {
     const head = this.json ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[` : verifyText(verification);
     const tail = this.json ? "\n]}\n" : "\n";
     if (this.call === undefined) {
-      this.out(head);
+      await this.out(head);
       let first = true;
       for await (const entry of entries(this.record, breakLine)) {
-        this.out(emit(entry, first));
+        await this.out(emit(entry, first));
         first = false;
       }
-      this.out(tail);
+      await this.out(tail);
       return 0;
     }
     for await (const entry of entries(this.record, breakLine)) if (selected(entry)) held.push(entry);
     if (held.length === 0) throw new CliError({ code: "no_such_call", callId: this.call });
-    this.out(head + held.map((e, i) => emit(e, i === 0)).join("") + tail);
+    await this.out(head + held.map((e, i) => emit(e, i === 0)).join("") + tail);
     return 0;
   }
 }

@@ -4,7 +4,7 @@ import { ChainReadError, verifyChainFile } from "@aegis/format";
 import { AegisCommand } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { ioErrorText } from "../io-text.js";
+import { describeIoError as ioErrorText } from "@aegis/format";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { verifyJson, verifyText } from "../verify-report.js";
@@ -62,7 +62,7 @@ export class VerifyCommand extends AegisCommand {
     } finally {
       progress.finish();
     }
-    this.out(this.json ? `${JSON.stringify(verifyJson(result, pinned), null, 2)}\n` : verifyText(result));
+    await this.out(this.json ? `${JSON.stringify(verifyJson(result, pinned), null, 2)}\n` : verifyText(result));
     return exitCodeOfVerdict(result.verdict);
   }
 }

@@ -1,8 +1,7 @@
 import {
-  JsonSyntaxError,
   readRows,
   isJsonObject,
-  parseJson,
+  readRow,
   readTypedLine,
   type DecisionLine,
   type IntentLine,
@@ -27,8 +26,6 @@ export type Entry =
   | { readonly kind: "other"; readonly line_type: string; readonly at: Position; readonly line: number; readonly after_break: boolean; readonly problems: readonly string[] }
   | { readonly kind: "unreadable"; readonly line: number; readonly detail: string };
 
-const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
 /**
  * Read the file again and yield entries in file order. An intent waits for its outcome
  * (calls in flight are the only thing held), so memory stays bounded. Entries from row
@@ -52,13 +49,12 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
       yield { kind: "unreadable", line: row.line, detail: "longer than the 1 MiB row bound" };
       return;
     }
-    let value;
-    try {
-      value = parseJson(decoder.decode(row.bytes));
-    } catch (error) {
-      yield { kind: "unreadable", line: row.line, detail: error instanceof JsonSyntaxError ? `not JSON: ${error.message}` : "not UTF-8" };
+    const read = readRow(row.bytes);
+    if (!read.ok) {
+      yield { kind: "unreadable", line: row.line, detail: read.detail };
       return;
     }
+    const value = read.value;
     const after_break = afterBreak(row.line);
     if (!isJsonObject(value) || typeof value["line_type"] !== "string") {
       yield { kind: "unreadable", line: row.line, detail: "not a Line: no line_type" };

@@ -1,9 +1,10 @@
-import type { ApprovalVerdict, Position, WalkedLine } from "@aegis/format";
+import { readTypedLine, type ApprovalVerdict, type Position, type WalkedLine } from "@aegis/format";
 
 /**
  * What `show` learns in its first pass (the verification walk) to link Lines that are far
  * apart: which call parked each approval, and which decision answered it. Memory grows
- * with the number of parks, not with the file.
+ * with the number of parks, not with the file. Only Lines that read as their type are
+ * indexed: a signed Line can still hold a shape this version does not define.
  */
 export interface ApprovalLinks {
   readonly parkedBy: Map<string, { readonly call_id: string; readonly at: Position }>;
@@ -13,22 +14,14 @@ export interface ApprovalLinks {
 export function approvalIndex(): { readonly links: ApprovalLinks; readonly onLine: (line: WalkedLine) => void } {
   const links: ApprovalLinks = { parkedBy: new Map(), decidedAt: new Map() };
   const onLine = (line: WalkedLine): void => {
-    const v = line.value;
-    if ("known" in line.lineType && line.lineType.known === "outcome") {
-      const policy = v["policy"];
-      const callId = v["call_id"];
-      if (typeof policy === "object" && policy !== null && !Array.isArray(policy) && typeof callId === "string") {
-        const approval = (policy as Record<string, unknown>)["approval_id"];
-        if (typeof approval === "string" && !links.parkedBy.has(approval)) links.parkedBy.set(approval, { call_id: callId, at: line.at });
-      }
+    if (!("known" in line.lineType) || (line.lineType.known !== "outcome" && line.lineType.known !== "decision")) return;
+    const typed = readTypedLine(line.value);
+    if (!typed.ok) return;
+    const t = typed.value;
+    if (t.line_type === "outcome" && t.line.policy.status === "pending_approval" && !links.parkedBy.has(t.line.policy.approval_id)) {
+      links.parkedBy.set(t.line.policy.approval_id, { call_id: t.line.call_id, at: line.at });
     }
-    if ("known" in line.lineType && line.lineType.known === "decision") {
-      const approval = v["approval_id"];
-      const verdict = v["verdict"];
-      if (typeof approval === "string" && typeof verdict === "object" && verdict !== null) {
-        links.decidedAt.set(approval, { at: line.at, verdict: verdict as unknown as ApprovalVerdict });
-      }
-    }
+    if (t.line_type === "decision") links.decidedAt.set(t.line.approval_id, { at: line.at, verdict: t.line.verdict });
   };
   return { links, onLine };
 }

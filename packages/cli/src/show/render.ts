@@ -1,5 +1,5 @@
 import { match } from "ts-pattern";
-import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine, type Position } from "@aegis/format";
+import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine } from "@aegis/format";
 import type { Entry } from "./entries.js";
 import type { ApprovalLinks } from "./index-pass.js";
 
@@ -120,8 +120,4 @@ export function approvalText(v: ApprovalVerdict): string {
     })
     .with({ verdict: "denied" }, (d) => `denied: ${d.reason}`)
     .exhaustive();
-}
-
-export function positionText(at: Position): string {
-  return describePosition(at);
 }

@@ -1,0 +1,57 @@
+import { CanonicalFormError, canonicalize, describeCanonicalFault, joinMembers, members } from "./canonical.js";
+import { LineHash } from "./digest.js";
+import { JsonSyntaxError, isJsonObject, parseRow, type JsonValue } from "./json.js";
+import { decodeUtf8 } from "./text.js";
+
+/**
+ * One row read as a Line: its value, its `line_hash` and its signing input (SPEC §3, §4),
+ * or why it has none. The verifier and the writer (which back-references the last row of
+ * a file it reopens) read rows with this one function, so they cannot disagree on a hash.
+ */
+export type ReadRow =
+  | { readonly ok: true; readonly value: JsonValue; readonly lineHash: LineHash; readonly signingInput: () => string }
+  | { readonly ok: false; readonly fault: "does_not_parse" | "outside_value_space"; readonly detail: string };
+
+export function readRow(bytes: Buffer): ReadRow {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) return { ok: false, fault: "does_not_parse", detail: "not JSON: stream did not contain valid UTF-8" };
+  let parsed;
+  try {
+    parsed = parseRow(text);
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return { ok: false, fault: "does_not_parse", detail: `not JSON: ${error.message}` };
+  }
+  const value = parsed.value;
+  // A row that already is its canonical form (every row a writer writes is) is hashed as
+  // it is; any other row is canonicalized first, so an emitter's spacing cannot change a
+  // hash (ADR 0003).
+  if (parsed.canonical && isJsonObject(value)) {
+    const span = parsed.signature;
+    return {
+      ok: true,
+      value,
+      lineHash: LineHash.of(bytes),
+      signingInput:
+        span === undefined
+          ? () => text
+          : span.first
+            ? () => text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1)
+            : () => text.slice(0, span.start - 1) + text.slice(span.end),
+    };
+  }
+  try {
+    if (isJsonObject(value)) {
+      const sorted = members(value);
+      return { ok: true, value, lineHash: LineHash.of(joinMembers(sorted)), signingInput: () => joinMembers(sorted, "signature") };
+    }
+    return { ok: true, value, lineHash: LineHash.of(canonicalize(value)), signingInput: () => "" };
+  } catch (error) {
+    if (!(error instanceof CanonicalFormError)) throw error;
+    return {
+      ok: false,
+      fault: "outside_value_space",
+      detail: `outside the canonical value space, so it has no reproducible hash: ${describeCanonicalFault(error.fault)}`,
+    };
+  }
+}
