@@ -46,7 +46,7 @@ export interface CallStart extends IntentPayload {
 /** How a call begun with {@link ChainWriter.beginCall} ended: the outcome without what its start gave. */
 export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">;
 
-type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
+type Waiter = { readonly appended: Appended; readonly resolve: (appended: Appended) => void; readonly reject: (error: Error) => void };
 
 /**
  * Appends Lines to one record file (SPEC §4, §13.2). Opening starts a Session with a signed
@@ -250,12 +250,16 @@ export class ChainWriter {
       return Promise.reject(error);
     }
     const { text, lineHash } = sealed;
-    const bytes = Buffer.byteLength(text, "utf8");
-    if (bytes > MAX_ROW_BYTES) return Promise.reject(new ChainWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
+    // A UTF-8 byte is at most 3 per UTF-16 unit: most Lines need no exact count.
+    if (text.length * 3 > MAX_ROW_BYTES) {
+      const bytes = Buffer.byteLength(text, "utf8");
+      if (bytes > MAX_ROW_BYTES) return Promise.reject(new ChainWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
+    }
     this.nextSeq = seq + 1;
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
-    const durable = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    const appended: Appended = { seq, lineHash };
+    const durable = new Promise<Appended>((resolve, reject) => this.waiters.push({ appended, resolve, reject }));
     if (this.batch.length >= EAGER_BATCH && this.syncing < MAX_SYNCS_IN_FLIGHT) {
       // Many appends in one burst: start syncing these now, on the other core, while
       // this thread signs the rest of the burst.
@@ -265,7 +269,7 @@ export class ChainWriter {
       // At the end of this tick, so that appends made together are written together.
       process.nextTick(() => this.flush());
     }
-    return durable.then(() => ({ seq, lineHash }));
+    return durable;
   }
 
   /**
@@ -298,7 +302,7 @@ export class ChainWriter {
       () => {
         this.syncing--;
         if (this.failure !== undefined) for (const w of waiters) w.reject(this.failure);
-        else for (const w of waiters) w.resolve();
+        else for (const w of waiters) w.resolve(w.appended);
         this.flush();
       },
       (error: unknown) => {
