@@ -200,7 +200,8 @@ describe("progress", () => {
     // script(1) gives the child a terminal; stdout is sent to a file so only stderr shows.
     const out = join(dir, "stdout.txt");
     const probe = spawnSync("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} verify ${JSON.stringify(big)} > ${JSON.stringify(out)}`, "/dev/null"], { encoding: "utf8" });
-    if (probe.error !== undefined) return; // no script(1) here: nothing to drive a terminal with
+    // script(1) (util-linux) is on every machine this runs on; its absence must fail, not pass.
+    expect(probe.error, "script(1) is needed to give the CLI a terminal").toBeUndefined();
     expect(probe.status).toBe(0);
     expect(probe.stdout).toMatch(/verifying: \d+ MiB of \d+ MiB \(\d+%\)/);
     expect(readFileSync(out, "utf8")).not.toContain("verifying");
