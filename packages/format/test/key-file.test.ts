@@ -3,16 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { KeyFileError, SigningKey, readKeyFile, writeKeyFile, type KeyFileFault } from "../src/index.js";
 import { tempDir } from "./support/chains.js";
+import { faultOf as sharedFaultOf } from "./support/faults.js";
 
-async function faultOf(promise: Promise<unknown>): Promise<KeyFileFault> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof KeyFileError) return error.fault;
-    throw error;
-  }
-  throw new Error("expected a KeyFileError");
-}
+const faultOf = (promise: Promise<unknown>): Promise<KeyFileFault> => sharedFaultOf(promise, KeyFileError);
 
 describe("key files, compatible with the reference's aegis keygen", () => {
   it("hold the seed as 64 lowercase hex and a newline, mode 0600, and read back to the same key", async () => {

@@ -14,16 +14,9 @@ import {
   type WriterFault,
 } from "../src/index.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
+import { faultOf as sharedFaultOf } from "./support/faults.js";
 
-async function faultOf(promise: Promise<unknown>): Promise<WriterFault> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ChainWriterError) return error.fault;
-    throw error;
-  }
-  throw new Error("expected a ChainWriterError");
-}
+const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
 
 const open = (path: string) => ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
 
