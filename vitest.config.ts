@@ -1,17 +1,18 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
-const src = (pkg: string): string =>
-  fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+const src = (file: string): string => fileURLToPath(new URL(`./packages/${file}`, import.meta.url));
 
 export default defineConfig({
   resolve: {
     // Tests exercise the sources; the CLI tests that spawn a process use the built bin.
-    alias: {
-      "@aegis/format": src("format"),
-      "@aegis/envelope": src("envelope"),
-      "@aegis/policy": src("policy"),
-    },
+    // Exact-match patterns, so "@aegis/policy/testing" is not read as a path under "@aegis/policy".
+    alias: [
+      { find: /^@aegis\/format$/, replacement: src("format/src/index.ts") },
+      { find: /^@aegis\/envelope$/, replacement: src("envelope/src/index.ts") },
+      { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
+      { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },
+    ],
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts"],
