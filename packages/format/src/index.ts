@@ -94,7 +94,16 @@ export {
 export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify.js";
-export { ChainWriter, type Appended, type CallResult, type CallStart, type ChainWriterOptions } from "./writer.js";
+export {
+  ChainWriter,
+  type Appended,
+  type CallEnding,
+  type CallOpening,
+  type CallResult,
+  type CallStart,
+  type ChainWriterOptions,
+  type EnvelopeSink,
+} from "./writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
 export { repairTornTail, type RepairResult } from "./repair.js";
 export { lockPathFor, type LockHolder } from "./lock.js";

@@ -12,6 +12,7 @@ export type WriterFault =
   | { readonly code: "unknown_call"; readonly callId: string }
   | { readonly code: "duplicate_call"; readonly callId: string }
   | { readonly code: "closed" }
+  | { readonly code: "envelope"; readonly part: "request" | "response"; readonly detail: string }
   | { readonly code: "failed"; readonly detail: string }
   | { readonly code: "io"; readonly path: string; readonly detail: string };
 
@@ -38,6 +39,10 @@ export function describeWriterFault(fault: WriterFault): string {
       return `call ${fault.callId} is already in flight on this writer`;
     case "closed":
       return "the writer is closed";
+    case "envelope":
+      return fault.part === "request"
+        ? `the Envelope did not keep the request bytes, so the call was not started: ${fault.detail}`
+        : `the Envelope did not keep the response bytes; the outcome was recorded with their digest: ${fault.detail}`;
     case "failed":
       return `an earlier write failed, so this writer has stopped: ${fault.detail}`;
     case "io":

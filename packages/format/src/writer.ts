@@ -2,7 +2,14 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fsync, fsyncSync, writeSync } from "node:fs";
 import { CanonicalFormError } from "./canonical.js";
-import { PrevHash, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
+import {
+  PrevHash,
+  RequestDigest,
+  ResponseDigest,
+  sameDigest,
+  type LineHash as LineHashT,
+  type PolicySetHash,
+} from "./digest.js";
 import { sealLine, type SealedLine } from "./signing.js";
 import type { SigningKey } from "./keys.js";
 import {
@@ -30,6 +37,17 @@ export interface ChainWriterOptions {
    * with it proves nothing about who wrote it.
    */
   readonly allowInsecureDevKey?: boolean;
+  /**
+   * Where the verbatim request and response bytes of calls begun with bytes are kept
+   * (SPEC §9): each is put, durably, before the Line that names its digest is written.
+   */
+  readonly envelope?: EnvelopeSink;
+}
+
+/** What the writer needs of an Envelope: a store that hashes what it is given (SPEC §9). */
+export interface EnvelopeSink {
+  putRequest(bytes: Uint8Array): Promise<RequestDigest>;
+  putResponse(bytes: Uint8Array): Promise<ResponseDigest>;
 }
 
 /** Where an appended Line landed. */
@@ -43,8 +61,14 @@ export interface CallStart extends IntentPayload {
   readonly policy_set_hash: PolicySetHash;
 }
 
+/** A call's start given the verbatim request bytes: the writer hashes them (and keeps them, with an Envelope). */
+export type CallOpening = Omit<CallStart, "request_digest"> & { readonly request: Uint8Array };
+
 /** How a call begun with {@link ChainWriter.beginCall} ended: the outcome without what its start gave. */
 export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">;
+
+/** A call's end given the verbatim response bytes in place of their digest. */
+export type CallEnding = Omit<CallResult, "response_digest"> & { readonly response: Uint8Array };
 
 type Waiter = { readonly appended: Appended; readonly resolve: (appended: Appended) => void; readonly reject: (error: Error) => void };
 
@@ -76,6 +100,7 @@ export class ChainWriter {
     private readonly handle: FileHandle,
     private readonly key: SigningKey,
     private readonly releaseLock: () => Promise<void>,
+    private readonly envelope: EnvelopeSink | undefined,
   ) {
     this.tail = PrevHash.GENESIS as string as LineHashT;
   }
@@ -101,7 +126,7 @@ export class ChainWriter {
       const tail = await io(path, () => readFileTail(opened, size));
       if (tail.kind === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.kind === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(path, opened, options.key, lock.release);
+      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope);
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.
       if (tail.kind === "line" && !tail.endsWithNewline) writer.batch.push("\n");
@@ -148,26 +173,90 @@ export class ChainWriter {
 
   /**
    * Start a call: write its intent and remember it, so that `close()` can record an
-   * outcome for it if the caller never does.
+   * outcome for it if the caller never does. Given the request bytes, the writer hashes
+   * them, and puts them in its Envelope (durably) before the intent names them.
+   *
+   * @throws ChainWriterError `envelope` when the Envelope refuses the bytes: no intent is written.
    */
-  async beginCall(start: CallStart): Promise<Appended> {
+  async beginCall(start: CallStart | CallOpening): Promise<Appended> {
     if (this.calls.has(start.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: start.call_id });
-    const { policy_set_hash: _unused, ...intent } = start;
+    const call = "request" in start ? await this.keepRequest(start) : start;
+    if (this.calls.has(call.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: call.call_id });
+    const { policy_set_hash: _unused, ...intent } = call;
     void _unused;
     const appended = this.append("intent", intent, false);
-    this.calls.set(start.call_id, start);
+    this.calls.set(call.call_id, call);
     try {
       return await appended;
     } catch (error) {
-      this.calls.delete(start.call_id);
+      this.calls.delete(call.call_id);
       throw error;
     }
   }
 
-  /** Finish a call begun with {@link beginCall}. */
-  endCall(callId: string, result: CallResult): Promise<Appended> {
+  private async keepRequest(opening: CallOpening): Promise<CallStart> {
+    const { request, ...rest } = opening;
+    const digest = RequestDigest.of(request);
+    if (this.envelope !== undefined) {
+      const kept = await this.put("request", () => this.envelope?.putRequest(request));
+      if (kept !== undefined && !sameDigest(kept, digest)) {
+        throw new ChainWriterError({ code: "envelope", part: "request", detail: `the Envelope answered ${kept} for bytes that hash to ${digest}` });
+      }
+    }
+    return { ...rest, request_digest: digest };
+  }
+
+  private async put<D>(part: "request" | "response", put: () => Promise<D> | undefined): Promise<D | undefined> {
+    try {
+      return await put();
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      throw new ChainWriterError({ code: "envelope", part, detail }, { cause: error });
+    }
+  }
+
+  /**
+   * Finish a call begun with {@link beginCall}. Given the response bytes, the writer puts
+   * them in its Envelope before the outcome names their digest. If the Envelope refuses
+   * them the outcome is still written (a call always gets one) and the promise rejects
+   * with `envelope`: the record then names a response the Envelope lacks, which
+   * `aegis envelope verify` reports.
+   */
+  endCall(callId: string, result: CallResult | CallEnding): Promise<Appended> {
     const start = this.calls.get(callId);
     if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
+    if (!("response" in result)) return this.recordOutcome(start, result);
+    // Out of `calls` now, so close() does not also abandon it; close() waits for it instead.
+    this.calls.delete(callId);
+    const ending = this.endWithResponse(start, result);
+    this.endings.add(ending);
+    const forget = (): void => void this.endings.delete(ending);
+    ending.then(forget, forget);
+    return ending;
+  }
+
+  private async endWithResponse(start: CallStart, ending: CallEnding): Promise<Appended> {
+    const { response, ...rest } = ending;
+    const digest = ResponseDigest.of(response);
+    let refused: ChainWriterError | undefined;
+    if (this.envelope !== undefined) {
+      try {
+        const kept = await this.put("response", () => this.envelope?.putResponse(response));
+        if (kept !== undefined && !sameDigest(kept, digest)) {
+          refused = new ChainWriterError({ code: "envelope", part: "response", detail: `the Envelope answered ${kept} for bytes that hash to ${digest}` });
+        }
+      } catch (error) {
+        if (!(error instanceof ChainWriterError)) throw error;
+        refused = error;
+      }
+    }
+    const appended = await this.recordOutcome(start, { ...rest, response_digest: digest });
+    if (refused !== undefined) throw refused;
+    return appended;
+  }
+
+  private recordOutcome(start: CallStart, result: CallResult): Promise<Appended> {
+    const callId = start.call_id;
     const appended = this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
     // Still in flight until an outcome is taken: a refused one (outside the value space,
     // too long) leaves the call for close() to record as abandoned.
@@ -180,13 +269,15 @@ export class ChainWriter {
     return appended;
   }
 
+  private readonly endings = new Set<Promise<Appended>>();
+
   /**
    * Run `body` as one call: the intent is durable before `body` starts, and an outcome is
    * written however it ends: its result when it returns, a trap when it throws.
    */
   async call<T>(
-    start: CallStart,
-    body: () => Promise<{ readonly value: T; readonly outcome: CallResult }>,
+    start: CallStart | CallOpening,
+    body: () => Promise<{ readonly value: T; readonly outcome: CallResult | CallEnding }>,
   ): Promise<T> {
     await this.beginCall(start);
     let finished: Awaited<ReturnType<typeof body>>;
@@ -211,6 +302,8 @@ export class ChainWriter {
 
   private async finish(): Promise<Appended> {
     try {
+      // Outcomes waiting on the Envelope for their response bytes go in before the close.
+      await Promise.allSettled([...this.endings]);
       const abandoned = [...this.calls.keys()].map((callId) =>
         this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })),
       );

@@ -1,0 +1,114 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  ChainWriter,
+  ChainWriterError,
+  RequestDigest,
+  ResponseDigest,
+  verifyChainFile,
+  type EnvelopeSink,
+  type WriterFault,
+} from "../src/index.js";
+import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
+import { faultOf as sharedFaultOf } from "./support/faults.js";
+
+const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+const ended = { policy: { status: "allowed" as const }, capability: { status: "denied" as const, reason: "n/a" }, execution: { status: "success" as const }, decision_axes: {} };
+
+/**
+ * An Envelope double that records what the file held at the moment each put was asked
+ * for, and resolves when the test says so: the order "bytes kept, then Line written" is
+ * what makes every digest in a record retrievable after a crash.
+ */
+class WatchingSink implements EnvelopeSink {
+  readonly kept = new Map<string, Uint8Array>();
+  readonly fileAtPut: string[] = [];
+  refuse: "request" | "response" | undefined;
+  constructor(private readonly path: string) {}
+
+  putRequest(data: Uint8Array): Promise<RequestDigest> {
+    return this.put(data, "request", RequestDigest.of);
+  }
+
+  putResponse(data: Uint8Array): Promise<ResponseDigest> {
+    return this.put(data, "response", ResponseDigest.of);
+  }
+
+  private async put<D extends string>(data: Uint8Array, part: "request" | "response", hash: (b: Uint8Array) => D): Promise<D> {
+    this.fileAtPut.push(readFileSync(this.path, "utf8"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    if (this.refuse === part) throw new Error("disk full");
+    const digest = hash(data);
+    this.kept.set(digest, data);
+    return digest;
+  }
+}
+
+async function openWith(name: string): Promise<{ writer: ChainWriter; sink: WatchingSink; path: string }> {
+  const path = join(tempDir(), name);
+  const sink = new WatchingSink(path);
+  // The sink reads the file, so it must exist before the first put.
+  const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, envelope: sink });
+  return { writer, sink, path };
+}
+
+describe("a writer given an Envelope (SPEC §9)", () => {
+  it("puts the request bytes before the intent that names them, and the response before the outcome", async () => {
+    const { writer, sink, path } = await openWith("e1.aarl");
+    await writer.beginCall({ call_id: "c1", tool_id: "t", policy_set_hash: POLICY, request: bytes('{"q":1}') });
+    await writer.endCall("c1", { ...ended, response: bytes("ok") });
+    await writer.close();
+    expect(sink.fileAtPut[0]).not.toContain('"call_id":"c1"');
+    expect(sink.fileAtPut[1]).not.toContain('"line_type":"outcome"');
+    const [intent, outcome] = readLines(path).filter((l) => l["call_id"] === "c1");
+    expect(intent).toMatchObject({ line_type: "intent", request_digest: RequestDigest.of(bytes('{"q":1}')) });
+    expect(outcome).toMatchObject({ line_type: "outcome", request_digest: RequestDigest.of(bytes('{"q":1}')), response_digest: ResponseDigest.of(bytes("ok")) });
+    expect([...sink.kept.keys()].sort()).toEqual([RequestDigest.of(bytes('{"q":1}')), ResponseDigest.of(bytes("ok"))].sort());
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+
+  it("hashes request bytes itself when no Envelope is given", async () => {
+    const path = join(tempDir(), "e2.aarl");
+    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    await writer.call({ call_id: "c2", tool_id: "t", policy_set_hash: POLICY, request: bytes("raw") }, () =>
+      Promise.resolve({ value: 1, outcome: { ...ended, response: bytes("out") } }),
+    );
+    await writer.close();
+    const outcome = readLines(path).find((l) => l["line_type"] === "outcome");
+    expect(outcome).toMatchObject({ request_digest: RequestDigest.of(bytes("raw")), response_digest: ResponseDigest.of(bytes("out")) });
+  });
+
+  it("an Envelope that refuses the request: no intent is written and the call never starts", async () => {
+    const { writer, sink, path } = await openWith("e3.aarl");
+    sink.refuse = "request";
+    const fault = await faultOf(writer.beginCall({ call_id: "c3", tool_id: "t", policy_set_hash: POLICY, request: bytes("x") }));
+    expect(fault).toMatchObject({ code: "envelope", part: "request", detail: "disk full" });
+    expect(writer.inFlight).toEqual([]);
+    await writer.close();
+    expect(readLines(path).map((l) => l["line_type"])).toEqual(["open", "close"]);
+  });
+
+  it("an Envelope that refuses the response: the outcome is still written, and the caller is told", async () => {
+    const { writer, sink, path } = await openWith("e4.aarl");
+    await writer.beginCall({ call_id: "c4", tool_id: "t", policy_set_hash: POLICY, request: bytes("x") });
+    sink.refuse = "response";
+    const fault = await faultOf(writer.endCall("c4", { ...ended, response: bytes("lost") }));
+    expect(fault).toMatchObject({ code: "envelope", part: "response" });
+    await writer.close();
+    const outcome = readLines(path).find((l) => l["line_type"] === "outcome");
+    expect(outcome).toMatchObject({ call_id: "c4", response_digest: ResponseDigest.of(bytes("lost")), execution: { status: "success" } });
+  });
+
+  it("close() waits for an outcome whose response is still being put, instead of abandoning it", async () => {
+    const { writer, path } = await openWith("e5.aarl");
+    await writer.beginCall({ call_id: "c5", tool_id: "t", policy_set_hash: POLICY, request: bytes("x") });
+    const ending = writer.endCall("c5", { ...ended, response: bytes("late") });
+    await writer.close();
+    await ending;
+    const lines = readLines(path);
+    expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);
+    expect(lines[2]).toMatchObject({ call_id: "c5", execution: { status: "success" } });
+  });
+});
