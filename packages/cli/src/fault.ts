@@ -8,7 +8,7 @@ import type { ExitCode } from "./exit-code.js";
  * with its documented code.
  */
 export type CliFault =
-  | { readonly code: "usage"; readonly message: string; readonly command: "verify" | "keygen" | "show" | "demo" | "" }
+  | { readonly code: "usage"; readonly message: string; readonly command: "verify" | "keygen" | "show" | "demo" | "vectors" | "" }
   | { readonly code: "bad_key_argument"; readonly value: string; readonly detail: string }
   | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_trust_store"; readonly path: string; readonly detail: string }
@@ -18,6 +18,7 @@ export type CliFault =
   | { readonly code: "writer"; readonly fault: WriterFault }
   | { readonly code: "no_such_call"; readonly callId: string }
   | { readonly code: "output_dir"; readonly path: string; readonly detail: string }
+  | { readonly code: "bad_vectors"; readonly path: string; readonly detail: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -34,6 +35,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
     .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
     .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
     .with({ code: "no_such_call" }, () => 1 as const)
+    .with({ code: "bad_vectors" }, () => 2 as const)
     // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
     .with({ code: "internal" }, () => 2 as const)
     .exhaustive();
@@ -72,6 +74,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     }))
     .with({ code: "writer" }, (f) => ({ error: describeWriterFault(f.fault), help: "check the output directory and that no other aegis process is writing there" }))
     .with({ code: "no_such_call" }, (f) => ({ error: `no call ${f.callId} in this record`, help: "run `aegis show <PATH>` to list the calls" }))
+    .with({ code: "bad_vectors" }, (f) => ({
+      error: `cannot run the vectors in ${f.path}: ${f.detail}`,
+      help: "point aegis vectors at a directory holding manifest.json (the repository's vectors/), or regenerate it with npm run vectors:generate",
+    }))
     .with({ code: "output_dir" }, (f) => ({ error: `cannot use ${f.path}: ${f.detail}`, help: "choose another --out directory" }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive();

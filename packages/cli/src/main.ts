@@ -3,6 +3,7 @@ import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { DemoCommand } from "./commands/demo.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { ShowCommand } from "./commands/show.js";
+import { VectorsCommand } from "./commands/vectors.js";
 import { VerifyCommand } from "./commands/verify.js";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
@@ -33,7 +34,7 @@ function alignOptions(text: string): string {
   }).join("\n");
 }
 
-const COMMAND_CLASSES = { verify: VerifyCommand, keygen: KeygenCommand, show: ShowCommand, demo: DemoCommand } as const;
+const COMMAND_CLASSES = { verify: VerifyCommand, keygen: KeygenCommand, show: ShowCommand, demo: DemoCommand, vectors: VectorsCommand } as const;
 type CommandName = keyof typeof COMMAND_CLASSES;
 
 export function buildCli(): Cli {
@@ -44,7 +45,7 @@ export function buildCli(): Cli {
     enableColors: false,
     enableCapture: false,
   });
-  for (const command of [VerifyCommand, KeygenCommand, ShowCommand, DemoCommand, Builtins.HelpCommand, Builtins.VersionCommand]) {
+  for (const command of [VerifyCommand, KeygenCommand, ShowCommand, DemoCommand, VectorsCommand, Builtins.HelpCommand, Builtins.VersionCommand]) {
     cli.register(command);
   }
   return cli;

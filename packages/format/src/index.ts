@@ -106,4 +106,5 @@ export {
 } from "./writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
 export { repairTornTail, type RepairResult } from "./repair.js";
+export { resealLines, type LooseLine, type ResealOptions } from "./reseal.js";
 export { lockPathFor, type LockHolder } from "./lock.js";

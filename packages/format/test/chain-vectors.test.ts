@@ -1,14 +1,14 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { beforeAll, describe, expect, it } from "vitest";
+import { readdirSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { verifyChainFile } from "../src/index.js";
-import { buildChainVectors, expectedFor, type ChainVector } from "./support/chain-vectors.js";
+import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
 
 /**
- * `vectors/chains/`: the committed files must be exactly what the generator builds, every
- * answer in `expected.json` must be what the verifier says, and the verdict, reason and
- * position of each must be the one stated here by hand, independently of both.
- * `AEGIS_WRITE_VECTORS=1` rewrites the files.
+ * `vectors/chains/`: every answer in the manifest must be what the verifier says on the
+ * committed file, and the verdict, reason and position of the cases below must be the
+ * ones stated here by hand, independently of both. (That the files are exactly what the
+ * generator builds is checked in packages/cli/test/vectors.test.ts.)
  */
 type Hand = readonly [verdict: string, code: string | null, fields: Record<string, unknown>, coverage: readonly [number, number] | null];
 const BY_HAND: Record<string, Hand> = {
@@ -37,43 +37,39 @@ const BY_HAND: Record<string, Hand> = {
   empty_chain: ["indeterminate", "empty_chain", {}, null],
 };
 
-let vectors: ChainVector[];
-beforeAll(async () => {
-  vectors = await buildChainVectors();
-  if (process.env["AEGIS_WRITE_VECTORS"] === "1") {
-    for (const v of vectors) writeFileSync(vectorPath(`chains/${v.name}.aarl`), v.bytes);
-    writeFileSync(vectorPath("chains/expected.json"), `${JSON.stringify(vectors.map(expectedFor), null, 2)}\n`);
-  }
-});
+const entries = manifestEntries("chain");
+const nameOf = (id: string): string => id.replace(/^chains\//, "");
 
 describe("vectors/chains", () => {
-  it("holds one file per vector, each exactly as the generator builds it", () => {
-    expect(vectors.map((v) => v.name).sort()).toEqual(Object.keys(BY_HAND).sort());
+  it("holds a vector for every case stated by hand, and a file for every vector", () => {
+    const names = new Set(entries.map((e) => nameOf(e.id)));
+    for (const name of Object.keys(BY_HAND)) expect(names.has(name), name).toBe(true);
     const committed = readdirSync(vectorPath("chains")).filter((f) => f.endsWith(".aarl"));
-    expect(committed.sort()).toEqual(vectors.map((v) => `${v.name}.aarl`).sort());
-    for (const v of vectors) expect(readFileSync(vectorPath(`chains/${v.name}.aarl`), "utf8"), v.name).toBe(v.bytes);
+    expect(committed.sort()).toEqual(entries.map((e) => String(e.input["record"]).replace(/^chains\//, "")).sort());
   });
 
   it("every verdict reason of SPEC §8.3 but line_too_long has a vector", () => {
-    const codes = new Set(Object.values(BY_HAND).map(([, code]) => code));
+    const codes = new Set(entries.map((e) => (e.expected["reason"] as { code?: string } | null)?.code));
     for (const code of ["chain_broken", "seq_out_of_order", "bad_signature", "session_boundary_broken", "malformed_line", "untrusted_key", "duplicate_decision", "unknown_line_type", "reserved_checkpoint", "torn_final_line", "unanchored_tail", "missing_line", "empty_chain"]) {
       expect(codes.has(code), code).toBe(true);
     }
   });
 
-  it("expected.json is the verifier's answer on each file, and agrees with the hand-written table", async () => {
-    expect(existsSync(vectorPath("chains/expected.json"))).toBe(true);
-    const expected = JSON.parse(readFileSync(vectorPath("chains/expected.json"), "utf8")) as Record<string, unknown>[];
-    expect(expected).toEqual(vectors.map(expectedFor));
-    for (const entry of expected) {
-      const name = String(entry["file"]).replace(/\.aarl$/, "");
-      const [verdict, code, fields, coverage] = BY_HAND[name] ?? [];
-      expect(entry["verdict"], name).toBe(verdict);
-      if (code !== null) expect(entry["reason"], name).toMatchObject({ code, ...fields });
-      expect(entry["coverage"], `${name} coverage`).toEqual(coverage === null || coverage === undefined ? null : { session_index: coverage[0], seq: coverage[1] });
-      const trust = entry["trust"] as string[] | null;
-      const fromFile = await verifyChainFile(vectorPath(`chains/${name}.aarl`), trust === null ? {} : { trust });
-      expect(fromFile.verdict.status, name).toBe(verdict);
+  it.each(entries)("$id: the verifier's answer on the file is the manifest's", async (entry) => {
+    const trust = entry.input["trust"] as string[] | null;
+    const result = await verifyChainFile(vectorPath(String(entry.input["record"])), trust === null ? {} : { trust });
+    expect(result.verdict.status).toBe(entry.expected["verdict"]);
+    expect(result.verdict.status === "verified" ? null : JSON.parse(JSON.stringify(result.verdict.reason))).toEqual(entry.expected["reason"]);
+    expect(result.coverage ?? null).toEqual(entry.expected["coverage"]);
+    expect(result.head ?? null).toBe(entry.expected["head"]);
+  });
+
+  it("the manifest agrees with the hand-written table", () => {
+    for (const [name, [verdict, code, fields, coverage]] of Object.entries(BY_HAND)) {
+      const entry = entries.find((e) => nameOf(e.id) === name);
+      expect(entry?.expected["verdict"], name).toBe(verdict);
+      if (code !== null) expect(entry?.expected["reason"], name).toMatchObject({ code, ...fields });
+      expect(entry?.expected["coverage"], `${name} coverage`).toEqual(coverage === null ? null : { session_index: coverage[0], seq: coverage[1] });
     }
   });
 });

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import {
   ChainWriter,
   PolicySetHash,
-  PrevHash,
   RequestDigest,
   insecureDevKey,
-  sealLine,
+  resealLines,
+  type ResealOptions,
   type OutcomePayload,
   type SigningKey,
 } from "../../src/index.js";
@@ -58,49 +58,10 @@ export function readLines(path: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-const SIGNED = new Set(["open", "outcome", "decision", "close", "checkpoint"]);
-
-/**
- * Re-seal edited Lines as an emitter holding `key` would: with `chain`, recompute every
- * `prev_hash` (and each `open`'s `prev_session_tail`); sign the signed types and any Line
- * that carries a `signature`. This is how tests build files that are wrong in exactly
- * one way while everything else about them is valid.
- */
+/** {@link resealLines} with the development key unless told otherwise. */
 export function reseal(
   lines: readonly Line[],
-  options: {
-    key?: SigningKey;
-    chain?: boolean;
-    /** Indices of Lines to leave unsigned, whatever their type. */
-    unsigned?: readonly number[];
-    /** Indices of Lines to sign with another key. */
-    signWith?: ReadonlyMap<number, SigningKey>;
-  } = {},
+  options: Partial<ResealOptions> = {},
 ): string {
-  let tail: string | undefined;
-  let out = "";
-  for (const [index, original] of lines.entries()) {
-    const key = options.signWith?.get(index) ?? options.key ?? DEV;
-    const line: Line = { ...original };
-    if (options.unsigned?.includes(index) === true) {
-      delete line["signature"];
-      delete line["key_id"];
-    }
-    const type = line["line_type"];
-    if (options.chain !== false) {
-      if (type === "open") {
-        line["prev_hash"] = PrevHash.GENESIS;
-        if (tail !== undefined) line["prev_session_tail"] = tail;
-      } else if (tail !== undefined) {
-        line["prev_hash"] = tail;
-      }
-    }
-    const sign =
-      options.unsigned?.includes(index) !== true && ((typeof type === "string" && SIGNED.has(type)) || "signature" in line);
-    if (type === "open" && sign) line["public_key"] = Buffer.from(key.publicKey).toString("hex");
-    const sealed = sealLine(line, sign ? key : undefined);
-    out += `${sealed.text}\n`;
-    tail = sealed.lineHash;
-  }
-  return out;
+  return resealLines(lines, { ...options, key: options.key ?? DEV });
 }

@@ -1,0 +1,54 @@
+import { fileURLToPath } from "node:url";
+import { Command, Option } from "clipanion";
+import { AegisCommand } from "../command.js";
+import type { ExitCode } from "../exit-code.js";
+import { readManifest } from "../vectors/manifest.js";
+import { runVector, type VectorResult } from "../vectors/run.js";
+
+/** The repository's own vectors, beside the built CLI. */
+const BUNDLED = fileURLToPath(new URL("../../../../vectors/", import.meta.url));
+
+export class VectorsCommand extends AegisCommand {
+  static override paths = [["vectors"]];
+
+  static override usage = Command.Usage({
+    description: "Run the conformance vectors against this implementation",
+    details: `
+      Reads \`manifest.json\` in the directory (by default the vectors this aegis was built with), runs every vector (canonical form, strict Ed25519, record verification, and the other kinds the manifest lists) and compares each answer with the expected one. Prints one line per failing vector with what differed, then \`N passed, N failed\`.
+
+      Exit codes: 0 every vector passed, 1 any failed (or a usage error), 2 the directory holds no readable manifest.
+    `,
+    examples: [
+      ["Run the bundled vectors", "aegis vectors"],
+      ["Run a copy of the vectors, as JSON", "aegis vectors --json ./vectors"],
+    ],
+  });
+
+  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
+  dir = Option.String({ name: "DIR", required: false });
+
+  protected async run(): Promise<ExitCode> {
+    const dir = this.dir ?? BUNDLED;
+    const manifest = await readManifest(dir);
+    const results: VectorResult[] = [];
+    for (const vector of manifest.vectors) {
+      let result: VectorResult;
+      try {
+        result = await runVector(dir, vector);
+      } catch (error) {
+        // A vector whose input cannot be read fails; the others still run.
+        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: error instanceof Error ? error.message : String(error) } };
+      }
+      results.push(result);
+    }
+    const failed = results.filter((r): r is Extract<VectorResult, { passed: false }> => !r.passed);
+    const passed = results.length - failed.length;
+    if (this.json) {
+      await this.out(`${JSON.stringify({ schema: "aegis.vectors-run/1", passed, failed: failed.length, failures: failed }, null, 2)}\n`);
+    } else {
+      for (const f of failed) await this.out(`FAIL ${f.id}\n  expected ${JSON.stringify(f.expected)}\n  actual   ${JSON.stringify(f.actual)}\n`);
+      await this.out(`${passed} passed, ${failed.length} failed\n`);
+    }
+    return failed.length === 0 && results.length > 0 ? 0 : 1;
+  }
+}

@@ -1,0 +1,114 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CliError } from "../fault.js";
+import type { ExitCode } from "../exit-code.js";
+import { describeIoError } from "@aegis/format";
+
+/**
+ * `vectors/manifest.json` (SPEC §11): every vector with its kind, the SPEC sections it
+ * exercises, its input files (relative to the vectors directory) and its expected result.
+ * A third party reads this file; its shape is part of what we publish.
+ */
+export const MANIFEST_SCHEMA = "aegis.vectors/1";
+
+export interface VectorHeader {
+  readonly id: string;
+  readonly description: string;
+  /** SPEC sections, e.g. "8.3". */
+  readonly spec: readonly string[];
+  /** `positive` or `negative` first, then topic flags. */
+  readonly flags: readonly string[];
+}
+
+export interface ChainExpected {
+  readonly verdict: "verified" | "tampered" | "indeterminate";
+  readonly reason: Readonly<Record<string, unknown>> | null;
+  readonly text: string;
+  readonly coverage: { readonly session_index: number; readonly seq: number } | null;
+  readonly key_ids: readonly string[];
+  readonly trust_label: "pinned" | "unpinned";
+  readonly lines: number;
+  readonly sessions: number;
+  readonly head: string | null;
+  readonly exit_code: ExitCode;
+}
+
+export type CanonicalExpected =
+  | { readonly result: "canonical"; readonly canonical: string; readonly sha256: string }
+  | { readonly result: "out_of_space"; readonly fault: { readonly code: string; readonly path: string } }
+  | { readonly result: "not_json" };
+
+export type Vector =
+  | (VectorHeader & { readonly kind: "canonical"; readonly input: { readonly row: string }; readonly expected: CanonicalExpected })
+  | (VectorHeader & {
+      readonly kind: "ed25519";
+      readonly input: { readonly case: string };
+      readonly expected: { readonly valid: boolean };
+    })
+  | (VectorHeader & {
+      readonly kind: "chain";
+      readonly input: { readonly record: string; readonly trust: readonly string[] | null };
+      readonly expected: ChainExpected;
+    })
+;
+
+export type VectorKind = Vector["kind"];
+
+export interface EnvelopeEntryExpected {
+  readonly digest: string;
+  readonly status: "present" | "missing" | "digest_mismatch" | "redacted";
+}
+
+export type PolicyExpected =
+  | {
+      readonly result: "valid";
+      readonly policy_set_hash: string;
+      readonly needs_envelope: boolean;
+      readonly decisions: readonly { readonly request: Readonly<Record<string, unknown>>; readonly verdict: string; readonly rule: string | null }[];
+    }
+  | { readonly result: "invalid"; readonly paths: readonly string[] };
+
+export interface Manifest {
+  readonly schema: typeof MANIFEST_SCHEMA;
+  readonly vectors: readonly Vector[];
+}
+
+const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain"]);
+
+/** Read and shape-check a manifest; a file that is not one is a usage-level fault (exit 2). */
+export async function readManifest(dir: string): Promise<Manifest> {
+  const path = join(dir, "manifest.json");
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new CliError({ code: "bad_vectors", path, detail: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+  }
+  const problem = manifestProblem(parsed);
+  if (problem !== undefined) throw new CliError({ code: "bad_vectors", path, detail: problem });
+  return parsed as Manifest;
+}
+
+function manifestProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return "the manifest is not a JSON object";
+  if (!("schema" in value) || value.schema !== MANIFEST_SCHEMA) return `"schema" is not "${MANIFEST_SCHEMA}"`;
+  if (!("vectors" in value) || !Array.isArray(value.vectors)) return `"vectors" is not an array`;
+  const seen = new Set<string>();
+  for (const [i, v] of (value.vectors as unknown[]).entries()) {
+    if (typeof v !== "object" || v === null) return `vectors[${i}] is not an object`;
+    const { id, kind, input, expected } = v as Record<string, unknown>;
+    if (typeof id !== "string" || id === "") return `vectors[${i}].id is not a string`;
+    if (seen.has(id)) return `vectors[${i}].id "${id}" repeats an earlier id`;
+    seen.add(id);
+    if (typeof kind !== "string" || !KINDS.has(kind)) return `vectors[${i}].kind is not one of ${[...KINDS].join(", ")}`;
+    if (typeof input !== "object" || input === null) return `vectors[${i}].input is not an object`;
+    if (typeof expected !== "object" || expected === null) return `vectors[${i}].expected is not an object`;
+  }
+  return undefined;
+}

@@ -1,0 +1,65 @@
+import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join, relative } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { GENERATED_DIRS, generateVectors } from "../src/vectors/generate/index.js";
+import type { VectorSet } from "../src/vectors/generate/vector-set.js";
+import { ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";
+
+const VECTORS = join(ROOT, "vectors");
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+let set: VectorSet;
+beforeAll(async () => {
+  set = await generateVectors(`${VECTORS}/`);
+});
+
+describe("vectors/ (issue 6)", () => {
+  it("the generator reproduces every committed vector file byte for byte, and nothing else is in its directories", () => {
+    for (const [path, bytes] of set.files) {
+      expect(Buffer.compare(readFileSync(join(VECTORS, path)), Buffer.from(bytes)), `${path} differs from the generator's; run npm run vectors:generate`).toBe(0);
+    }
+    const committed = GENERATED_DIRS.flatMap((dir) => filesUnder(join(VECTORS, dir))).map((p) => relative(VECTORS, p));
+    for (const path of committed) expect(set.files.has(path), `${path} is not generated: remove it or regenerate`).toBe(true);
+  });
+
+  it("SPEC.md lists the manifest's SHA-256", () => {
+    const digest = createHash("sha256").update(readFileSync(join(VECTORS, "manifest.json"))).digest("hex");
+    expect(readFileSync(join(ROOT, "SPEC.md"), "utf8")).toContain(`\`${digest}\``);
+  });
+
+  it("aegis vectors passes every vector, as a child process", () => {
+    const run = aegis(["vectors"]);
+    expect(run.stdout).toMatch(new RegExp(`^${set.vectors.length} passed, 0 failed\\n$`));
+    expect(run.status).toBe(0);
+  });
+
+  it("a vector whose expectation is wrong fails by name, exit 1; --json says the same", () => {
+    const copy = join(tempDir(), "vectors");
+    cpSync(VECTORS, copy, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(copy, "manifest.json"), "utf8")) as { vectors: { id: string; expected: Record<string, unknown> }[] };
+    const target = manifest.vectors.find((v) => v.id === "chains/chain_broken");
+    if (target === undefined) throw new Error("no chains/chain_broken vector");
+    target.expected["verdict"] = "verified";
+    writeFileSync(join(copy, "manifest.json"), JSON.stringify(manifest));
+    const run = aegis(["vectors", copy]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain("FAIL chains/chain_broken\n");
+    expect(run.stdout).toMatch(new RegExp(`\\n${set.vectors.length - 1} passed, 1 failed\\n$`));
+    const json = JSON.parse(aegis(["vectors", "--json", copy]).stdout) as { passed: number; failed: number; failures: { id: string }[] };
+    expect(json).toMatchObject({ passed: set.vectors.length - 1, failed: 1, failures: [{ id: "chains/chain_broken" }] });
+  });
+
+  it("a directory without a manifest is exit 2 with error and help, no stack trace", () => {
+    const run = aegis(["vectors", tempDir()]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^error: cannot run the vectors in .*manifest\.json: No such file or directory \(os error 2\)\nhelp: /);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+});
