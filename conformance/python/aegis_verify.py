@@ -13,7 +13,8 @@ Module use:
 
 CLI:
 
-    /usr/bin/python3 aegis_verify.py [--key HEX]... [--json] [--pure-python] FILE
+    /usr/bin/python3 aegis_verify.py [--key HEX]... [--trust-store PATH] [--json]
+        [--pure-python] FILE
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ MAX_DEPTH = 127                # SPEC 3.3
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # SPEC 3.2
 GENESIS = "0" * 64
 
-# Exit codes. SPEC.md does not define them (see .drafts/spec-findings.md); these are an
-# assumption: 2 is "cannot be read / usage", as SPEC 13.5 says of the reference.
-EXIT_CODES = {"verified": 0, "tampered": 1, "error": 2, "indeterminate": 3}
+# Exit codes of `aegis verify` (SPEC 13.4): a usage error shares 1 with Tampered; 2 is
+# "could not read"; 3 is Indeterminate.
+EXIT_CODES = {"verified": 0, "tampered": 1, "usage": 1, "unreadable": 2, "indeterminate": 3}
+I64_MIN = -(2 ** 63)           # SPEC 3.3: a negative literal below this is a float
+U64_MAX = 2 ** 64 - 1          # SPEC 3.3: an unsigned literal above this is a float
 
 # SPEC 1.1: Unicode White_Space.
 WHITE_SPACE = (
@@ -71,8 +74,10 @@ def is_integer(v) -> bool:
 # ---------------------------------------------------------------------------------------
 
 class Float:
-    """A JSON number written with a fraction, an exponent, or as -0 (SPEC 3.2: judged by
-    how it is written). Only the text is kept: floats are outside the value space."""
+    """A JSON number serde_json reads as a float (SPEC 3.3: judged by how it is written):
+    a fraction or an exponent, `-0`, a negative integer literal below -2^63, or an
+    unsigned one above 2^64 - 1. Only the text is kept: floats are outside the value
+    space."""
 
     __slots__ = ("text",)
 
@@ -93,9 +98,10 @@ class JsonSyntaxError(Exception):
     """A row that does not parse. `message` follows serde_json's wording (informative,
     SPEC 8.3): '<what> at line <l> column <c>', column in bytes."""
 
-    def __init__(self, what: str, line: int, column: int):
+    def __init__(self, what: str, line=None, column=None):
         self.what, self.line, self.column = what, line, column
-        super().__init__("%s at line %d column %d" % (what, line, column))
+        super().__init__(what if line is None else
+                         "%s at line %d column %d" % (what, line, column))
 
     @property
     def message(self) -> str:
@@ -343,20 +349,22 @@ class _Parser:
             mag = float("inf")
         if mag in (float("inf"), float("-inf")):
             self.err("number out of range", j)
+        # SPEC 3.3: classes by how the literal is written, as serde_json reads them.
         if m.group(1) is not None or m.group(2) is not None or text == "-0":
             return Float(text), j
-        return int(text), j
+        value = int(text)
+        if value < I64_MIN or value > U64_MAX:
+            return Float(text), j
+        return value, j
 
 
 def decode_row(row: bytes) -> str:
     """SPEC 3.3: the row must be valid UTF-8. Raises JsonSyntaxError otherwise."""
     try:
         return row.decode("utf-8", "strict")
-    except UnicodeDecodeError as e:
-        prefix = row[:e.start]
-        line = prefix.count(b"\n") + 1
-        col = len(prefix) - (prefix.rfind(b"\n") + 1) + 1
-        raise JsonSyntaxError("invalid UTF-8", line, col) from None  # noqa
+    except UnicodeDecodeError:
+        # SPEC 3.3: aegis-ts's message (the reference's words for a file that is not UTF-8)
+        raise JsonSyntaxError("stream did not contain valid UTF-8") from None
 
 
 def parse_row(row) -> object:
@@ -687,6 +695,14 @@ def small_order_encodings():
 # SPEC 1.1: rows, read as a stream
 # ---------------------------------------------------------------------------------------
 
+def _blank_bytes(row: bytes) -> bool:
+    """SPEC 1.1: blank means valid UTF-8 holding only White_Space (or nothing)."""
+    try:
+        return is_blank(row.decode("utf-8", "strict"))
+    except UnicodeDecodeError:
+        return False
+
+
 class RowReader:
     """Yields rows of a file one at a time with bounded memory (SPEC 1.1, 13.1)."""
 
@@ -712,34 +728,73 @@ class RowReader:
 
     def next_row(self):
         """Returns None at the end, ('row', bytes) for a row (one \\r before its \\n or
-        before the end of the file removed), or ('too_long', None) for a row longer
-        than the limit (the reader then stops: the walk stops there)."""
-        scan = self.pos
+        before the end of the file removed), or ('too_long', None) for a non-blank row
+        longer than the limit (the walk stops there). A blank row is returned like any
+        other; a blank row longer than the limit is skipped here (SPEC 1.1, 13.1)."""
         while True:
-            i = self.buf.find(b"\n", scan)
-            if i >= 0:
-                row = self.buf[self.pos:i]
-                self.pos = i + 1
-                break
-            if len(self.buf) - self.pos > self.limit + 1:
+            scan = self.pos
+            while True:
+                i = self.buf.find(b"\n", scan)
+                if i >= 0:
+                    row = self.buf[self.pos:i]
+                    self.pos = i + 1
+                    break
+                if len(self.buf) - self.pos > self.limit + 1:
+                    if self._skip_long_row():
+                        row = None          # blank: on to the next row
+                        break
+                    self.eof = True
+                    self.buf, self.pos = b"", 0
+                    return ("too_long", None)
+                scanned = len(self.buf) - self.pos     # relative to the row start
+                if not self._fill():
+                    if self.pos >= len(self.buf):
+                        return None
+                    row = self.buf[self.pos:]
+                    self.buf, self.pos = b"", 0
+                    break
+                scan = self.pos + scanned
+            if row is None:
+                continue
+            if row.endswith(b"\r"):
+                row = row[:-1]
+            if len(row) > self.limit:
+                if _blank_bytes(row):
+                    continue
                 self.eof = True
                 self.buf, self.pos = b"", 0
                 return ("too_long", None)
-            scanned = len(self.buf) - self.pos     # relative to the row start
-            if not self._fill():
-                if self.pos >= len(self.buf):
-                    return None
-                row = self.buf[self.pos:]
-                self.buf, self.pos = b"", 0
-                break
-            scan = self.pos + scanned
-        if row.endswith(b"\r"):
-            row = row[:-1]
-        if len(row) > self.limit:
-            self.eof = True
-            self.buf, self.pos = b"", 0
-            return ("too_long", None)
-        return ("row", row)
+            return ("row", row)
+
+    def _skip_long_row(self) -> bool:
+        """Consume the rest of an over-long row (through its \\n, or to the end of the
+        file), one chunk at a time, and say whether it was blank: only White_Space, and
+        valid UTF-8 (SPEC 13.1)."""
+        dec = codecs.getincrementaldecoder("utf-8")("strict")
+        blank = True
+        data = self.buf[self.pos:]
+        self.buf, self.pos = b"", 0
+        while True:
+            i = data.find(b"\n")
+            piece = data if i < 0 else data[:i]
+            if blank:
+                try:
+                    if dec.decode(piece, final=i >= 0).strip(WHITE_SPACE) != "":
+                        blank = False
+                except UnicodeDecodeError:
+                    blank = False
+            if i >= 0:
+                self.buf, self.pos = data[i + 1:], 0
+                return blank
+            data = b"" if self.eof else self.f.read(self.CHUNK)
+            if not data:
+                self.eof = True
+                if blank:
+                    try:
+                        blank = dec.decode(b"", final=True).strip(WHITE_SPACE) == ""
+                    except UnicodeDecodeError:
+                        blank = False
+                return blank
 
     def rest_is_blank(self) -> bool:
         """Whether everything after the current row is blank rows (SPEC 8.2 step 1:
@@ -803,7 +858,7 @@ def reason_text(r: dict) -> str:
     if c == "bad_signature":
         return "line at %s: %s" % (_at_text(r["at"]), fault_text(r["source"]))
     if c == "session_boundary_broken":
-        if r["found"] is None:
+        if r.get("found") is None:
             return ("session %d carries no prev_session_tail, but the previous session "
                     "ends at %s" % (r["session_index"], r["expected"]))
         return "session %d back-references %s, but the previous session ends at %s" % (
@@ -857,7 +912,7 @@ class _Walk:
         self.key_hex = None
         self.coverage = None
         self.cap = None
-        self.in_flight = []        # insertion order, no repeats
+        self.in_flight = []        # file order, repeats kept (SPEC 8.1)
         self.closed = False
         self.key_ids = []
         self.decided = set()
@@ -932,9 +987,12 @@ class _Walk:
             if self.tail is not None:
                 pst = value.get("prev_session_tail")
                 if not (is_digest(pst) and pst == self.tail):
-                    raise _Tampered({"code": "session_boundary_broken", "session_index": n,
-                                     "expected": self.tail,
-                                     "found": pst if is_digest(pst) else None})
+                    # SPEC 8.3: a found that is none is omitted, never null
+                    reason = {"code": "session_boundary_broken", "session_index": n,
+                              "expected": self.tail}
+                    if is_digest(pst):
+                        reason["found"] = pst
+                    raise _Tampered(reason)
             pk = value.get("public_key")
             if not is_digest(pk):
                 raise _Tampered(self.malformed(line_no, "open line carries no public key"))
@@ -978,7 +1036,7 @@ class _Walk:
             self.closed = True
         elif lt == "intent":
             cid = value.get("call_id")
-            if type(cid) is str and cid not in self.in_flight:
+            if type(cid) is str:
                 self.in_flight.append(cid)
         elif lt == "checkpoint":
             self.require_signature(value, pos, cwos)
@@ -1093,60 +1151,107 @@ def verify(path, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
 # CLI
 # ---------------------------------------------------------------------------------------
 
-USAGE = "usage: aegis_verify.py [--key HEX]... [--json] [--pure-python] FILE"
+USAGE = ("usage: aegis_verify.py [--key HEX]... [--trust-store PATH] [--json] "
+         "[--pure-python] FILE")
+
+
+class _Usage(Exception):
+    pass
+
+
+def read_trust_store(path: str) -> list:
+    """SPEC 13.4: UTF-8 text; each row (split at \\n, one trailing \\r dropped) trimmed of
+    White_Space; empty rows and rows beginning with # skipped; any other row must be 64
+    lowercase hex. Raises OSError (unreadable) or _Usage (a bad row)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8", "strict")
+    except UnicodeDecodeError:
+        raise OSError("stream did not contain valid UTF-8") from None
+    rows = text.split("\n")
+    if rows and rows[-1] == "":
+        rows.pop()
+    keys = []
+    for number, row in enumerate(rows, 1):
+        if row.endswith("\r"):
+            row = row[:-1]
+        row = row.strip(WHITE_SPACE)
+        if row == "" or row.startswith("#"):
+            continue
+        if not is_digest(row):
+            raise _Usage("trust store %s line %d is not a public key" % (path, number))
+        keys.append(row)
+    return keys
+
+
+def report_text(r: dict) -> str:
+    """SPEC 13.4: what `aegis verify` prints on stdout."""
+    lines = [r["text"]] + ["key_id %s" % k for k in r["key_ids"]]
+    if r["coverage"] is not None:
+        lines.append("coverage %s" % _at_text(r["coverage"]))
+    reason = r["reason"] or {}
+    if reason.get("code") == "unanchored_tail":
+        lines.extend("in_flight %s" % c for c in reason["in_flight"])
+    return "".join(line + "\n" for line in lines)
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    keys, as_json, pure, path = None, False, None, None
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--key" or a.startswith("--key="):
-            if a == "--key":
-                if i + 1 >= len(argv):
-                    print(USAGE, file=sys.stderr)
-                    return EXIT_CODES["error"]
-                i += 1
-                v = argv[i]
-            else:
-                v = a[len("--key="):]
-            if not is_digest(v):
-                print("--key takes a 64-hex (lowercase) Ed25519 public key: %r" % v,
-                      file=sys.stderr)
-                return EXIT_CODES["error"]
-            keys = (keys or []) + [v]
-        elif a == "--json":
-            as_json = True
-        elif a == "--pure-python":
-            pure = True
-        elif a in ("-h", "--help"):
-            print(USAGE)
-            return 0
-        elif a.startswith("--") or path is not None:
-            print(USAGE, file=sys.stderr)
-            return EXIT_CODES["error"]
-        else:
-            path = a
-        i += 1
-    if path is None:
-        print(USAGE, file=sys.stderr)
-        return EXIT_CODES["error"]
+    keys, store, as_json, pure, path = [], None, False, None, None
     try:
-        r = verify(path, keys, pure=pure)
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            if a in ("--key", "--trust-store") or a.startswith(("--key=", "--trust-store=")):
+                name, eq, v = a.partition("=")
+                if not eq:
+                    if i + 1 >= len(argv):
+                        raise _Usage("%s needs a value" % name)
+                    i += 1
+                    v = argv[i]
+                if name == "--key":
+                    if not is_digest(v):
+                        raise _Usage("--key needs a 64-hex (lowercase) public key: %r" % v)
+                    keys.append(v)
+                else:
+                    store = v
+            elif a == "--json":
+                as_json = True
+            elif a == "--pure-python":
+                pure = True
+            elif a in ("-h", "--help"):
+                print(USAGE)
+                return 0
+            elif a.startswith("--") or path is not None:
+                raise _Usage("unexpected argument %r" % a)
+            else:
+                path = a
+            i += 1
+        if path is None:
+            raise _Usage("no record file given")
+        trust = None
+        if keys or store is not None:
+            trust = list(keys)
+            if store is not None:
+                try:
+                    trust += read_trust_store(store)
+                except OSError as e:
+                    print("error: read trust store %s: %s" % (store, e.strerror or e),
+                          file=sys.stderr)
+                    return EXIT_CODES["unreadable"]
+    except _Usage as e:
+        print("error: %s\n%s" % (e, USAGE), file=sys.stderr)
+        return EXIT_CODES["usage"]
+    try:
+        r = verify(path, trust, pure=pure)
     except OSError as e:
-        print("cannot read %s: %s" % (path, e.strerror or e), file=sys.stderr)
-        return EXIT_CODES["error"]
+        print("error: read %s: %s" % (path, e.strerror or e), file=sys.stderr)
+        return EXIT_CODES["unreadable"]
     if as_json:
         print(json.dumps(r, indent=2, ensure_ascii=False))
     else:
-        print(r["text"])
-        cov = r["coverage"]
-        print("coverage: %s" % ("none" if cov is None else _at_text(cov)))
-        print("keys: %s" % (", ".join(r["key_ids"]) or "none"))
-        print("trust: %s" % r["trust_label"])
-        print("lines: %d, sessions: %d, head: %s" % (r["lines"], r["sessions"],
-                                                     r["head"] or "none"))
+        sys.stdout.write(report_text(r))
     return r["exit_code"]
 
 

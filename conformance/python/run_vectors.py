@@ -21,8 +21,9 @@ Sources, each used when present:
                                     derived checks its SOURCE.md describes, golden Session
                                     (SPEC 11.2)
   external/rfc8785/                 input/*.json -> output/*.json
-  built-in                          SPEC 11.1 example, the fourteen small-order encodings,
-                                    the manifest digest SPEC 11.4 publishes
+  built-in                          SPEC 11.1 example, the fourteen small-order encodings
+                                    (and the list SPEC 8.5 publishes), the manifest digest
+                                    SPEC 11.4 publishes
 """
 
 from __future__ import annotations
@@ -484,6 +485,21 @@ class Runner:
                 p.append("A=%s: %s" % (e.hex(), step))
         self.record(src, "small-order R and A refused at steps 2 and 3", p)
 
+    def spec_small_order(self):
+        """SPEC 8.5 lists the fourteen small-order encodings; compare with the curve's."""
+        spec = os.path.join(os.path.dirname(self.root), "SPEC.md")
+        if not os.path.exists(spec):
+            return
+        import re
+        listed = re.findall(r"^([0-9a-f]{64})  order [1248]\b",
+                            open(spec, encoding="utf-8").read(), re.M)
+        rebuilt = sorted(e.hex() for e in av.small_order_encodings())
+        self.record("built-in", "small-order encodings listed in SPEC 8.5",
+                    [] if sorted(listed) == rebuilt else
+                    ["SPEC.md lists %d (%s), the curve gives %d"
+                     % (len(listed), ", ".join(sorted(set(listed) ^ set(rebuilt))),
+                        len(rebuilt))])
+
     def manifest_digest(self):
         """SPEC 11.4 publishes the manifest's SHA-256; check it when SPEC.md sits beside
         the vectors directory."""
@@ -513,6 +529,7 @@ class Runner:
         self.rust_aegis()
         self.rfc8785()
         self.builtin()
+        self.spec_small_order()
         self.manifest_digest()
 
 

@@ -189,9 +189,9 @@ class Walk(unittest.TestCase):
         e.file_tail = None
         e.append("open")
         r = e.verify()
+        # SPEC 8.3: a found that is none is omitted, never null
         self.assertEqual(r["reason"], {"code": "session_boundary_broken", "session_index": 1,
-                                       "expected": hashlib.sha256(e.rows[3]).hexdigest(),
-                                       "found": None})
+                                       "expected": hashlib.sha256(e.rows[3]).hexdigest()})
         self.assertIn("carries no prev_session_tail", r["text"])
 
     def test_stripped_signature_on_last_outcome(self):
@@ -203,7 +203,8 @@ class Walk(unittest.TestCase):
         r = e.verify()
         self.assertEqual(r["reason"]["source"], {"code": "unsigned"})
 
-    def test_in_flight_order_and_reset(self):
+    def test_in_flight_order_repeats_and_reset(self):
+        # SPEC 8.1: a list in file order; a call_id written twice appears twice
         e = Emitter()
         e.append("open")
         e.append("intent", call_id="x")
@@ -211,7 +212,8 @@ class Walk(unittest.TestCase):
         e.append("intent", call_id="x")
         r = e.verify()
         self.assertEqual(r["reason"], {"code": "unanchored_tail", "session_index": 0,
-                                       "in_flight": ["x", "y"]})
+                                       "in_flight": ["x", "y", "x"]})
+        self.assertTrue(r["text"].endswith("; 3 call(s) in flight"))
         e.append("outcome", call_id="x")
         e.append("intent", call_id="z")
         self.assertEqual(e.verify()["reason"]["in_flight"], ["z"])
@@ -259,6 +261,78 @@ class Walk(unittest.TestCase):
         # one \r before the \n is not counted
         crlf = e.bytes().replace(b"\n", b"\r\n")
         self.assertEqual(av.verify_stream(io.BytesIO(crlf), limit=n)["verdict"], "verified")
+
+    def test_over_long_rows(self):
+        # SPEC 13.1: blank at any length; otherwise a numbered row that stops the walk
+        e = session(Emitter())
+        limit = max(len(x) for x in e.rows) + 10
+        for pad in (limit + 1, limit + 2, 5 * limit, 70000):
+            r = av.verify_stream(io.BytesIO(e.bytes() + b" \t" * pad + b"\n"), limit=limit)
+            self.assertEqual((r["verdict"], r["lines"]), ("verified", 4), pad)
+            r = av.verify_stream(io.BytesIO(e.bytes() + b" " * pad), limit=limit)
+            self.assertEqual(r["verdict"], "verified", pad)
+        r = av.verify_stream(io.BytesIO(e.bytes() + b" " * 3 * limit + b"\xff\n"), limit=limit)
+        self.assertEqual(r["reason"], {"code": "line_too_long", "line": 5, "limit": limit})
+        self.assertEqual(r["lines"], 5)
+        torn = e.bytes() + b'{"line_ty\n'
+        r = av.verify_stream(io.BytesIO(torn + b"x" * 3 * limit + b"\n"), limit=limit)
+        self.assertEqual(r["reason"]["code"], "malformed_line")
+        self.assertEqual((r["reason"]["line"], r["lines"]), (5, 5))
+        r = av.verify_stream(io.BytesIO(torn + b" " * 3 * limit + b"\n"), limit=limit)
+        self.assertEqual(r["reason"], {"code": "torn_final_line", "line": 5})
+        # a blank over-long row between Lines changes nothing
+        rows = e.rows
+        data = rows[0] + b"\n" + b"\xc2\xa0" * limit + b"\r\n" + b"".join(x + b"\n" for x in rows[1:])
+        self.assertEqual(av.verify_stream(io.BytesIO(data), limit=limit)["text"],
+                         "Verified (unpinned)")
+
+    def test_counts(self):
+        # SPEC 13.4: sessions counts opens that reached step 5.7; head is the last accepted
+        e = Emitter()
+        line = e.append("open", sign=False, key_id=e.key_id, signature="0" * 128)
+        r = e.verify()
+        self.assertEqual(r["reason"]["code"], "bad_signature")
+        self.assertEqual((r["sessions"], r["head"], r["lines"]), (1, None, 1))
+        self.assertEqual(r["key_ids"], [line["key_id"]])
+
+    def test_cli(self):
+        # SPEC 13.4: stdout lines and exit codes of `aegis verify`
+        import contextlib
+        import tempfile
+        e = Emitter()
+        e.append("open")
+        e.append("intent", call_id="c9")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.aarl")
+            with open(path, "wb") as f:
+                f.write(e.bytes())
+
+            def run(*args):
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = av.main(list(args))
+                return code, out.getvalue()
+            code, out = run(path)
+            self.assertEqual(code, 3)
+            self.assertEqual(out, (
+                "Indeterminate: session 0 has no close record and nothing anchors beyond "
+                "it; 1 call(s) in flight\nkey_id %s\ncoverage session 0 seq 0\n"
+                "in_flight c9\n" % e.key_id))
+            self.assertEqual(run("--key", e.pk.hex().upper(), path), (1, ""))
+            self.assertEqual(run("--bogus", path), (1, ""))
+            self.assertEqual(run(os.path.join(d, "missing.aarl")), (2, ""))
+            store = os.path.join(d, "trust.txt")
+            with open(store, "w") as f:
+                f.write("# keys\n\n  %s \r\n" % e.pk.hex())
+            self.assertEqual(run("--trust-store", store, path)[0], 3)
+            with open(store, "w") as f:
+                f.write("")
+            code, out = run("--trust-store", store, path)
+            self.assertEqual(code, 1)
+            self.assertTrue(out.startswith("Tampered: session opened at session 0 seq 0"))
+            with open(store, "w") as f:
+                f.write("%s\nnot a key\n" % e.pk.hex())
+            self.assertEqual(run("--trust-store", store, path), (1, ""))
 
     def test_public_key_uppercase_is_refused(self):
         e = Emitter()
@@ -315,6 +389,36 @@ class Reader(unittest.TestCase):
         self.assertEqual(av.parse_row("-1"), -1)
         with self.assertRaises(av.JsonSyntaxError):
             av.parse_row(b"\xff")
+
+    def test_number_classes(self):
+        # SPEC 3.3: by how the literal is written, as serde_json reads it
+        def cls(t):
+            try:
+                v = av.parse_row('{"a":%s}' % t)
+            except av.JsonSyntaxError:
+                return "not_json"
+            try:
+                av.canonicalize(v)
+                return "ok"
+            except av.ValueSpaceFault as f:
+                return f.code
+        edge = 2 ** 1024 - 2 ** 970
+        for t, want in (("18446744073709551615", "integer_too_large"),
+                        ("18446744073709551616", "float_not_allowed"),
+                        ("9007199254740991", "ok"), ("9007199254740992", "integer_too_large"),
+                        ("-9007199254740993", "negative_integer"),
+                        ("-9223372036854775808", "negative_integer"),
+                        ("-9223372036854775809", "float_not_allowed"),
+                        ("-0", "float_not_allowed"), ("0e0", "float_not_allowed"),
+                        ("1e-400", "float_not_allowed"), ("1e400", "not_json"),
+                        ("1.7976931348623158e308", "float_not_allowed"),
+                        ("1.7976931348623159e308", "not_json"),
+                        (str(edge - 1), "float_not_allowed"), (str(edge), "not_json"),
+                        (str(-edge + 1), "float_not_allowed"), (str(-edge), "not_json")):
+            self.assertEqual(cls(t), want, t)
+        with self.assertRaises(av.JsonSyntaxError) as cm:
+            av.parse_row(b'{"a":"\xff"}')
+        self.assertEqual(cm.exception.message, "stream did not contain valid UTF-8")
 
     def test_fault_order_and_paths(self):
         def fault(t):

@@ -119,6 +119,8 @@ export class RowSplitter {
     let bytes = only !== undefined && more.length === 0 ? only : Buffer.concat(pieces, length);
     if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
     if (bytes.length > this.limit) {
+      // Within the `\r` slack but over the bound: still blank if it is all White_Space.
+      if (isBlankRow(bytes)) return undefined;
       this.line++;
       return { kind: "too_long", line: this.line, offset, length, limit: this.limit };
     }

@@ -49,6 +49,13 @@ describe("rows of a record file (SPEC §1.1)", () => {
     expect(rows).toEqual([{ kind: "row", line: 1, offset: 23, bytes: Buffer.from("ok") }]);
   });
 
+  it("a White_Space row exactly one byte over the limit is blank too, at every length around the bound", () => {
+    // The one-byte slack kept for a trailing \r once let a blank row of limit+1 bytes through as too long.
+    for (const extra of [0, 1, 2, 3]) {
+      expect(split([Buffer.from(`${" ".repeat(15 + extra)}\nok\n`)], 15), `limit + ${extra}`).toEqual([{ kind: "row", line: 1, offset: 16 + extra, bytes: Buffer.from("ok") }]);
+    }
+  });
+
   it("reports a row over the limit without keeping its bytes, and reads on after it", () => {
     const rows = split([Buffer.from("x".repeat(10)), Buffer.from("y".repeat(10)), Buffer.from("\nok\n")], 15);
     expect(rows).toEqual([
