@@ -1,1 +1,70 @@
-export {};
+/**
+ * @aegis/policy: Policy Sets (SPEC §15) and recheck (SPEC §16). Read a set, name it by its
+ * `policy_set_hash`, decide live calls with it, and re-evaluate recorded ones.
+ */
+export {
+  POLICY_VERSIONS,
+  needsEnvelope,
+  needsRateWindows,
+  type ArgumentMatcher,
+  type ArgumentTest,
+  type ArgumentValue,
+  type DefaultAction,
+  type HostMatcher,
+  type Limits,
+  type NetMatcher,
+  type PathMatcher,
+  type PolicySet,
+  type PolicyVersion,
+  type PortMatcher,
+  type RateSpec,
+  type Rule,
+  type RuleAction,
+  type RuleKind,
+  type RuleMatchers,
+} from "./model.js";
+export { loadPolicySet, parsePolicySet, tryParsePolicySet, type PolicyParseResult } from "./parse.js";
+export { PolicyParseError, describePolicyProblem, type PolicyProblem, type PolicyProblemCode } from "./problems.js";
+export { PROJECTION_TAG, policySetHashOf, policySetProjection, projectPolicySet, type ProjectionSource } from "./projection.js";
+export { type Matched, type UnboundParameter } from "./select.js";
+export {
+  decide,
+  describeParameter,
+  mintApprovalId,
+  type CallAxes,
+  type Decision,
+  type DecisionCode,
+  type DecisionRequest,
+  type DenialCause,
+  type LiveState,
+} from "./decide.js";
+export { RateWindows } from "./rate-windows.js";
+export { type EnvelopeLookup, type EnvelopeRead } from "./envelope-read.js";
+export {
+  RECHECK_INDETERMINATE_CODES,
+  compareRecorded,
+  describeRecheck,
+  describeRecheckLine,
+  explainIndeterminate,
+  type ChangeCode,
+  type NowClass,
+  type NowRule,
+  type PolicyStatus,
+  type RecheckIndeterminate,
+  type RecheckIndeterminateCode,
+  type RecheckSubject,
+  type RecheckVerdict,
+  type RecheckVerdictCode,
+  type Recorded,
+} from "./recheck-verdict.js";
+export { recheck, recheckBytes, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
+export {
+  RecheckTally,
+  nothingRechecked,
+  recheckConclusion,
+  recheckExitCode,
+  summarizeRecheck,
+  type RecheckConclusion,
+  type RecheckExitCode,
+  type RecheckSummary,
+} from "./summary.js";

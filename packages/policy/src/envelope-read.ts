@@ -1,0 +1,64 @@
+import { JsonSyntaxError, RequestDigest, decodeUtf8, parseJson, sameDigest, type JsonValue } from "@aegis/format";
+import { match } from "ts-pattern";
+import type { RecheckIndeterminate } from "./recheck-verdict.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * What an Envelope answers for a digest (SPEC §9, §16.3). Declared here by shape, not
+ * imported: `@aegis/envelope`'s `get` returns this union, and `@aegis/policy` depends on
+ * `@aegis/format` only.
+ */
+export type EnvelopeRead =
+  | { readonly code: "present"; readonly bytes: Uint8Array }
+  | { readonly code: "missing" }
+  | { readonly code: "digest_mismatch"; readonly expected: string; readonly found: string }
+  | { readonly code: "redacted"; readonly redactedAt: string; readonly reason: string };
+
+/** The request bytes a recorded digest names, from wherever the caller keeps them. */
+export type EnvelopeLookup = (digest: RequestDigest) => Promise<EnvelopeRead>;
+
+export type RequestRead =
+  | { readonly ok: true; readonly document: JsonValue | undefined }
+  | { readonly ok: false; readonly reason: RecheckIndeterminate };
+
+/**
+ * Fetch and authenticate a call's request (SPEC §16.3). The bytes are hashed here, whatever
+ * the Envelope says: an Envelope is unsigned, and only the Chain's `request_digest` is.
+ */
+export async function readRequest(digest: RequestDigest, lookup: EnvelopeLookup | undefined): Promise<RequestRead> {
+  if (lookup === undefined) {
+    return { ok: false, reason: { code: "missing_envelope", request_digest: digest, detail: { code: "no_lookup" } } };
+  }
+  const read = await lookup(digest);
+  return match(read)
+    .with({ code: "present" }, (r): RequestRead => {
+      const found = RequestDigest.of(r.bytes);
+      if (!sameDigest(found, digest)) return { ok: false, reason: { code: "envelope_digest_mismatch", expected: digest, found } };
+      return { ok: true, document: parseRequestJson(r.bytes) };
+    })
+    .with({ code: "missing" }, (): RequestRead => ({
+      ok: false,
+      reason: { code: "missing_envelope", request_digest: digest, detail: { code: "missing" } },
+    }))
+    .with({ code: "digest_mismatch" }, (r): RequestRead => ({
+      ok: false,
+      reason: { code: "envelope_digest_mismatch", expected: digest, found: r.found },
+    }))
+    .with({ code: "redacted" }, (r): RequestRead => ({
+      ok: false,
+      reason: { code: "missing_envelope", request_digest: digest, detail: { code: "redacted", redacted_at: r.redactedAt, reason: r.reason } },
+    }))
+    .exhaustive(unreachable);
+}
+
+/** The request as JSON, read by the Chain's own strict reader; undefined when it is not JSON. */
+export function parseRequestJson(bytes: Uint8Array): JsonValue | undefined {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) return undefined;
+  try {
+    return parseJson(text);
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,149 @@
+import type { PolicySetHash } from "@aegis/format";
+
+/**
+ * The validated Policy Set (SPEC §15). Only {@link parsePolicySet} makes one: the brand is a
+ * required unique-symbol property, so a hand-built object whose `hash` was never computed
+ * from its rules does not type-check as a `PolicySet`.
+ */
+declare const validated: unique symbol;
+
+/** The Policy Set versions this build reads (SPEC §15.1, §15.2). Any other is refused. */
+export const POLICY_VERSIONS = [1, 2] as const;
+export type PolicyVersion = (typeof POLICY_VERSIONS)[number];
+
+export type DefaultAction = "allow" | "deny";
+
+/** A fixed window: at most `max` calls per `per_seconds` (SPEC §15.6). Both are above 0. */
+export interface RateSpec {
+  /** An unsigned 32-bit integer, as the reference reads it. */
+  readonly max: number;
+  /** An unsigned 64-bit integer: kept as a bigint so no value is rounded. */
+  readonly per_seconds: bigint;
+}
+
+/** Ceilings an allowing rule imposes on the call it lets through (unsigned 64-bit each). */
+export interface Limits {
+  readonly max_memory_bytes?: bigint;
+  readonly max_wall_ms?: bigint;
+  readonly max_output_bytes?: bigint;
+}
+
+/**
+ * What a rule does when it wins. `rate` lives inside the rate_limit variant, so a rule
+ * that carries a rate and is not a rate limit cannot be built (SPEC §15.1).
+ */
+export type RuleAction =
+  | { readonly kind: "allow"; readonly limits?: Limits }
+  | { readonly kind: "deny" }
+  | { readonly kind: "rate_limit"; readonly rate: RateSpec; readonly limits?: Limits }
+  | { readonly kind: "pending_approval" };
+
+export type RuleKind = RuleAction["kind"];
+
+/** Over `decision_axes.fs.path_canonical` (SPEC §15.2). */
+export type PathMatcher =
+  | { readonly code: "exact"; readonly path: string }
+  | { readonly code: "prefix"; readonly prefix: string }
+  | { readonly code: "glob"; readonly glob: string; readonly regex: RegExp };
+
+/** Over `decision_axes.net.host`, compared as written in the record (SPEC §15.2). */
+export type HostMatcher = { readonly code: "exact"; readonly host: string } | { readonly code: "suffix"; readonly suffix: string };
+
+/** Over `decision_axes.net.port` (SPEC §15.2). */
+export type PortMatcher =
+  | { readonly code: "list"; readonly ports: readonly number[] }
+  | { readonly code: "range"; readonly min: number; readonly max: number };
+
+export interface NetMatcher {
+  readonly host?: HostMatcher;
+  readonly port?: PortMatcher;
+}
+
+/** A value an argument matcher compares with: JSON's string, integer or boolean. */
+export type ArgumentValue =
+  | { readonly type: "string"; readonly value: string }
+  | { readonly type: "integer"; readonly value: bigint }
+  | { readonly type: "boolean"; readonly value: boolean };
+
+export type ArgumentTest =
+  | { readonly code: "exact"; readonly value: ArgumentValue }
+  | { readonly code: "prefix"; readonly prefix: string }
+  | { readonly code: "exists"; readonly exists: boolean };
+
+/** One test on the verbatim request JSON, at an RFC 6901 pointer (SPEC §15.2). */
+export interface ArgumentMatcher {
+  readonly pointer: string;
+  /** The pointer's reference tokens, unescaped. */
+  readonly tokens: readonly string[];
+  readonly test: ArgumentTest;
+}
+
+/**
+ * What a rule matches on. An absent matcher matches anything; the wildcard `*` of the
+ * file is read as absent, because it means the same thing (SPEC §15.3).
+ */
+export interface RuleMatchers {
+  readonly tool?: string;
+  readonly capability?: string;
+  readonly role?: string;
+  /** Version 2 only. */
+  readonly session?: string;
+  /** Version 2 only. */
+  readonly fs?: PathMatcher;
+  /** Version 2 only. */
+  readonly net?: NetMatcher;
+  /** Version 2 only; every matcher in the list must hold. */
+  readonly args?: readonly ArgumentMatcher[];
+}
+
+export interface Rule {
+  readonly id: string;
+  readonly action: RuleAction;
+  readonly match: RuleMatchers;
+  /** A signed 32-bit integer; 0 when the file gives none. */
+  readonly priority: number;
+  readonly reason?: string;
+  /** How many non-wildcard matchers the rule has (SPEC §15.3). */
+  readonly specificity: number;
+}
+
+export interface PolicySet {
+  readonly [validated]: true;
+  readonly version: PolicyVersion;
+  readonly default: DefaultAction;
+  readonly rules: readonly Rule[];
+  /** SHA-256 of the canonical projection (SPEC §15.4): what an outcome records. */
+  readonly hash: PolicySetHash;
+}
+
+/** Seal a validated set. Only the parser calls this. */
+export function sealPolicySet(set: Omit<PolicySet, typeof validated>): PolicySet {
+  return set as PolicySet;
+}
+
+/** Specificity is the number of matchers that constrain (SPEC §15.3). */
+export function specificityOf(match: RuleMatchers): number {
+  let n = 0;
+  if (match.tool !== undefined) n++;
+  if (match.capability !== undefined) n++;
+  if (match.role !== undefined) n++;
+  if (match.session !== undefined) n++;
+  if (match.fs !== undefined) n++;
+  if (match.net?.host !== undefined) n++;
+  if (match.net?.port !== undefined) n++;
+  n += match.args?.length ?? 0;
+  return n;
+}
+
+/**
+ * Whether deciding under `set` can need the verbatim request bytes (SPEC §15.2): true when
+ * any rule has an argument matcher. A static property of the set, known before any call.
+ */
+export function needsEnvelope(set: PolicySet): boolean {
+  return set.rules.some((rule) => rule.match.args !== undefined);
+}
+
+/** Whether a live `decide` under `set` can need rate-limit state (SPEC §15.6). */
+export function needsRateWindows(set: PolicySet): boolean {
+  return set.rules.some((rule) => rule.action.kind === "rate_limit");
+}

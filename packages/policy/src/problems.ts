@@ -1,0 +1,72 @@
+import { match } from "ts-pattern";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * Why a Policy Set was refused (SPEC §15.1). Every problem in a file is gathered and
+ * reported together, each with the path of the value at fault, written as in the file:
+ * `rules[2].rate`, `rules[0].net.port_range.min`; `(root)` for the document itself. YAML
+ * problems carry a line and column instead: they are found before there is a tree to name
+ * paths in.
+ */
+export type PolicyProblem =
+  | { readonly code: "not_utf8" }
+  | { readonly code: "yaml_syntax"; readonly line: number; readonly column: number; readonly message: string }
+  | {
+      readonly code: "yaml_feature";
+      readonly line: number;
+      readonly column: number;
+      readonly feature: "alias" | "anchor" | "tag" | "multiple_documents";
+    }
+  | { readonly code: "empty_document" }
+  | { readonly code: "unknown_key"; readonly path: string }
+  | { readonly code: "missing_key"; readonly path: string }
+  | { readonly code: "wrong_type"; readonly path: string; readonly expected: string }
+  | { readonly code: "bad_value"; readonly path: string; readonly message: string }
+  | { readonly code: "unsupported_version"; readonly path: string; readonly found: string }
+  | { readonly code: "version_2_only"; readonly path: string }
+  | { readonly code: "duplicate_rule_id"; readonly path: string; readonly id: string; readonly first: string }
+  | { readonly code: "rate_not_allowed"; readonly path: string }
+  | { readonly code: "rate_required"; readonly path: string }
+  | { readonly code: "limits_not_allowed"; readonly path: string }
+  | { readonly code: "conflicting_keys"; readonly path: string; readonly keys: readonly string[] };
+
+export type PolicyProblemCode = PolicyProblem["code"];
+
+const FEATURE_TEXT = {
+  alias: "aliases are not allowed",
+  anchor: "anchors are not allowed",
+  tag: "explicit tags are not allowed",
+  multiple_documents: "a Policy Set is one YAML document",
+} as const;
+
+/** One problem as a line of text: `<path>: <what is wrong>`. */
+export function describePolicyProblem(problem: PolicyProblem): string {
+  return match(problem)
+    .with({ code: "not_utf8" }, () => "(file): not valid UTF-8")
+    .with({ code: "yaml_syntax" }, (p) => `line ${p.line}, column ${p.column}: ${p.message}`)
+    .with({ code: "yaml_feature" }, (p) => `line ${p.line}, column ${p.column}: ${FEATURE_TEXT[p.feature]}`)
+    .with({ code: "empty_document" }, () => "(root): the document is empty")
+    .with({ code: "unknown_key" }, (p) => `${p.path}: unknown key`)
+    .with({ code: "missing_key" }, (p) => `${p.path}: required`)
+    .with({ code: "wrong_type" }, (p) => `${p.path}: expected ${p.expected}`)
+    .with({ code: "bad_value" }, (p) => `${p.path}: ${p.message}`)
+    .with({ code: "unsupported_version" }, (p) => `${p.path}: unsupported policy version ${p.found} (supported: 1, 2)`)
+    .with({ code: "version_2_only" }, (p) => `${p.path}: only allowed in a version 2 Policy Set`)
+    .with({ code: "duplicate_rule_id" }, (p) => `${p.path}: duplicate rule id \`${p.id}\` (first at ${p.first})`)
+    .with({ code: "rate_not_allowed" }, (p) => `${p.path}: only allowed when action is rate_limit`)
+    .with({ code: "rate_required" }, (p) => `${p.path}: required when action is rate_limit`)
+    .with({ code: "limits_not_allowed" }, (p) => `${p.path}: only allowed when action is allow or rate_limit`)
+    .with({ code: "conflicting_keys" }, (p) => `${p.path}: give only one of ${p.keys.join(", ")}`)
+    .exhaustive(unreachable);
+}
+
+/**
+ * A Policy Set that could not be read. The message is one line, beginning
+ * `policy parse error:`, that lists every problem; `problems` holds them as values.
+ */
+export class PolicyParseError extends Error {
+  override readonly name = "PolicyParseError";
+  constructor(readonly problems: readonly PolicyProblem[]) {
+    super(`policy parse error: ${problems.map(describePolicyProblem).join("; ")}`);
+  }
+}

@@ -1,0 +1,161 @@
+import type { PolicyOutcome, RequestDigest } from "@aegis/format";
+import { match } from "ts-pattern";
+import type { UnboundParameter } from "./select.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * Recheck verdicts (SPEC §16): one per recorded outcome, saying how the recorded policy
+ * verdict compares with what a Policy Set decides now, or why that cannot be said.
+ */
+
+/** A recorded `policy.status`. */
+export type PolicyStatus = PolicyOutcome["status"];
+
+/** What a Policy Set decides now, as a class: recheck mints no approval id and counts no window. */
+export type NowClass = "allowed" | "denied" | "pending_approval";
+
+/** The rule that decides now, or the set's default. */
+export type NowRule = { readonly kind: "rule"; readonly id: string } | { readonly kind: "default" };
+
+/** What the outcome Line recorded. */
+export interface Recorded {
+  readonly status: PolicyStatus;
+  /** `decision_axes.matched_rule`; absent when the record names none (a default). */
+  readonly matched_rule?: string;
+}
+
+/** Which call a verdict is about. */
+export interface RecheckSubject {
+  /** Absent when the Line carries no `call_id` (rendered `-`). */
+  readonly call_id?: string;
+  /** Counted over `open` Lines from 0; 0 before the first (SPEC §7). */
+  readonly session_index: number;
+  /** The Line's `seq`; 0 when it carries none. */
+  readonly seq: number;
+  /** The row's number among the file's non-blank rows (SPEC §1.1). */
+  readonly line: number;
+}
+
+/** Why a recorded decision could not be re-evaluated (SPEC §16.3). */
+export type RecheckIndeterminate =
+  | {
+      readonly code: "missing_envelope";
+      readonly request_digest: RequestDigest;
+      readonly detail:
+        | { readonly code: "no_lookup" }
+        | { readonly code: "missing" }
+        | { readonly code: "redacted"; readonly redacted_at: string; readonly reason: string };
+    }
+  | { readonly code: "envelope_digest_mismatch"; readonly expected: RequestDigest; readonly found: string }
+  | {
+      readonly code: "unknown_policy_set_hash";
+      readonly detail:
+        | { readonly code: "other_schema"; readonly schema_version: string }
+        | { readonly code: "not_given"; readonly policy_set_hash: string };
+    }
+  | {
+      readonly code: "no_binding";
+      readonly detail:
+        | { readonly code: "unreadable_outcome"; readonly problems: readonly string[] }
+        | { readonly code: "unbound"; readonly rule: string; readonly parameter: Exclude<UnboundParameter, "request"> };
+    }
+  | { readonly code: "rate_limit_unevaluable"; readonly rule: string };
+
+export type RecheckIndeterminateCode = RecheckIndeterminate["code"];
+
+export const RECHECK_INDETERMINATE_CODES: readonly RecheckIndeterminateCode[] = [
+  "missing_envelope",
+  "envelope_digest_mismatch",
+  "unknown_policy_set_hash",
+  "no_binding",
+  "rate_limit_unevaluable",
+];
+
+interface Definite extends RecheckSubject {
+  readonly recorded: Recorded;
+  readonly now: NowRule;
+}
+
+export type RecheckVerdict =
+  | (Definite & { readonly code: "unchanged" })
+  /** Recorded as not denied (allowed or parked); denied now. */
+  | (Definite & { readonly code: "newly_blocked" })
+  /** Recorded as not allowed; allowed now. */
+  | (Definite & { readonly code: "newly_allowed" })
+  /** Recorded as not parked; parked now. */
+  | (Definite & { readonly code: "newly_parked" })
+  | (RecheckSubject & {
+      readonly code: "indeterminate";
+      readonly reason: RecheckIndeterminate;
+      /** What the outcome recorded, when it could be read. */
+      readonly recorded?: Recorded;
+      /** The rule that decides now, when one was selected (a rate_limit rule). */
+      readonly now?: NowRule;
+    });
+
+export type RecheckVerdictCode = RecheckVerdict["code"];
+export type ChangeCode = Exclude<RecheckVerdictCode, "unchanged" | "indeterminate">;
+
+/**
+ * The comparison (SPEC §16.2). `denied` and `rate_limited` are one class, *blocked*: both
+ * mean the call did not run, and a set that swaps one refusal for the other has not
+ * changed what the call could do. So a recorded `rate_limited` that is denied now is
+ * unchanged, and one that is allowed or parked now is newly allowed or newly parked.
+ */
+export function compareRecorded(recorded: PolicyStatus, now: NowClass): "unchanged" | ChangeCode {
+  return match([now, recorded] as const)
+    .with(["allowed", "allowed"], () => "unchanged" as const)
+    .with(["allowed", "denied"], ["allowed", "rate_limited"], ["allowed", "pending_approval"], () => "newly_allowed" as const)
+    .with(["denied", "denied"], ["denied", "rate_limited"], () => "unchanged" as const)
+    .with(["denied", "allowed"], ["denied", "pending_approval"], () => "newly_blocked" as const)
+    .with(["pending_approval", "pending_approval"], () => "unchanged" as const)
+    .with(["pending_approval", "allowed"], ["pending_approval", "denied"], ["pending_approval", "rate_limited"], () => "newly_parked" as const)
+    .exhaustive(unreachable);
+}
+
+/** The verdict clause, in the reference's words (SPEC §16.4). */
+export function describeRecheck(verdict: RecheckVerdict): string {
+  return match(verdict)
+    .with({ code: "unchanged" }, (v) => `unchanged ${v.recorded.status}`)
+    .with({ code: "newly_blocked" }, (v) => `newly_blocked was=${v.recorded.status} now=denied`)
+    .with({ code: "newly_allowed" }, (v) => `newly_allowed was=${v.recorded.status} now=allowed`)
+    .with({ code: "newly_parked" }, (v) => `newly_parked was=${v.recorded.status}`)
+    .with({ code: "indeterminate" }, (v) => `indeterminate ${v.reason.code}`)
+    .exhaustive(unreachable);
+}
+
+/** One report line: `call <call_id|-> session <i> seq <n>: <clause>` (SPEC §16.4). */
+export function describeRecheckLine(verdict: RecheckVerdict): string {
+  return `call ${verdict.call_id ?? "-"} session ${verdict.session_index} seq ${verdict.seq}: ${describeRecheck(verdict)}`;
+}
+
+/**
+ * The reason in more words than its token, for a diagnostic stream: the report line itself
+ * carries the token only, so that it is a pure function of the two inputs and echoes no
+ * digests or paths.
+ */
+export function explainIndeterminate(reason: RecheckIndeterminate): string {
+  return match(reason)
+    .with({ code: "missing_envelope" }, (r) =>
+      match(r.detail)
+        .with({ code: "no_lookup" }, () => `the set has argument matchers and no Envelope was given for request ${r.request_digest}`)
+        .with({ code: "missing" }, () => `the Envelope holds no request ${r.request_digest}`)
+        .with({ code: "redacted" }, (d) => `request ${r.request_digest} was redacted at ${d.redacted_at}: ${d.reason}`)
+        .exhaustive(unreachable),
+    )
+    .with({ code: "envelope_digest_mismatch" }, (r) => `the Envelope's bytes for request ${r.expected} hash to ${r.found}`)
+    .with({ code: "unknown_policy_set_hash" }, (r) =>
+      match(r.detail)
+        .with({ code: "other_schema" }, (d) => `the outcome is of schema version ${d.schema_version}, not 2`)
+        .with({ code: "not_given" }, (d) => `no Policy Set given hashes to ${d.policy_set_hash}`)
+        .exhaustive(unreachable),
+    )
+    .with({ code: "no_binding" }, (r) =>
+      match(r.detail)
+        .with({ code: "unreadable_outcome" }, (d) => `the outcome cannot be read: ${d.problems.join("; ")}`)
+        .with({ code: "unbound" }, (d) => `rule \`${d.rule}\` needs decision_axes.${d.parameter}, which the outcome does not record`)
+        .exhaustive(unreachable),
+    )
+    .with({ code: "rate_limit_unevaluable" }, (r) => `rule \`${r.rule}\` is a rate limit; its window is state no record carries`)
+    .exhaustive(unreachable);
+}

@@ -1,0 +1,191 @@
+import type { DecisionAxes, JsonValue } from "@aegis/format";
+import { match } from "ts-pattern";
+import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
+import { isJsonInteger, resolvePointer } from "./pointer.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * Rule selection (SPEC §15.3), shared by `decide` and `recheck` so that a recorded decision
+ * is re-evaluated by the very code that made it:
+ *
+ * 1. any matching `deny` wins;
+ * 2. otherwise the matching rule with the highest (specificity, priority);
+ * 3. a full tie keeps the rule that comes first in the file;
+ * 4. nothing matches: the set's default.
+ *
+ * A rule can also be *unbound*: it needs a parameter the call did not bind (`decision_axes.fs`
+ * or `.net` for its fs or net matcher, or the request bytes for an argument matcher) while
+ * every parameter it could test holds. Selection then cannot be sure of its answer. It is
+ * unsure only when the unbound rule, had it matched, would have won (SPEC §15.3): an
+ * unbound `allow` under a matching `deny` changes nothing.
+ */
+
+/** What selection sees of a call: the tool, and the axes the Chain records for it. */
+export interface CallView {
+  readonly tool_id: string;
+  readonly axes: DecisionAxes;
+}
+
+/** The request JSON, when it is to hand. `document` is undefined when the bytes are not JSON. */
+export type RequestView =
+  | { readonly code: "available"; readonly document: JsonValue | undefined }
+  | { readonly code: "unavailable" };
+
+/** A parameter a rule needed and the call did not bind. */
+export type UnboundParameter = "fs" | "net" | "request";
+
+/** The rule that decided, or the set's default. */
+export type Matched = { readonly kind: "rule"; readonly rule: Rule } | { readonly kind: "default"; readonly action: DefaultAction };
+
+export type Selection =
+  | { readonly code: "selected"; readonly matched: Matched }
+  | {
+      readonly code: "unbound";
+      /** The first unbound rule that would win, preferring one that lacks a Chain parameter. */
+      readonly rule: Rule;
+      readonly parameter: UnboundParameter;
+      /**
+       * Whether some rule that would win lacks the request bytes: then the bytes may settle
+       * the call even when a rule lacks a Chain parameter, because they can rule it out, or
+       * make a rule match that outranks it.
+       */
+      readonly requestWouldHelp: boolean;
+    };
+
+/** A rule's fit; when unbound, every parameter it lacks, Chain parameters first. */
+type Fit = "match" | "no_match" | readonly [UnboundParameter, ...UnboundParameter[]];
+
+interface Candidate {
+  readonly rule: Rule;
+  readonly index: number;
+}
+
+export function select(set: PolicySet, call: CallView, request: RequestView): Selection {
+  let deny: Candidate | undefined;
+  let other: Candidate | undefined;
+  const unbound: { readonly candidate: Candidate; readonly missing: readonly [UnboundParameter, ...UnboundParameter[]] }[] = [];
+  set.rules.forEach((rule, index) => {
+    const fit = fitOf(rule, call, request);
+    const candidate = { rule, index };
+    if (fit === "no_match") return;
+    if (fit !== "match") unbound.push({ candidate, missing: fit });
+    else if (rule.action.kind === "deny") deny = better(deny, candidate);
+    else other = better(other, candidate);
+  });
+
+  // An unbound rule matters only if, had it matched, it would have won. A parameter of
+  // the Chain (fs, net) missing is reported before the request bytes missing: the first
+  // is final, the second an Envelope may still supply.
+  const relevant = unbound.filter(({ candidate }) =>
+    candidate.rule.action.kind === "deny" ? beats(candidate, deny) : deny === undefined && beats(candidate, other),
+  );
+  const blocking = relevant.find((u) => u.missing[0] !== "request") ?? relevant[0];
+  if (blocking !== undefined) {
+    return {
+      code: "unbound",
+      rule: blocking.candidate.rule,
+      parameter: blocking.missing[0],
+      requestWouldHelp: relevant.some((u) => u.missing.includes("request")),
+    };
+  }
+
+  const winner = deny ?? other;
+  return { code: "selected", matched: winner === undefined ? { kind: "default", action: set.default } : { kind: "rule", rule: winner.rule } };
+}
+
+/** Does `challenger` win against `incumbent`? Higher (specificity, priority); a tie keeps the earlier rule. */
+function beats(challenger: Candidate, incumbent: Candidate | undefined): boolean {
+  if (incumbent === undefined) return true;
+  const a = challenger.rule;
+  const b = incumbent.rule;
+  if (a.specificity !== b.specificity) return a.specificity > b.specificity;
+  if (a.priority !== b.priority) return a.priority > b.priority;
+  return challenger.index < incumbent.index;
+}
+
+function better(incumbent: Candidate | undefined, challenger: Candidate): Candidate {
+  return beats(challenger, incumbent) ? challenger : (incumbent ?? challenger);
+}
+
+/**
+ * One rule against one call. Every parameter that is bound is tested first: one that fails
+ * settles `no_match` whatever is unbound. Then a missing Chain parameter, then missing
+ * request bytes.
+ */
+function fitOf(rule: Rule, call: CallView, request: RequestView): Fit {
+  const m = rule.match;
+  const axes = call.axes;
+  // The reference's axes: a matcher on an axis the call did not assert does not match
+  // (a role gate fires only when a role is asserted).
+  if (m.tool !== undefined && call.tool_id !== m.tool) return "no_match";
+  if (m.capability !== undefined && axes.capability !== m.capability) return "no_match";
+  if (m.role !== undefined && axes.role !== m.role) return "no_match";
+  if (m.session !== undefined && axes.session !== m.session) return "no_match";
+
+  // Derived parameters: the Chain omits fs or net when the call did not resolve to exactly
+  // one resource (SPEC §5.3), so their absence means "not known", not "none".
+  const missing: UnboundParameter[] = [];
+  if (m.fs !== undefined) {
+    if (axes.fs === undefined) missing.push("fs");
+    else if (!pathMatches(m.fs, axes.fs.path_canonical)) return "no_match";
+  }
+  if (m.net !== undefined) {
+    if (axes.net === undefined) missing.push("net");
+    else {
+      if (m.net.host !== undefined && !hostMatches(m.net.host, axes.net.host)) return "no_match";
+      if (m.net.port !== undefined && !portMatches(m.net.port, axes.net.port)) return "no_match";
+    }
+  }
+  if (m.args !== undefined) {
+    if (request.code === "unavailable") missing.push("request");
+    else if (!m.args.every((arg) => argumentMatches(arg, request.document))) return "no_match";
+  }
+  const [first, ...rest] = missing;
+  return first === undefined ? "match" : [first, ...rest];
+}
+
+function pathMatches(matcher: PathMatcher, path: string): boolean {
+  return match(matcher)
+    .with({ code: "exact" }, (p) => path === p.path)
+    .with({ code: "prefix" }, (p) => path.startsWith(p.prefix))
+    .with({ code: "glob" }, (p) => p.regex.test(path))
+    .exhaustive(unreachable);
+}
+
+/** Host names compare without regard to ASCII case (RFC 4343); nothing else is folded. */
+function hostMatches(matcher: HostMatcher, host: string): boolean {
+  const h = asciiLower(host);
+  return match(matcher)
+    .with({ code: "exact" }, (m) => h === asciiLower(m.host))
+    .with({ code: "suffix" }, (m) => h.endsWith(asciiLower(m.suffix)))
+    .exhaustive(unreachable);
+}
+
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/gu, (c) => c.toLowerCase());
+}
+
+function portMatches(matcher: PortMatcher, port: number): boolean {
+  return match(matcher)
+    .with({ code: "list" }, (m) => m.ports.includes(port))
+    .with({ code: "range" }, (m) => port >= m.min && port <= m.max)
+    .exhaustive(unreachable);
+}
+
+/** Request bytes that are not JSON hold no value at any pointer. */
+function argumentMatches(arg: ArgumentMatcher, document: JsonValue | undefined): boolean {
+  const value = document === undefined ? undefined : resolvePointer(document, arg.tokens);
+  return match(arg.test)
+    .with({ code: "exists" }, (t) => (value !== undefined) === t.exists)
+    .with({ code: "prefix" }, (t) => typeof value === "string" && value.startsWith(t.prefix))
+    .with({ code: "exact" }, (t) =>
+      value === undefined
+        ? false
+        : match(t.value)
+            .with({ type: "string" }, (v) => value === v.value)
+            .with({ type: "boolean" }, (v) => value === v.value)
+            .with({ type: "integer" }, (v) => isJsonInteger(value, v.value))
+            .exhaustive(unreachable),
+    )
+    .exhaustive(unreachable);
+}
