@@ -1,0 +1,32 @@
+import { match } from "ts-pattern";
+
+/**
+ * Damage found in a store or pack (SPEC §14.7). None of it stops a reader: every whole
+ * entry before and after it is still served. Each names the file and the byte offset.
+ */
+export type EnvelopeDamage =
+  /** Bytes between two whole frames that are no frame: skipped, `length` bytes from `offset`. */
+  | { readonly code: "damaged_frame"; readonly path: string; readonly offset: number; readonly length: number; readonly detail: string }
+  /** Bytes at the end of a segment that hold no whole frame: a write cut short (SPEC §14.5). */
+  | { readonly code: "torn_tail"; readonly path: string; readonly offset: number; readonly length: number; readonly cut: boolean }
+  /** An index that could not be used; its segment (or pack) was scanned instead. */
+  | { readonly code: "index_rebuilt"; readonly path: string; readonly detail: string }
+  /** A file header that is not what its name says; its frames were still read. */
+  | { readonly code: "damaged_header"; readonly path: string; readonly offset: number; readonly detail: string }
+  /** A segment the numbering says should exist and does not: its entries are lost. */
+  | { readonly code: "missing_segment"; readonly path: string }
+  /** An index the writer could not write: the next open scans its segment instead. */
+  | { readonly code: "index_not_written"; readonly path: string; readonly detail: string };
+
+export type EnvelopeDamageCode = EnvelopeDamage["code"];
+
+export function describeDamage(damage: EnvelopeDamage): string {
+  return match(damage)
+    .with({ code: "damaged_frame" }, (d) => `${d.path}: damaged frame at byte ${d.offset} (${d.length} bytes skipped): ${d.detail}`)
+    .with({ code: "torn_tail" }, (d) => `${d.path}: torn tail at byte ${d.offset} (${d.length} bytes${d.cut ? ", cut off" : ""})`)
+    .with({ code: "index_rebuilt" }, (d) => `${d.path}: index not used (${d.detail}); the frames were scanned instead`)
+    .with({ code: "damaged_header" }, (d) => `${d.path}: damaged header at byte ${d.offset}: ${d.detail}`)
+    .with({ code: "missing_segment" }, (d) => `${d.path}: segment missing; its entries are lost`)
+    .with({ code: "index_not_written" }, (d) => `${d.path}: index not written (${d.detail}); the next open scans the segment`)
+    .exhaustive(() => "unknown damage");
+}

@@ -1,0 +1,198 @@
+import { open, readdir, readFile, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+import { Catalog } from "./catalog.js";
+import type { EnvelopeDamage } from "./damage.js";
+import { segmentHeaderFault, readDescriptor } from "./descriptor.js";
+import { io, ioError } from "./errors.js";
+import { readHead, readPrefix } from "./frame.js";
+import { decodeIndex, type IndexRecord } from "./index-file.js";
+import { FRAME_PREFIX_BYTES, SEGMENT_HEADER_BYTES, indexFileName, segmentFileName, segmentNumberOf } from "./layout.js";
+import { scanFrames } from "./scan.js";
+import { WindowReader, readAt } from "./window.js";
+
+/** One segment as opening found it. */
+export interface SegmentState {
+  readonly segment: number;
+  readonly path: string;
+  /** The file's size when it was opened. */
+  readonly size: number;
+  /** Where the whole frames end: the torn tail, if any, starts here. */
+  readonly end: number;
+  /** Whether the header is missing or torn (the file is shorter than one). */
+  readonly tornHeader: boolean;
+  /** A valid index covered every whole frame: nothing here needs writing again. */
+  readonly indexed: boolean;
+  /** Every record of the segment, kept when the caller will write its index. */
+  readonly records: IndexRecord[] | undefined;
+  /** Tombstones found by scanning rather than in an index: their redaction may be unfinished. */
+  readonly scannedTombstones: readonly string[];
+}
+
+export interface LoadedDirectory {
+  readonly dir: string;
+  readonly salt: Buffer;
+  readonly catalog: Catalog;
+  readonly segments: readonly SegmentState[];
+  readonly damage: EnvelopeDamage[];
+  /** The highest segment number a segment or index file carries (0 for none). */
+  readonly highest: number;
+}
+
+/**
+ * Open a store directory's files (SPEC §14.4): the descriptor, then each segment in order,
+ * from its index where a valid one exists and by scanning the frames the index does not
+ * cover. Nothing is written here; a writer repairs what this reports.
+ */
+export async function loadDirectory(dir: string, keepRecords: boolean): Promise<LoadedDirectory> {
+  const salt = await readDescriptor(dir);
+  const names = await io(dir, () => readdir(dir));
+  const segmentNumbers = new Set<number>();
+  const indexNumbers = new Set<number>();
+  for (const name of names) {
+    const seg = segmentNumberOf(name, ".seg");
+    if (seg !== undefined) segmentNumbers.add(seg);
+    const idx = segmentNumberOf(name, ".idx");
+    if (idx !== undefined) indexNumbers.add(idx);
+  }
+  const last = Math.max(0, ...segmentNumbers, ...indexNumbers);
+  const lastSegment = Math.max(0, ...segmentNumbers);
+  const catalog = new Catalog();
+  const damage: EnvelopeDamage[] = [];
+  const segments: SegmentState[] = [];
+  for (let segment = 1; segment <= last; segment++) {
+    const path = join(dir, segmentFileName(segment));
+    if (!segmentNumbers.has(segment)) {
+      damage.push({ code: "missing_segment", path });
+      continue;
+    }
+    const indexPath = indexNumbers.has(segment) ? join(dir, indexFileName(segment)) : undefined;
+    segments.push(await loadSegment({ segment, path, indexPath, salt, catalog, damage, keepRecords, isLast: segment === lastSegment }));
+  }
+  return { dir, salt, catalog, segments, damage, highest: last };
+}
+
+interface SegmentLoad {
+  readonly segment: number;
+  readonly path: string;
+  readonly indexPath: string | undefined;
+  readonly salt: Buffer;
+  readonly catalog: Catalog;
+  readonly damage: EnvelopeDamage[];
+  readonly keepRecords: boolean;
+  readonly isLast: boolean;
+}
+
+async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
+  const { segment, path, salt, catalog, damage } = load;
+  const handle = await io(path, () => open(path, "r"));
+  try {
+    const size = (await io(path, () => handle.stat())).size;
+    if (size < SEGMENT_HEADER_BYTES) {
+      if (size > 0) damage.push({ code: "torn_tail", path, offset: 0, length: size, cut: false });
+      return { segment, path, size, end: 0, tornHeader: true, indexed: false, records: load.keepRecords ? [] : undefined, scannedTombstones: [] };
+    }
+    const header = Buffer.alloc(SEGMENT_HEADER_BYTES);
+    await io(path, () => readAt(handle, header, 0));
+    const headerFault = segmentHeaderFault(header, segment, salt);
+    if (headerFault !== undefined) damage.push({ code: "damaged_header", path, offset: 0, detail: headerFault });
+
+    const records: IndexRecord[] = [];
+    let scanFrom = SEGMENT_HEADER_BYTES;
+    if (load.indexPath !== undefined) {
+      const indexPath = load.indexPath;
+      const bytes = await io(indexPath, () => readFile(indexPath));
+      const index = decodeIndex(bytes, salt, { segment, fileSize: size, firstFrame: SEGMENT_HEADER_BYTES });
+      if (index.ok) {
+        for (const record of index.records) {
+          // Only a tombstone needs its frame read; an entry is taken as the index says.
+          if (record.kind === "entry") {
+            records.push(record);
+            catalog.addEntry(record.digest, { segment, frame: record.offset, size: record.size });
+          } else {
+            await applyIndexed(record, handle, load, records);
+          }
+        }
+        scanFrom = index.covered;
+      } else {
+        damage.push({ code: "index_rebuilt", path: indexPath, detail: index.detail });
+      }
+    }
+
+    // Scan what no index covers: the active segment's newer frames, or a segment whose index is missing.
+    let end = scanFrom;
+    const scannedTombstones: string[] = [];
+    const reader = new WindowReader(handle, size);
+    const events = scanFrames(reader, salt, scanFrom, size, { hashValues: false });
+    for await (const event of withPath(path, events)) {
+      if (event.kind === "frame") {
+        const { head } = event;
+        if (head.kind === "entry") {
+          catalog.addEntry(head.digest, { segment, frame: event.offset, size: event.valueLength });
+          records.push({ kind: "entry", digest: head.digest, offset: event.offset, size: event.valueLength });
+        } else {
+          catalog.addTombstone(head.digest, { redactedAt: head.redactedAt, reason: head.reason, size: head.size });
+          records.push({ kind: "tombstone", digest: head.digest, offset: event.offset, size: head.size });
+          scannedTombstones.push(head.digest);
+        }
+        end = event.end;
+      } else if (event.kind === "damaged") {
+        damage.push({ code: "damaged_frame", path, offset: event.offset, length: event.length, detail: event.detail });
+        records.push({ kind: "damage", offset: event.offset, size: event.length, detail: event.detail });
+        end = event.offset + event.length;
+      } else {
+        damage.push({ code: "torn_tail", path, offset: event.offset, length: event.length, cut: false });
+      }
+    }
+    const indexed = load.indexPath !== undefined && scanFrom === size;
+    // Records are kept only where the writer will write them: the segment it appends to, and any it must index.
+    const keep = load.keepRecords && (load.isLast || !indexed);
+    return { segment, path, size, end, tornHeader: false, indexed, records: keep ? records : undefined, scannedTombstones };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** Iterate `events`; an I/O error on the way names `path`. */
+export async function* withPath<T>(path: string, events: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    yield* events;
+  } catch (error) {
+    throw ioError(path, error);
+  }
+}
+
+/** Take one index record into the catalog; a tombstone's time and reason are read from its frame. */
+async function applyIndexed(record: IndexRecord, handle: FileHandle, load: SegmentLoad, records: IndexRecord[]): Promise<void> {
+  const { segment, path, salt, catalog, damage } = load;
+  records.push(record);
+  if (record.kind === "entry") {
+    catalog.addEntry(record.digest, { segment, frame: record.offset, size: record.size });
+  } else if (record.kind === "damage") {
+    damage.push({ code: "damaged_frame", path, offset: record.offset, length: record.size, detail: record.detail });
+  } else {
+    const tombstone = await readTombstone(handle, salt, record.offset);
+    if (tombstone.ok && tombstone.digest === record.digest) {
+      catalog.addTombstone(record.digest, tombstone);
+    } else {
+      damage.push({ code: "damaged_frame", path, offset: record.offset, length: 0, detail: tombstone.ok ? "the tombstone names another digest than its index record" : tombstone.detail });
+    }
+  }
+}
+
+export type TombstoneRead =
+  | { readonly ok: true; readonly digest: string; readonly redactedAt: string; readonly reason: string; readonly size: number }
+  | { readonly ok: false; readonly detail: string };
+
+/** Read and check the tombstone frame at `offset`. */
+export async function readTombstone(handle: FileHandle, salt: Uint8Array, offset: number): Promise<TombstoneRead> {
+  const prefix = Buffer.alloc(FRAME_PREFIX_BYTES);
+  if ((await readAt(handle, prefix, offset)) < FRAME_PREFIX_BYTES) return { ok: false, detail: "the tombstone frame is cut short" };
+  const lengths = readPrefix(prefix);
+  if (!lengths.ok) return lengths;
+  const frame = Buffer.alloc(FRAME_PREFIX_BYTES + lengths.headLength);
+  if ((await readAt(handle, frame, offset)) < frame.length) return { ok: false, detail: "the tombstone frame is cut short" };
+  const read = readHead(salt, frame, lengths.headLength, lengths.valueLength);
+  if (!read.ok) return read;
+  if (read.head.kind !== "tombstone") return { ok: false, detail: "the index names an entry frame as a tombstone" };
+  return { ok: true, digest: read.head.digest, redactedAt: read.head.redactedAt, reason: read.head.reason, size: read.head.size };
+}

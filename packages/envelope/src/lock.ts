@@ -1,0 +1,66 @@
+import { hostname } from "node:os";
+import { open, readFile, unlink } from "node:fs/promises";
+import type { LockHolder } from "@aegis/format";
+
+/**
+ * One writer per store (SPEC §14.6): `<dir>/writer.lock`, created exclusively, holding the
+ * owner's pid and host, as the Chain writer's lock does (SPEC §13.3). A second writer is
+ * refused; a stale lock is reported, never broken silently (two processes deciding at once
+ * that it is stale would both take it).
+ */
+export type LockResult =
+  | { readonly ok: true; readonly release: () => Promise<void> }
+  | { readonly ok: false; readonly lockPath: string; readonly holder?: LockHolder; readonly stale: boolean };
+
+export async function acquireLock(lockPath: string): Promise<LockResult> {
+  const me: LockHolder = { pid: process.pid, host: hostname() };
+  try {
+    const handle = await open(lockPath, "wx", 0o644);
+    try {
+      await handle.writeFile(`${JSON.stringify(me)}\n`);
+      await handle.sync();
+    } catch (error) {
+      // An empty lock would refuse every later writer and name no holder: take it back.
+      await handle.close().catch(() => undefined);
+      await unlink(lockPath).catch(() => undefined);
+      throw error;
+    }
+    await handle.close();
+  } catch (error) {
+    if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
+    const holder = await readHolder(lockPath);
+    return { ok: false, lockPath, ...(holder === undefined ? {} : { holder }), stale: holder !== undefined && isStale(holder) };
+  }
+  let released = false;
+  return {
+    ok: true,
+    release: async () => {
+      if (released) return;
+      released = true;
+      await unlink(lockPath).catch(() => undefined);
+    },
+  };
+}
+
+async function readHolder(lockPath: string): Promise<LockHolder | undefined> {
+  try {
+    const parsed: unknown = JSON.parse(await readFile(lockPath, "utf8"));
+    if (typeof parsed === "object" && parsed !== null && "pid" in parsed && "host" in parsed) {
+      const { pid, host } = parsed;
+      if (typeof pid === "number" && typeof host === "string") return { pid, host };
+    }
+  } catch {
+    // An unreadable lock still refuses the writer; it just names no holder.
+  }
+  return undefined;
+}
+
+function isStale(holder: LockHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (error) {
+    return typeof error === "object" && error !== null && "code" in error && error.code === "ESRCH";
+  }
+}

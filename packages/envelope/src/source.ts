@@ -1,0 +1,61 @@
+import type { RequestDigest, ResponseDigest } from "@aegis/format";
+import type { EnvelopeDamage } from "./damage.js";
+
+/** A digest an Envelope is asked for: the Chain's `request_digest` or `response_digest` (SPEC §9). */
+export type EntryDigest = RequestDigest | ResponseDigest;
+
+/**
+ * What reading a digest answers (SPEC §14.1). The bytes are re-hashed on every read:
+ * `present` means they hash to the digest asked for, now.
+ */
+export type EnvelopeRead<D extends EntryDigest = EntryDigest> =
+  | { readonly code: "present"; readonly bytes: Uint8Array }
+  | { readonly code: "missing" }
+  | { readonly code: "digest_mismatch"; readonly expected: D; readonly found: string }
+  | { readonly code: "redacted"; readonly redactedAt: string; readonly reason: string };
+
+export type EnvelopeReadCode = EnvelopeRead["code"];
+
+/**
+ * One entry as the index knows it, without reading its bytes. `size` is the length of the
+ * value (for a redacted entry: of the value that was removed). The digest is the SHA-256 of
+ * the bytes, whichever side of a call they were: pass it to `get` as it is.
+ */
+export type EnvelopeEntry =
+  | { readonly state: "present"; readonly digest: EntryDigest; readonly size: number }
+  | {
+      readonly state: "redacted";
+      readonly digest: EntryDigest;
+      readonly size: number;
+      readonly redactedAt: string;
+      readonly reason: string;
+    };
+
+/** Counts and sizes, from the index (nothing is re-hashed). */
+export interface EnvelopeStats {
+  /** Entries whose bytes are held. */
+  readonly present: { readonly count: number; readonly bytes: number };
+  /** Tombstones, and the size of the values they removed. */
+  readonly redacted: { readonly count: number; readonly bytes: number };
+  /** The files the store or pack consists of, and their total size on disk. */
+  readonly files: number;
+  readonly diskBytes: number;
+}
+
+/**
+ * What every Envelope offers a reader: a live store (opened read-only or for writing) and
+ * a pack alike (SPEC §14.1).
+ */
+export interface EnvelopeSource {
+  /** Where it was opened from. */
+  readonly path: string;
+  /** Damage found while opening (SPEC §14.7); whole entries are served regardless. */
+  readonly damage: readonly EnvelopeDamage[];
+  get<D extends EntryDigest>(digest: D): Promise<EnvelopeRead<D>>;
+  /** What the index says of one digest, without reading its bytes; undefined when absent. */
+  entry(digest: EntryDigest): Promise<EnvelopeEntry | undefined>;
+  /** Every entry and tombstone, in the order they were written. */
+  entries(): AsyncIterable<EnvelopeEntry>;
+  stats(): Promise<EnvelopeStats>;
+  close(): Promise<void>;
+}

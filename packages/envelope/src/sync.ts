@@ -1,0 +1,29 @@
+import { close, fsync, fsyncSync, open } from "node:fs";
+
+/** fsync a directory, so that a file created or renamed in it survives a crash. */
+export async function syncDirectory(directory: string): Promise<void> {
+  const fd = await new Promise<number>((resolve, reject) => open(directory, "r", (error, opened) => (error === null ? resolve(opened) : reject(error))));
+  try {
+    await syncOffThread(fd);
+  } finally {
+    await new Promise<void>((resolve) => close(fd, () => resolve()));
+  }
+}
+
+/** fsync on the libuv pool: the event loop runs on while the disk works. */
+export function syncOffThread(fd: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))));
+}
+
+/**
+ * fsync on this thread: for a lone put with nothing else in flight, it saves the thread
+ * hop and blocks nothing that could have run (the writer's reasoning, ADR 0004).
+ */
+export function syncNow(fd: number): Promise<void> {
+  try {
+    fsyncSync(fd);
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,81 @@
+import { spawn } from "node:child_process";
+import { readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { RequestDigest } from "@aegis/format";
+import { EnvelopeStore, openEnvelope } from "../src/index.js";
+import { faultOf, marked, tempDir } from "./support/stores.js";
+
+const CHILD = fileURLToPath(new URL("./support/put-child.mjs", import.meta.url));
+const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
+
+/** The child runs the built package: refuse to test an older build than the sources. */
+function assertBuilt(): void {
+  const built = statSync(join(PACKAGE, "dist", ".tsbuildinfo")).mtimeMs;
+  const newest = Math.max(...readdirSync(join(PACKAGE, "src")).map((n) => statSync(join(PACKAGE, "src", n)).mtimeMs));
+  if (newest > built) throw new Error("packages/envelope/dist is older than its sources: run `npx tsc -b packages/envelope` first");
+}
+
+/** Start the child, let it acknowledge `acknowledged` puts, then SIGKILL it mid-stream. */
+function putUntilKilled(dir: string, acknowledged: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, dir], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let killed = false;
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk;
+      if (!killed && out.split("\n").length - 2 >= acknowledged) {
+        killed = true;
+        child.kill("SIGKILL");
+      }
+    });
+    child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()));
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      if (signal !== "SIGKILL") return reject(new Error(`the child ended by itself (${String(code)}): ${err}`));
+      // Only whole lines: a digest cut short by the kill was not acknowledged to anyone.
+      const lines = out.split("\n").slice(0, -1);
+      expect(lines[0]).toBe("ready");
+      resolve(lines.slice(1));
+    });
+  });
+}
+
+describe("a writer killed while putting (SPEC §14.5)", () => {
+  it("[M14.8] leaves a store that opens, keeps every acknowledged entry, and accepts new puts", { timeout: 120_000 }, async () => {
+    assertBuilt();
+    const dir = join(tempDir(), "store");
+    const acknowledged: string[] = [];
+    for (const [round, count] of [300, 700, 150].entries()) {
+      const digests = await putUntilKilled(dir, count);
+      expect(digests.length, `round ${round}`).toBeGreaterThanOrEqual(count);
+      acknowledged.push(...digests);
+
+      // A reader needs no lock and changes nothing.
+      const reader = await openEnvelope(dir);
+      for (const d of acknowledged) expect((await reader.get(RequestDigest.parse(d))).code, d).toBe("present");
+      expect(reader.damage.filter((d) => d.code !== "torn_tail")).toEqual([]);
+      await reader.close();
+
+      // The killed writer's lock is reported as stale; an operator removes it.
+      expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({ code: "locked", stale: true });
+      rmSync(join(dir, "writer.lock"));
+
+      const writer = await EnvelopeStore.open(dir, { segmentBytes: 256 * 1024 });
+      expect(writer.damage.filter((d) => d.code !== "torn_tail" || !d.cut)).toEqual([]);
+      for (const d of acknowledged) expect((await writer.get(RequestDigest.parse(d))).code, d).toBe("present");
+      const added = await writer.putRequest(marked(`after round ${round}`));
+      expect((await writer.get(added)).code).toBe("present");
+      acknowledged.push(added);
+      await writer.close();
+    }
+    const final = await openEnvelope(dir);
+    expect(final.damage).toEqual([]);
+    expect((await final.stats()).present.count).toBeGreaterThanOrEqual(acknowledged.length);
+    await final.close();
+    expect(readdirSync(dir).filter((n) => n.endsWith(".seg")).length).toBeGreaterThan(1);
+  });
+});

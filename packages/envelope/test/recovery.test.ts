@@ -1,0 +1,159 @@
+import { appendFileSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { RequestDigest } from "@aegis/format";
+import { EnvelopeStore, checkEnvelope, describeDamage, openEnvelope } from "../src/index.js";
+import { flipByte, marked, offsetIn, tempDir } from "./support/stores.js";
+
+/** The frame of an entry starts 56 bytes before its value: a 20-byte prefix and a 36-byte head. */
+const FRAME_OVERHEAD = 56;
+
+async function storeOf(values: readonly Uint8Array[], options: { segmentBytes?: number } = {}): Promise<{ dir: string; digests: RequestDigest[] }> {
+  const dir = join(tempDir(), "store");
+  const store = await EnvelopeStore.open(dir, options);
+  const digests: RequestDigest[] = [];
+  for (const value of values) digests.push(await store.putRequest(value));
+  await store.close();
+  return { dir, digests };
+}
+
+const values = ["a", "b", "c", "d", "e"].map((l) => marked(l, 120));
+
+describe("a torn tail (SPEC §14.5)", () => {
+  for (const [name, tear] of [
+    ["a frame cut inside its value", (frame: Buffer) => frame.subarray(0, frame.length - 30)],
+    ["a frame cut inside its prefix", (frame: Buffer) => frame.subarray(0, 11)],
+    ["zeros where the file grew but the data never landed", (frame: Buffer) => Buffer.alloc(frame.length)],
+  ] as const) {
+    it(`[M14.8] ${name}: readers skip it, a writer cuts it back to the last whole frame, nothing whole is lost`, async () => {
+      const { dir, digests } = await storeOf(values);
+      const segment = join(dir, "00000001.seg");
+      const whole = statSync(segment).size;
+      const last = readFileSync(segment).subarray(offsetIn(segment, values[4] ?? new Uint8Array()) - FRAME_OVERHEAD);
+      appendFileSync(segment, tear(Buffer.from(last)));
+      const torn = statSync(segment).size;
+
+      const reader = await openEnvelope(dir);
+      expect(reader.damage).toEqual([{ code: "torn_tail", path: segment, offset: whole, length: torn - whole, cut: false }]);
+      for (const d of digests) expect((await reader.get(d)).code).toBe("present");
+      await reader.close();
+      expect(statSync(segment).size).toBe(torn);
+
+      const writer = await EnvelopeStore.open(dir);
+      expect(writer.damage).toEqual([{ code: "torn_tail", path: segment, offset: whole, length: torn - whole, cut: true }]);
+      expect(statSync(segment).size).toBe(whole);
+      const added = await writer.putRequest(marked("after the cut"));
+      await writer.close();
+
+      const again = await openEnvelope(dir);
+      expect(again.damage).toEqual([]);
+      for (const d of [...digests, added]) expect((await again.get(d)).code).toBe("present");
+      await again.close();
+    });
+  }
+
+  it("[M14.8] a segment whose header never reached the disk is started again", async () => {
+    const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
+    const segments = (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".seg")).sort();
+    const next = join(dir, `${String(segments.length + 1).padStart(8, "0")}.seg`);
+    writeFileSync(next, Buffer.from("AEGIS"));
+    const writer = await EnvelopeStore.open(dir, { segmentBytes: 400 });
+    expect(writer.damage).toEqual([{ code: "torn_tail", path: next, offset: 0, length: 5, cut: true }]);
+    const added = await writer.putRequest(marked("into the restarted segment"));
+    await writer.close();
+    const reader = await openEnvelope(dir);
+    expect(reader.damage).toEqual([]);
+    for (const d of [...digests, added]) expect((await reader.get(d)).code).toBe("present");
+    await reader.close();
+  });
+});
+
+describe("damage in the middle (SPEC §14.7)", () => {
+  it("[M14.10] a damaged frame is reported with its file and byte offset, and every whole entry before and after it is served", async () => {
+    const { dir, digests } = await storeOf(values);
+    const segment = join(dir, "00000001.seg");
+    // As after a crash before the index was written: the frames must be scanned.
+    rmSync(join(dir, "00000001.idx"));
+    const value = values[2] ?? new Uint8Array();
+    const frame = offsetIn(segment, value) - FRAME_OVERHEAD;
+    flipByte(segment, frame + 14); // a byte of the frame check
+    const expected = { code: "damaged_frame" as const, path: segment, offset: frame, length: FRAME_OVERHEAD + value.length, detail: "frame check does not match" };
+
+    const reader = await openEnvelope(dir);
+    expect(reader.damage).toEqual([expected]);
+    expect(describeDamage(expected)).toContain(`${segment}: damaged frame at byte ${frame}`);
+    for (const [i, d] of digests.entries()) expect((await reader.get(d)).code).toBe(i === 2 ? "missing" : "present");
+    await reader.close();
+
+    // A writer goes on, and records the damage in the index so that later opens report it too.
+    const writer = await EnvelopeStore.open(dir);
+    expect(writer.damage).toEqual([expected]);
+    const added = await writer.putRequest(marked("later"));
+    await writer.close();
+    const again = await openEnvelope(dir);
+    expect(again.damage).toEqual([{ ...expected, detail: "recorded when the index was written" }]);
+    for (const d of [digests[0], digests[4], added]) if (d !== undefined) expect((await again.get(d)).code).toBe("present");
+    await again.close();
+  });
+
+  it("[M14.10] a run of garbage across several frames is skipped as one range, and the frames after it are found", async () => {
+    const { dir, digests } = await storeOf(values);
+    const segment = join(dir, "00000001.seg");
+    rmSync(join(dir, "00000001.idx"));
+    const start = offsetIn(segment, values[1] ?? new Uint8Array()) - FRAME_OVERHEAD;
+    const end = offsetIn(segment, values[3] ?? new Uint8Array()) - FRAME_OVERHEAD;
+    const bytes = readFileSync(segment);
+    bytes.fill(0x5a, start + 2, end - 2);
+    writeFileSync(segment, bytes);
+    const reader = await openEnvelope(dir);
+    expect(reader.damage).toEqual([expect.objectContaining({ code: "damaged_frame", path: segment, offset: start, length: end - start })]);
+    const codes = await Promise.all(digests.map(async (d) => (await reader.get(d)).code));
+    expect(codes).toEqual(["present", "missing", "missing", "present", "present"]);
+    await reader.close();
+  });
+
+  it("[M14.10] checkEnvelope reads every frame: damage an index covers is reported with file and offset, a changed value as a mismatch", async () => {
+    const { dir, digests } = await storeOf(values);
+    const segment = join(dir, "00000001.seg");
+    const headOf = offsetIn(segment, values[1] ?? new Uint8Array()) - FRAME_OVERHEAD;
+    flipByte(segment, headOf + 30); // inside the head's digest
+    const valueOf = offsetIn(segment, values[3] ?? new Uint8Array());
+    flipByte(segment, valueOf + 7);
+    const check = await checkEnvelope(dir);
+    expect(check.damage).toEqual([expect.objectContaining({ code: "damaged_frame", path: segment, offset: headOf })]);
+    expect(check.mismatched).toEqual([expect.objectContaining({ digest: digests[3], path: segment, offset: valueOf - FRAME_OVERHEAD })]);
+    expect(check).toMatchObject({ kind: "store", entries: 4, verified: 3, tombstones: 0 });
+    // Opening trusts the index, and reading still re-hashes.
+    const reader = await openEnvelope(dir);
+    expect((await reader.get(digests[1] ?? RequestDigest.of(new Uint8Array()))).code).toBe("present");
+    expect((await reader.get(digests[3] ?? RequestDigest.of(new Uint8Array()))).code).toBe("digest_mismatch");
+    await reader.close();
+  });
+
+  it("a missing segment is reported; the others are served", async () => {
+    const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
+    rmSync(join(dir, "00000002.seg"));
+    const reader = await openEnvelope(dir);
+    expect(reader.damage).toEqual([{ code: "missing_segment", path: join(dir, "00000002.seg") }]);
+    const present = (await Promise.all(digests.map(async (d) => (await reader.get(d)).code))).filter((c) => c === "present");
+    expect(present.length).toBeGreaterThan(0);
+    expect(present.length).toBeLessThan(digests.length);
+    await reader.close();
+    // A writer does not reuse the number of a lost segment.
+    const writer = await EnvelopeStore.open(dir, { segmentBytes: 400 });
+    await writer.putRequest(marked("new"));
+    await writer.close();
+    expect(() => statSync(join(dir, "00000002.seg"))).toThrow();
+  });
+
+  it("a value cut short by truncating the file reads as digest_mismatch, not as the shorter bytes", async () => {
+    const { dir, digests } = await storeOf(values);
+    const segment = join(dir, "00000001.seg");
+    rmSync(join(dir, "00000001.idx"));
+    const reader = await openEnvelope(dir);
+    truncateSync(segment, statSync(segment).size - 10);
+    const read = await reader.get(digests[4] ?? RequestDigest.of(new Uint8Array()));
+    expect(read).toMatchObject({ code: "digest_mismatch", expected: digests[4], found: RequestDigest.of((values[4] ?? new Uint8Array()).subarray(0, 110)) });
+    await reader.close();
+  });
+});
