@@ -32,7 +32,7 @@ export abstract class AegisCommand extends Command {
    * Write to stdout, waiting when the reader is slower than we are. A reader that went
    * away (`aegis show big.aarl | head`) ends the output quietly: see {@link StdoutClosed}.
    */
-  protected async out(text: string): Promise<void> {
+  protected async out(text: string | Uint8Array): Promise<void> {
     const stdout = this.context.stdout;
     if (stdoutClosed(stdout)) throw new StdoutClosed();
     try {

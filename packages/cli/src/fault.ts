@@ -1,5 +1,6 @@
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
+import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
 import type { ExitCode } from "./exit-code.js";
 
 /**
@@ -8,7 +9,7 @@ import type { ExitCode } from "./exit-code.js";
  * with its documented code.
  */
 export type CliFault =
-  | { readonly code: "usage"; readonly message: string; readonly command: "verify" | "keygen" | "show" | "demo" | "vectors" | "" }
+  | { readonly code: "usage"; readonly message: string; readonly command: string }
   | { readonly code: "bad_key_argument"; readonly value: string; readonly detail: string }
   | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_trust_store"; readonly path: string; readonly detail: string }
@@ -19,6 +20,13 @@ export type CliFault =
   | { readonly code: "no_such_call"; readonly callId: string }
   | { readonly code: "output_dir"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_vectors"; readonly path: string; readonly detail: string }
+  | { readonly code: "policy_parse"; readonly path: string; readonly message: string }
+  | { readonly code: "unreadable_policy"; readonly path: string; readonly detail: string }
+  | { readonly code: "no_policies"; readonly path: string }
+  | { readonly code: "envelope"; readonly fault: EnvelopeFault }
+  | { readonly code: "envelope_entry"; readonly digest: string; readonly answer: "missing" | "redacted" | "digest_mismatch"; readonly detail: string }
+  | { readonly code: "not_verified"; readonly verdict: string }
+  | { readonly code: "nothing_rechecked"; readonly path: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -35,7 +43,12 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
     .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
     .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
     .with({ code: "no_such_call" }, () => 1 as const)
-    .with({ code: "bad_vectors" }, () => 2 as const)
+    .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
+    // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
+    .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
+    .with({ code: "envelope_entry" }, () => 1 as const)
+    // The evidence did not hold, or showed nothing: a failure, never a pass.
+    .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
     // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
     .with({ code: "internal" }, () => 2 as const)
     .exhaustive();
@@ -77,6 +90,41 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "bad_vectors" }, (f) => ({
       error: `cannot run the vectors in ${f.path}: ${f.detail}`,
       help: "point aegis vectors at a directory holding manifest.json (the repository's vectors/), or regenerate it with npm run vectors:generate",
+    }))
+    .with({ code: "policy_parse" }, (f) => ({
+      error: f.message,
+      help: `fix ${f.path}: a Policy Set is YAML with version, default and rules (see SPEC.md §15)`,
+    }))
+    .with({ code: "unreadable_policy" }, (f) => ({ error: `read policy ${f.path}: ${f.detail}`, help: "check the path; --policy takes a Policy Set YAML file" }))
+    .with({ code: "no_policies" }, (f) => ({
+      error: `${f.path} holds no Policy Set (*.yaml or *.yml)`,
+      help: "--policies takes a directory of the Policy Sets that governed the record",
+    }))
+    .with({ code: "envelope" }, (f) => ({
+      error: describeEnvelopeFault(f.fault),
+      help: match(f.fault.code)
+        .with("locked", () => "wait for the writer to finish, or read the store with a command that only reads")
+        .with("bad_digest", () => "a digest is 64 lowercase hex, as a record's request_digest or response_digest")
+        .with("not_an_envelope", "unsupported_version", "damaged_descriptor", () => "--envelope takes an Envelope store directory or a pack file")
+        .with("exists", () => "choose another --out path, or remove the existing file first")
+        .with("io", "failed", "closed", "too_large", "not_bytes", () => "check the Envelope's path, its permissions and the free space")
+        .exhaustive(),
+    }))
+    .with({ code: "envelope_entry" }, (f) => ({
+      error: `${f.answer}: ${f.digest}: ${f.detail}`,
+      help: match(f.answer)
+        .with("missing", () => "check the digest against the record (`aegis envelope verify` lists every digest it names), or ask for the pack that holds it")
+        .with("redacted", () => "the bytes were removed on purpose; the tombstone says when and why")
+        .with("digest_mismatch", () => "the stored bytes were altered or damaged; they are not the bytes the record names")
+        .exhaustive(),
+    }))
+    .with({ code: "not_verified" }, (f) => ({
+      error: `the record is not Verified (${f.verdict}), and --require-verified was given`,
+      help: "run `aegis verify` on the record to see where it breaks, or drop --require-verified to recheck it anyway",
+    }))
+    .with({ code: "nothing_rechecked" }, (f) => ({
+      error: `nothing was rechecked: ${f.path} holds no recorded outcome`,
+      help: "recheck a record that holds outcome lines; a recheck that re-evaluated nothing has shown nothing",
     }))
     .with({ code: "output_dir" }, (f) => ({ error: `cannot use ${f.path}: ${f.detail}`, help: "choose another --out directory" }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))

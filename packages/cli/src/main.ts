@@ -3,6 +3,11 @@ import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { DemoCommand } from "./commands/demo.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { ShowCommand } from "./commands/show.js";
+import { EnvelopeGetCommand } from "./commands/envelope/get.js";
+import { EnvelopePackCommand } from "./commands/envelope/pack.js";
+import { EnvelopeRedactCommand } from "./commands/envelope/redact.js";
+import { EnvelopeVerifyCommand } from "./commands/envelope/verify.js";
+import { RecheckCommand } from "./commands/recheck.js";
 import { VectorsCommand } from "./commands/vectors.js";
 import { VerifyCommand } from "./commands/verify.js";
 import { watchForClosedReader } from "./command.js";
@@ -11,21 +16,30 @@ import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 /** clipanion writes an option's value as `#0`; say what it is. */
-const PLACEHOLDERS: Readonly<Record<string, string>> = { "--key": "<HEX>", "--trust-store": "<PATH>", "--out": "<PATH>", "--call": "<ID>" };
+const PLACEHOLDERS: Readonly<Record<string, string>> = {
+  "--key": "<HEX>",
+  "--trust-store": "<PATH>",
+  "--out": "<PATH>",
+  "--call": "<ID>",
+  "--policy": "<YAML>",
+  "--policies": "<DIR>",
+  "--envelope": "<DIR|PACK>",
+  "--reason": "<TEXT>",
+};
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
     const text = super
       .usage(...args)
       .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
-      .replace(/<(--[a-z-]+ <[A-Z]+>)>/g, "$1");
+      .replace(/<(--[a-z-]+ <[A-Z|]+>)>/g, "$1");
     return alignOptions(text);
   }
 }
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
 function alignOptions(text: string): string {
-  const option = /^ {2}(--\S+(?: <[A-Z]+>)?) {2,}(\S.*)$/;
+  const option = /^ {2}(--\S+(?: <[A-Z|]+>)?) {2,}(\S.*)$/;
   const lines = text.split("\n");
   const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
   return lines.map((l) => {
@@ -34,8 +48,24 @@ function alignOptions(text: string): string {
   }).join("\n");
 }
 
-const COMMAND_CLASSES = { verify: VerifyCommand, keygen: KeygenCommand, show: ShowCommand, demo: DemoCommand, vectors: VectorsCommand } as const;
+/** Every command by its path as typed (`envelope get`), for usage errors' synopsis. */
+const COMMAND_CLASSES = {
+  verify: VerifyCommand,
+  recheck: RecheckCommand,
+  show: ShowCommand,
+  keygen: KeygenCommand,
+  demo: DemoCommand,
+  vectors: VectorsCommand,
+  "envelope verify": EnvelopeVerifyCommand,
+  "envelope get": EnvelopeGetCommand,
+  "envelope redact": EnvelopeRedactCommand,
+  "envelope pack": EnvelopePackCommand,
+} as const;
 type CommandName = keyof typeof COMMAND_CLASSES;
+
+function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMAND_CLASSES, name);
+}
 
 export function buildCli(): Cli {
   const cli = new AegisCli({
@@ -45,7 +75,7 @@ export function buildCli(): Cli {
     enableColors: false,
     enableCapture: false,
   });
-  for (const command of [VerifyCommand, KeygenCommand, ShowCommand, DemoCommand, VectorsCommand, Builtins.HelpCommand, Builtins.VersionCommand]) {
+  for (const command of [...Object.values(COMMAND_CLASSES), Builtins.HelpCommand, Builtins.VersionCommand]) {
     cli.register(command);
   }
   return cli;
@@ -73,7 +103,7 @@ export async function main(argv: readonly string[], context: Partial<BaseContext
 /** `error:` says what was wrong; `help:` gives the command's synopsis, or the command list. */
 function usageFault(ctx: BaseContext, cli: Cli, fault: Extract<CliFault, { code: "usage" }>): number {
   const { error } = renderFault(fault);
-  const name = fault.command === "" ? undefined : fault.command;
+  const name = isCommandName(fault.command) ? fault.command : undefined;
   const help =
     name === undefined
       ? `commands: ${Object.keys(COMMAND_CLASSES).join(", ")}; run \`aegis --help\` for more`
@@ -82,9 +112,22 @@ function usageFault(ctx: BaseContext, cli: Cli, fault: Extract<CliFault, { code:
   return exitCodeOfFault(fault);
 }
 
+/** The command the arguments name: two words (`envelope get`) before one. */
 function commandName(argv: readonly string[]): CommandName | undefined {
-  const first = argv[0];
-  return first !== undefined && first in COMMAND_CLASSES ? (first as CommandName) : undefined;
+  const two = `${argv[0] ?? ""} ${argv[1] ?? ""}`;
+  if (isCommandName(two)) return two;
+  const first = argv[0] ?? "";
+  return isCommandName(first) ? first : undefined;
+}
+
+/** The first words of multi-word commands (`envelope`), and their second words. */
+function commandGroups(): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const name of Object.keys(COMMAND_CLASSES)) {
+    const [group, sub] = name.split(" ");
+    if (group !== undefined && sub !== undefined) groups.set(group, [...(groups.get(group) ?? []), sub]);
+  }
+  return groups;
 }
 
 /** clipanion does not export its syntax error classes; recognise them by shape. */
@@ -105,6 +148,8 @@ function usageMessage(error: unknown, name: CommandName | undefined, argv: reado
     if (reasons.length > 0) return reasons.map((r) => humanReason(r, name)).join("; ");
     if (name === undefined) {
       const first = argv[0] ?? "";
+      const subs = commandGroups().get(first);
+      if (subs !== undefined) return argv[1] === undefined ? `${first} needs a subcommand: ${subs.join(", ")}` : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})`;
       return first.startsWith("-") ? `unknown flag: ${first}` : `unknown command: ${first}`;
     }
     if (name === "keygen" && !argv.includes("--out")) return "keygen requires --out <PATH>";

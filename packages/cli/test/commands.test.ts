@@ -113,9 +113,25 @@ describe("aegis demo", () => {
     const stranger = aegis(args, { cwd });
     expect(stranger.status).toBe(0);
     expect(stranger.stdout).toMatch(/^Verified \(pinned to /);
-    for (const verdict of ["allowed (rule read-workspace) -> success", "denied", "parked for approval apr-demo-1", "allowed under approval apr-demo-1"]) {
+    const approval = /parked for approval (apr-[0-9a-f-]{36}) \(rule park-shell\)/.exec(run.stdout)?.[1] ?? "no park";
+    for (const verdict of ["allowed (rule read-workspace) -> success", "denied: no matching rule (default deny)", `allowed under approval ${approval} -> success`]) {
       expect(run.stdout).toContain(verdict);
     }
+    // The operator's commands it prints work too: the stricter set changes exactly the two shell calls,
+    // and every request and response the record names is in the Envelope.
+    const operator = [...run.stdout.matchAll(/^ {2}(aegis (?:recheck|envelope verify) .+)$/gm)].map((m) => (m[1] ?? "").split(" ").slice(1));
+    expect(operator).toHaveLength(2);
+    const [recheck, envelope] = operator.map((args) => aegis(args, { cwd }));
+    expect(recheck?.stdout).toMatch(/^call call-4 session 0 seq \d+: newly_blocked was=pending_approval now=denied$/m);
+    expect(recheck?.stdout).toMatch(/^call call-5 session 0 seq \d+: newly_blocked was=allowed now=denied$/m);
+    expect(recheck?.stdout.match(/: unchanged /g)).toHaveLength(4);
+    expect(recheck?.status).toBe(1);
+    expect(envelope?.stdout).toMatch(/\nenvelope: 8 present, 0 missing, 0 digest_mismatch, 0 redacted \(of 8 digests the record names\)\n$/);
+    expect(envelope?.status).toBe(0);
+    // Under the very set that decided them, every call is unchanged.
+    const same = aegis(["recheck", "--require-verified", "--policy", join(cwd, "aegis-demo/policy.yaml"), join(cwd, "aegis-demo/session.aarl")]);
+    expect(same.stdout.match(/: unchanged /g)).toHaveLength(6);
+    expect(same.status).toBe(0);
   });
 
   it("runs again over its own directory, and refuses a directory it did not make", () => {
@@ -132,8 +148,8 @@ describe("aegis demo", () => {
 });
 
 describe("help and version", () => {
-  it.each(["verify", "keygen", "show", "demo"])("aegis %s --help prints usage with examples to stdout, exit 0", (command) => {
-    const run = aegis([command, "--help"]);
+  it.each(["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])("aegis %s --help prints usage with examples to stdout, exit 0", (command) => {
+    const run = aegis([...command.split(" "), "--help"]);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(`$ aegis ${command}`);
     expect(run.stdout).toContain("Examples");
@@ -143,7 +159,7 @@ describe("help and version", () => {
   it("aegis --help lists every command; --version prints the version", () => {
     const help = aegis(["--help"]);
     expect(help.status).toBe(0);
-    for (const command of ["verify", "keygen", "show", "demo"]) expect(help.stdout).toContain(`aegis ${command}`);
+    for (const command of ["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"]) expect(help.stdout).toContain(`aegis ${command}`);
     const version = aegis(["--version"]);
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(BIN, "../../package.json"), "utf8")) as { version: string }).version}\n`);

@@ -8,9 +8,11 @@ import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { verifyText } from "../verify-report.js";
 import { runScript } from "../demo/agent.js";
+import { DEMO_POLICY_YAML, STRICTER_POLICY_YAML } from "../demo/policy.js";
+import { openStore } from "../envelope/source.js";
 
 const MARKER = ".aegis-demo";
-const FILES = ["session.aarl", "session-tampered.aarl", "signing.key", "signing.pub", "session.aarl.lock", MARKER];
+const FILES = ["session.aarl", "session-tampered.aarl", "signing.key", "signing.pub", "session.aarl.lock", "policy.yaml", "policy-stricter.yaml", "session.envelope", MARKER];
 
 export class DemoCommand extends AegisCommand {
   static override paths = [["demo"]];
@@ -18,9 +20,9 @@ export class DemoCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Record a scripted agent's tool calls, verify the record, then show that one changed byte is found",
     details: `
-      Needs no network and no model. A scripted agent makes six tool calls under a small embedded policy that allows some, denies some and parks one for approval; a human decision approves the park and the call resumes. Every call is recorded in a signed \`session.aarl\` with a freshly generated key (\`signing.key\`, mode 0600, and \`signing.pub\` beside it).
+      Needs no network and no model. A scripted agent makes six tool calls, each decided by a small Policy Set (\`policy.yaml\`) that allows some, denies some and parks one for approval; a human decision approves the park and the call resumes. Every call is recorded in a signed \`session.aarl\` with a freshly generated key (\`signing.key\`, mode 0600, and \`signing.pub\` beside it); the verbatim request and response bytes go to an Envelope, \`session.envelope/\`.
 
-      The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It ends with the exact \`aegis verify\` command a stranger holding only the public key would run.
+      The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It ends with the exact \`aegis verify\` command a stranger holding only the public key would run, and the \`aegis recheck\` and \`aegis envelope verify\` commands an operator would.
 
       The output directory must be new, empty, or a directory an earlier demo made.
     `,
@@ -46,9 +48,13 @@ export class DemoCommand extends AegisCommand {
     }
     await writeFile(join(dir, "signing.pub"), `${key.publicKeyHex}\n`);
 
+    await writeFile(join(dir, "policy.yaml"), DEMO_POLICY_YAML);
+    await writeFile(join(dir, "policy-stricter.yaml"), STRICTER_POLICY_YAML);
+
     let report;
+    const envelope = await openStore(join(dir, "session.envelope"));
     try {
-      const writer = await ChainWriter.open(record, { key });
+      const writer = await ChainWriter.open(record, { key, envelope });
       try {
         report = await runScript(writer);
       } finally {
@@ -57,6 +63,8 @@ export class DemoCommand extends AegisCommand {
     } catch (error) {
       if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
       throw error;
+    } finally {
+      await envelope.close();
     }
 
     const shown = displayPath(record);
@@ -72,10 +80,16 @@ export class DemoCommand extends AegisCommand {
     lines.push(`  session.aarl           the signed record (${verified.lines} lines)`);
     lines.push("  signing.key            the private signing key (mode 0600): keep it secret");
     lines.push("  signing.pub            the public key a verifier needs");
+    lines.push("  session.envelope/      the verbatim request and response bytes, kept apart so they can be redacted");
+    lines.push("  policy.yaml            the Policy Set every call was decided by (and policy-stricter.yaml, an edit of it)");
     lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`, "");
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
-    lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
+    lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "");
+    const shownDir = displayPath(dir);
+    lines.push("An operator asks what a stricter policy would have changed, and whether every request's bytes are kept:");
+    lines.push(`  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`, `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`);
+    lines.push("(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
     await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;
   }
@@ -88,7 +102,7 @@ export class DemoCommand extends AegisCommand {
         if (present.length > 0 && !present.includes(MARKER)) {
           throw new CliError({ code: "output_dir", path: dir, detail: "the directory is not empty and was not made by aegis demo" });
         }
-        for (const name of FILES) await rm(join(dir, name), { force: true });
+        for (const name of FILES) await rm(join(dir, name), { force: true, recursive: true });
       }
       await makeDirectories(dir);
       await writeFile(join(dir, MARKER), "made by `aegis demo`; the demo may replace the files in this directory\n");

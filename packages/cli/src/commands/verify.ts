@@ -8,6 +8,9 @@ import { describeIoError as ioErrorText } from "@aegis/format";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { verifyJson, verifyText } from "../verify-report.js";
+import { describeDamage, type EnvelopeDamage } from "@aegis/envelope";
+import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
+import { isLoss, openSource } from "../envelope/source.js";
 
 export class VerifyCommand extends AegisCommand {
   static override paths = [["verify"]];
@@ -19,17 +22,21 @@ export class VerifyCommand extends AegisCommand {
 
       Without \`--key\` or \`--trust-store\` the verdict is \`Verified (unpinned)\`: the file is internally consistent, but anyone could have signed it. With either, every Session must be signed by one of the given keys, and success reads \`Verified (pinned to <key_id>)\`. A trust store with no keys in it pins to nothing.
 
-      Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record or trust store could not be read, 3 Indeterminate.
+      With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code.
+
+      Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record, trust store or Envelope could not be read, 3 Indeterminate.
     `,
     examples: [
       ["Verify a record against the signer's public key", "aegis verify --key 3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c session.aarl"],
       ["Accept any key listed in a trust store", "aegis verify --trust-store trusted-keys.txt session.aarl"],
       ["Internal consistency only, as JSON", "aegis verify --json session.aarl"],
+      ["Also check the Envelope holds every request and response", "aegis verify --key 3de537a0...4e2c --envelope session.envelope session.aarl"],
     ],
   });
 
   keys = Option.Array("--key", [], { description: "A trusted public key, 64 lowercase hex (repeatable)", arity: 1 });
   trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line" });
+  envelope = Option.String("--envelope", { description: "Also check an Envelope store or pack holds the bytes the record names" });
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   record = Option.String({ name: "PATH" });
 
@@ -62,7 +69,28 @@ export class VerifyCommand extends AegisCommand {
     } finally {
       progress.finish();
     }
-    await this.out(this.json ? `${JSON.stringify(verifyJson(result, pinned), null, 2)}\n` : verifyText(result));
+    // The Envelope's summary is added to what verify says; it changes neither verdict nor exit code.
+    const envelope = this.envelope === undefined ? undefined : await this.checkEnvelope(this.envelope);
+    if (this.json) {
+      const doc = { ...verifyJson(result, pinned), ...(envelope === undefined ? {} : { envelope: { summary: envelope.tally, damage: envelope.damage } }) };
+      await this.out(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      await this.out(`${verifyText(result)}${envelope === undefined ? "" : `${describeTally(envelope.tally)}\n`}`);
+    }
     return exitCodeOfVerdict(result.verdict);
+  }
+
+  private async checkEnvelope(path: string): Promise<{ readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] }> {
+    const source = await openSource(path);
+    try {
+      const tally = await checkRecordAgainst(this.record, source);
+      for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+      return { tally, damage: source.damage };
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error) });
+    } finally {
+      await source.close();
+    }
   }
 }

@@ -1,60 +1,34 @@
-import { PolicySetHash, canonicalize, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
+import { parsePolicySet, type PolicySet } from "@aegis/policy";
 
 /**
- * The demo's embedded policy: a stand-in with the shape of a Policy Set (rules in order,
- * first match wins, a default), enough to allow, deny and park. Its identity is the
- * SHA-256 of the canonical form of its projection, numbers as strings (SPEC §6).
+ * The demo agent's Policy Set (SPEC §15), as a file an operator would keep. The demo writes
+ * it beside the record, so `aegis recheck` can be run against it, or against an edit of it.
  */
-export interface DemoRule {
-  readonly id: string;
-  readonly tool: string;
-  readonly action: "allow" | "deny" | "pending_approval";
-  readonly path_prefix?: string;
-  readonly reason?: string;
-}
+export const DEMO_POLICY_YAML = `# The demo agent's Policy Set: read the workspace, never post outward, park shell commands.
+version: 2
+default: deny
+rules:
+  - id: read-workspace
+    action: allow
+    tool: fs.read
+    fs: { path_prefix: /workspace/ }
+    limits: { max_output_bytes: 1048576 }
+  - id: deny-net-post
+    action: deny
+    tool: net.post
+    reason: outbound POST is not allowed from this agent
+  - id: park-shell
+    action: pending_approval
+    tool: shell.exec
+`;
 
-export const DEMO_POLICY = {
-  version: "1",
-  default: "deny",
-  rules: [
-    { id: "read-workspace", tool: "fs.read", action: "allow", path_prefix: "/workspace/" },
-    { id: "deny-net-post", tool: "net.post", action: "deny", reason: "outbound POST is not allowed from this agent" },
-    { id: "park-shell", tool: "shell.exec", action: "pending_approval" },
-  ] satisfies DemoRule[],
-} as const;
+export const DEMO_POLICY: PolicySet = parsePolicySet(DEMO_POLICY_YAML);
 
-export const DEMO_POLICY_HASH = PolicySetHash.of(canonicalize(DEMO_POLICY));
-
-export interface DemoRequest {
-  readonly tool: string;
-  readonly path?: string;
-  readonly approvalRef?: string;
-}
-
-export interface DemoDecision {
-  readonly policy: PolicyOutcome;
-  readonly axes: DecisionAxes;
-}
-
-/** First matching rule wins; a call resumed under an approval is allowed by it. */
-export function decide(request: DemoRequest, approvalId: string): DemoDecision {
-  const capability = request.tool;
-  const fs = request.path === undefined ? {} : { fs: { path_raw: request.path, path_canonical: request.path } };
-  if (request.approvalRef !== undefined) {
-    return { policy: { status: "allowed" }, axes: { capability, role: "agent", session: "demo", approval_ref: request.approvalRef, ...fs } };
-  }
-  for (const rule of DEMO_POLICY.rules as readonly DemoRule[]) {
-    if (rule.tool !== request.tool) continue;
-    if (rule.path_prefix !== undefined && !(request.path ?? "").startsWith(rule.path_prefix)) continue;
-    const axes: DecisionAxes = { capability, role: "agent", session: "demo", matched_rule: rule.id, ...fs };
-    switch (rule.action) {
-      case "allow":
-        return { policy: { status: "allowed" }, axes };
-      case "deny":
-        return { policy: { status: "denied", reason: rule.reason ?? `denied by ${rule.id}` }, axes };
-      case "pending_approval":
-        return { policy: { status: "pending_approval", approval_id: approvalId }, axes };
-    }
-  }
-  return { policy: { status: "denied", reason: "no rule matched; the default is deny" }, axes: { capability, role: "agent", session: "demo", ...fs } };
-}
+/**
+ * A stricter edit of the demo's set: shell commands are refused outright. Rechecking the
+ * demo's record under it shows which calls a change of policy would have changed.
+ */
+export const STRICTER_POLICY_YAML = DEMO_POLICY_YAML.replace(
+  "  - id: park-shell\n    action: pending_approval\n    tool: shell.exec\n",
+  "  - id: deny-shell\n    action: deny\n    tool: shell.exec\n    reason: no shell commands from this agent\n",
+);

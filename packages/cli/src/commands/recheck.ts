@@ -1,0 +1,187 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Command, Option } from "clipanion";
+import { match } from "ts-pattern";
+import { ChainReadError, describeIoError, describeVerdict, verifyChainFile, type Verification } from "@aegis/format";
+import type { EnvelopeSource } from "@aegis/envelope";
+import { openSource } from "../envelope/source.js";
+import {
+  PolicyParseError,
+  RecheckTally,
+  describeRecheckLine,
+  explainIndeterminate,
+  loadPolicySet,
+  recheck,
+  recheckConclusion,
+  recheckExitCode,
+  type PolicySet,
+  type RecheckTarget,
+  type RecheckVerdict,
+  type SkippedRow,
+} from "@aegis/policy";
+import { AegisCommand } from "../command.js";
+import type { ExitCode } from "../exit-code.js";
+import { CliError } from "../fault.js";
+import { Progress } from "../progress.js";
+import { checkKeyArgument } from "../trust-store.js";
+import { verifyJson } from "../verify-report.js";
+
+export class RecheckCommand extends AegisCommand {
+  static override paths = [["recheck"]];
+
+  static override usage = Command.Usage({
+    description: "Would this policy have decided the recorded calls the same way?",
+    details: `
+      Verifies the record first and reports its verdict on stderr, then re-evaluates every recorded outcome under the Policy Set and prints one line per outcome, in file order: \`call <call_id|-> session <i> seq <n>: <clause>\`, where the clause is \`unchanged <status>\`, \`newly_blocked was=<s> now=denied\`, \`newly_allowed was=<s> now=allowed\`, \`newly_parked was=<s>\` or \`indeterminate <reason>\`. The reasons: \`missing_envelope\` and \`envelope_digest_mismatch\` (an argument matcher needs request bytes that are absent, redacted, or altered), \`unknown_policy_set_hash\` (no set given hashes to the one the call recorded), \`no_binding\` (a rule needs a parameter the record did not bind), \`rate_limit_unevaluable\` (a rate limit depends on state no record carries).
+
+      With \`--as-recorded --policies <DIR>\`, each call is rechecked under the set its outcome names by \`policy_set_hash\`, among the Policy Sets in the directory. \`--envelope\` gives the request bytes that argument matchers need. \`--require-verified\` refuses a record whose verdict is not Verified.
+
+      Exit codes: 0 every call unchanged, 1 some call changed (or a usage error, or nothing to recheck, or --require-verified refused the record), 2 the policy, record or Envelope could not be read, 3 some call is indeterminate (outranks 1).
+    `,
+    examples: [
+      ["Would today's policy have decided the same?", "aegis recheck --policy policy.yaml session.aarl"],
+      ["Argument matchers read the request bytes from the Envelope", "aegis recheck --policy policy.yaml --envelope session.envelope session.aarl"],
+      ["Each call under the set it recorded, refusing an unverified record", "aegis recheck --as-recorded --policies policies/ --require-verified --key 3de537a0...4e2c session.aarl"],
+      ["Every verdict with both matched rules, and the counts", "aegis recheck --json --policy policy.yaml session.aarl"],
+    ],
+  });
+
+  policy = Option.String("--policy", { description: "The Policy Set to recheck every call under" });
+  asRecorded = Option.Boolean("--as-recorded", false, { description: "Recheck each call under the set its outcome recorded (needs --policies)" });
+  policies = Option.String("--policies", { description: "A directory of Policy Sets, for --as-recorded" });
+  envelope = Option.String("--envelope", { description: "An Envelope store directory or pack, for argument matchers" });
+  keys = Option.Array("--key", [], { description: "A trusted public key for verifying the record, 64 lowercase hex (repeatable)", arity: 1 });
+  requireVerified = Option.Boolean("--require-verified", false, { description: "Exit 1 unless the record verifies" });
+  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
+  record = Option.String({ name: "PATH" });
+
+  protected async run(): Promise<ExitCode> {
+    const keys = this.keys.map(checkKeyArgument);
+    const sets = await this.policySets();
+    const target: RecheckTarget = this.asRecorded ? { asRecorded: sets } : { policy: sets[0] ?? unreachableSet() };
+
+    const verification = await this.verify(keys);
+    const verdictText = describeVerdict(verification);
+    this.context.stderr.write(`record: ${verdictText}\n`);
+    if (this.requireVerified && verification.verdict.status !== "verified") throw new CliError({ code: "not_verified", verdict: verdictText });
+
+    const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
+    try {
+      return await this.recheckAll(target, sets, verification, keys.length > 0, envelope);
+    } finally {
+      await envelope?.close();
+    }
+  }
+
+  private async recheckAll(target: RecheckTarget, sets: readonly PolicySet[], verification: Verification, pinned: boolean, envelope: EnvelopeSource | undefined): Promise<ExitCode> {
+    const tally = new RecheckTally();
+    const size = (await stat(this.record)).size;
+    const progress = new Progress(this.context.stderr, "rechecking", size);
+    const onSkippedRow = (row: SkippedRow): void => {
+      const what = match(row)
+        .with({ code: "does_not_parse" }, (r) => r.detail)
+        .with({ code: "too_long" }, (r) => `${r.length} bytes, over the ${r.limit}-byte row limit`)
+        .exhaustive();
+      this.context.stderr.write(`warning: line ${row.line} skipped: ${what}\n`);
+    };
+    const json = this.json;
+    if (json) {
+      const head = {
+        schema: "aegis.recheck/1",
+        record: verifyJson(verification, pinned),
+        mode: this.asRecorded ? "as_recorded" : "policy",
+        policy_set_hashes: sets.map((s) => s.hash),
+      };
+      await this.out(`${JSON.stringify(head, null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
+    }
+    let first = true;
+    try {
+      const verdicts = recheck(this.record, target, {
+        ...(envelope === undefined ? {} : { envelope: (digest) => envelope.get(digest) }),
+        onSkippedRow,
+        onRead: (bytes) => progress.update(bytes),
+      });
+      for await (const verdict of verdicts) {
+        tally.add(verdict);
+        if (json) {
+          await this.out(`${first ? "" : ","}\n    ${JSON.stringify(verdictJson(verdict))}`);
+          first = false;
+        } else {
+          await this.out(`${describeRecheckLine(verdict)}\n`);
+          if (verdict.code === "indeterminate") this.context.stderr.write(`note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
+        }
+      }
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error) });
+    } finally {
+      progress.finish();
+    }
+    const summary = tally.summary;
+    const conclusion = recheckConclusion(summary);
+    // The reference exits 0 on a file with no outcome; here that is a failure (issue 5).
+    const exit: ExitCode = match(conclusion)
+      .with({ code: "nothing_rechecked" }, () => 1 as const)
+      .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
+      .exhaustive();
+    if (json) await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`);
+    if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: this.record });
+    return exit;
+  }
+
+  /** The sets to recheck under; usage errors for a mode given half. */
+  private async policySets(): Promise<PolicySet[]> {
+    if (this.asRecorded) {
+      if (this.policies === undefined) throw usage("--as-recorded needs --policies <DIR>: the Policy Sets to find each call's among");
+      if (this.policy !== undefined) throw usage("give either --policy or --as-recorded --policies, not both");
+      return readPolicyDir(this.policies);
+    }
+    if (this.policies !== undefined) throw usage("--policies is only read with --as-recorded");
+    if (this.policy === undefined) throw usage("recheck needs --policy <YAML> (or --as-recorded --policies <DIR>)");
+    return [await readPolicy(this.policy)];
+  }
+
+  private async verify(keys: readonly string[]): Promise<Verification> {
+    try {
+      return await verifyChainFile(this.record, keys.length > 0 ? { trust: keys } : {});
+    } catch (error) {
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error.cause) });
+      throw error;
+    }
+  }
+}
+
+function usage(message: string): CliError {
+  return new CliError({ code: "usage", message, command: "recheck" });
+}
+
+function unreachableSet(): never {
+  throw new CliError({ code: "internal", detail: "no Policy Set was read" });
+}
+
+async function readPolicy(path: string): Promise<PolicySet> {
+  try {
+    return await loadPolicySet(path);
+  } catch (error) {
+    if (error instanceof PolicyParseError) throw new CliError({ code: "policy_parse", path, message: error.message });
+    throw new CliError({ code: "unreadable_policy", path, detail: describeIoError(error) });
+  }
+}
+
+async function readPolicyDir(dir: string): Promise<PolicySet[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort();
+  } catch (error) {
+    throw new CliError({ code: "unreadable_policy", path: dir, detail: describeIoError(error) });
+  }
+  if (names.length === 0) throw new CliError({ code: "no_policies", path: dir });
+  const sets: PolicySet[] = [];
+  for (const name of names) sets.push(await readPolicy(join(dir, name)));
+  return sets;
+}
+
+/** A verdict as JSON: every field, both matched rules, nothing renamed. */
+function verdictJson(verdict: RecheckVerdict): Record<string, unknown> {
+  return { ...verdict, clause: describeRecheckLine(verdict) };
+}

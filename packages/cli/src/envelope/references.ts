@@ -1,0 +1,60 @@
+import { isJsonObject, readRow, readRows, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest } from "@aegis/format";
+
+/** One place a record names Envelope bytes (SPEC §9). */
+export interface DigestReference {
+  readonly digest: RequestDigest | ResponseDigest;
+  readonly part: "request" | "response";
+  readonly callId: string | undefined;
+  readonly sessionIndex: number;
+  readonly seq: number | undefined;
+  /** 1-based row number in the file. */
+  readonly line: number;
+}
+
+/**
+ * Every request and response digest a record names, in file order, each call's request
+ * once (its intent and outcome name the same bytes). Rows are read as they are, whatever
+ * the chain's verdict, because an operator asks about the bytes of every call the file
+ * shows; the verdict is `aegis verify`'s to give. Memory is bounded by the calls in flight.
+ */
+export async function* digestReferences(path: string): AsyncGenerator<DigestReference> {
+  let sessionIndex = -1;
+  const announced = new Map<string, string>();
+  for await (const row of readRows(path)) {
+    if (row.kind !== "row") continue;
+    const read = readRow(row.bytes);
+    if (!read.ok || !isJsonObject(read.value)) continue;
+    const line = read.value;
+    const type = line["line_type"];
+    if (type === "open") {
+      sessionIndex++;
+      announced.clear();
+      continue;
+    }
+    if (type !== "intent" && type !== "outcome") continue;
+    const callId = typeof line["call_id"] === "string" ? line["call_id"] : undefined;
+    const at = { callId, sessionIndex: Math.max(sessionIndex, 0), seq: typeof line["seq"] === "number" ? line["seq"] : undefined, line: row.line };
+    const request = digestMember(line, "request_digest", "RequestDigest");
+    if (request !== undefined) {
+      const key = callId ?? `line ${row.line}`;
+      if (type === "intent") {
+        announced.set(key, request);
+        yield { digest: request, part: "request", ...at };
+      } else if (announced.get(key) !== request) {
+        yield { digest: request, part: "request", ...at };
+      }
+      if (type === "outcome") announced.delete(key);
+    }
+    if (type === "outcome") {
+      const response = digestMember(line, "response_digest", "ResponseDigest");
+      if (response !== undefined) yield { digest: response, part: "response", ...at };
+    }
+  }
+}
+
+function digestMember<K extends "RequestDigest" | "ResponseDigest">(line: JsonObject, member: string, kind: K) {
+  const text = line[member];
+  if (typeof text !== "string") return undefined;
+  const parsed = tryParseDigest(kind, text);
+  return parsed.ok ? parsed.digest : undefined;
+}

@@ -1,0 +1,33 @@
+import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeDamage, type EnvelopeSource } from "@aegis/envelope";
+import { match } from "ts-pattern";
+import { CliError } from "../fault.js";
+
+/** Open a store or pack to read; its faults become CLI faults (exit 2). */
+export async function openSource(path: string): Promise<EnvelopeSource> {
+  return envelopeFaults(() => openEnvelope(path));
+}
+
+/** Open a store as its one writer (for redaction). */
+export async function openStore(path: string): Promise<EnvelopeStore> {
+  return envelopeFaults(() => EnvelopeStore.open(path));
+}
+
+export async function envelopeFaults<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof EnvelopeError) throw new CliError({ code: "envelope", fault: error.fault });
+    throw error;
+  }
+}
+
+/**
+ * Damage that cost entries or may have (SPEC §14.10), as against bookkeeping: an index that
+ * was rebuilt or not written loses nothing, because the segments are the truth.
+ */
+export function isLoss(damage: EnvelopeDamage): boolean {
+  return match(damage)
+    .with({ code: "damaged_frame" }, { code: "torn_tail" }, { code: "damaged_header" }, { code: "missing_segment" }, () => true)
+    .with({ code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
+    .exhaustive();
+}
