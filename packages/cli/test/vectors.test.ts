@@ -63,3 +63,37 @@ describe("vectors/ (issue 6)", () => {
     expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 });
+
+describe("vectors/manifest.json covers what issue 6 asks", () => {
+  const manifest = JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as { vectors: { id: string; kind: string; spec: string[]; flags: string[]; expected: { reason?: { code: string } | null } }[] };
+
+  it("at least 150 vectors, at least two thirds of them negative", () => {
+    expect(manifest.vectors.length).toBeGreaterThanOrEqual(150);
+    const negative = manifest.vectors.filter((v) => v.flags[0] === "negative").length;
+    expect(negative * 3).toBeGreaterThanOrEqual(manifest.vectors.length * 2);
+    for (const v of manifest.vectors) expect(["positive", "negative"], v.id).toContain(v.flags[0]);
+  });
+
+  it("every verify reason code of SPEC §8.3 has a chain vector", () => {
+    const spec = readFileSync(join(ROOT, "SPEC.md"), "utf8");
+    const table = spec.slice(spec.indexOf("### 8.3 Reasons"), spec.indexOf("### 8.4"));
+    const codes = new Set([...table.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1] ?? "").filter((c) => c !== ""));
+    expect(codes.size).toBeGreaterThanOrEqual(14);
+    const covered = new Set(manifest.vectors.filter((v) => v.kind === "chain").map((v) => v.expected.reason?.code));
+    for (const code of codes) expect(covered.has(code), `no chain vector for ${code}`).toBe(true);
+  });
+
+  it("every SPEC section that states a MUST is referenced by at least one vector", () => {
+    const spec = readFileSync(join(ROOT, "SPEC.md"), "utf8");
+    const withMust = new Set<string>();
+    let section = "";
+    for (const line of spec.split("\n")) {
+      const heading = /^#{2,3} (\d+(?:\.\d+)?)\.? /.exec(line);
+      if (heading !== null) section = heading[1] ?? "";
+      else if (section !== "" && /\bMUST\b/.test(line)) withMust.add(section);
+    }
+    expect(withMust.size).toBeGreaterThan(20);
+    const referenced = new Set(manifest.vectors.flatMap((v) => v.spec));
+    for (const s of withMust) expect(referenced.has(s), `no vector references SPEC §${s}`).toBe(true);
+  });
+});

@@ -47,10 +47,11 @@ export async function readDescriptor(dir: string): Promise<Buffer> {
 }
 
 /** Write a new descriptor: a temporary file, synced, renamed into place, directory synced. */
-export async function createDescriptor(dir: string): Promise<Buffer> {
+export async function createDescriptor(dir: string, id?: Uint8Array): Promise<Buffer> {
   const path = join(dir, DESCRIPTOR_FILE);
   const temporary = `${path}.tmp`;
-  const salt = randomBytes(SALT_BYTES);
+  if (id !== undefined && id.length !== SALT_BYTES) throw new RangeError(`a store id is ${SALT_BYTES} bytes`);
+  const salt = id === undefined ? randomBytes(SALT_BYTES) : Buffer.from(id);
   await io(path, async () => {
     const handle = await open(temporary, "w", 0o644);
     try {

@@ -32,6 +32,11 @@ export interface EnvelopeStoreOptions {
   readonly segmentBytes?: number;
   /** The clock a tombstone's `redacted_at` is read from. */
   readonly now?: () => Date;
+  /**
+   * The id of a store this open creates (16 bytes). Random by default; fixed only to
+   * reproduce a store byte for byte (the conformance vectors). Ignored for an existing store.
+   */
+  readonly id?: Uint8Array;
 }
 
 type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
@@ -131,7 +136,7 @@ export class EnvelopeStore implements EnvelopeSource {
         if (others.length > 0) {
           throw new EnvelopeError({ code: "not_an_envelope", path: dir, detail: `the directory holds files (${others.slice(0, 3).join(", ")}) but no ${DESCRIPTOR_FILE}` });
         }
-        await createDescriptor(dir);
+        await createDescriptor(dir, options.id);
       }
       const loaded = await loadDirectory(dir, true);
       const { salt, catalog } = loaded;

@@ -22,12 +22,13 @@ export async function envelopeFaults<T>(action: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Damage that cost entries or may have (SPEC §14.10), as against bookkeeping: an index that
- * was rebuilt or not written loses nothing, because the segments are the truth.
+ * Damage that cost entries or may have (SPEC §14.7), as against bookkeeping. An index that
+ * was rebuilt or not written loses nothing, because the segments are the truth; a torn tail
+ * is a put that was never acknowledged (SPEC §14.5), or one a live writer is making now.
  */
 export function isLoss(damage: EnvelopeDamage): boolean {
   return match(damage)
-    .with({ code: "damaged_frame" }, { code: "torn_tail" }, { code: "damaged_header" }, { code: "missing_segment" }, () => true)
-    .with({ code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
+    .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, () => true)
+    .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
     .exhaustive();
 }

@@ -50,13 +50,38 @@ export type Vector =
       readonly input: { readonly record: string; readonly trust: readonly string[] | null };
       readonly expected: ChainExpected;
     })
-;
+  | (VectorHeader & {
+      readonly kind: "envelope";
+      readonly input: { readonly record: string; readonly envelope: string };
+      readonly expected: EnvelopeExpected;
+    })
+  | (VectorHeader & {
+      readonly kind: "policy";
+      readonly input: { readonly policy: string; readonly decisions: readonly DecisionInput[] };
+      readonly expected: PolicyExpected;
+    })
+  | (VectorHeader & {
+      readonly kind: "recheck";
+      readonly input: { readonly record: string; readonly policy: string; readonly envelope: string | null };
+      readonly expected: RecheckExpected;
+    });
 
 export type VectorKind = Vector["kind"];
 
-export interface EnvelopeEntryExpected {
-  readonly digest: string;
-  readonly status: "present" | "missing" | "digest_mismatch" | "redacted";
+export interface EnvelopeExpected {
+  /** Every digest the record names, in file order, and what the Envelope answers for it. */
+  readonly digests: readonly { readonly digest: string; readonly status: "present" | "missing" | "digest_mismatch" | "redacted" }[];
+  /** The codes of the damage found opening the Envelope (SPEC §14.7), in order. */
+  readonly damage: readonly string[];
+  /** `aegis envelope verify`: 1 any mismatch, else 2 any damage that may have cost entries, else 0. */
+  readonly exit_code: ExitCode;
+}
+
+/** One call to decide: its tool, the axes its caller asserts, and the request bytes as UTF-8 text. */
+export interface DecisionInput {
+  readonly tool_id: string;
+  readonly axes?: Readonly<Record<string, unknown>>;
+  readonly request?: string;
 }
 
 export type PolicyExpected =
@@ -64,16 +89,23 @@ export type PolicyExpected =
       readonly result: "valid";
       readonly policy_set_hash: string;
       readonly needs_envelope: boolean;
-      readonly decisions: readonly { readonly request: Readonly<Record<string, unknown>>; readonly verdict: string; readonly rule: string | null }[];
+      /** Per input decision, in order: the verdict and the rule that decided (null: the default). */
+      readonly decisions: readonly { readonly verdict: string; readonly rule: string | null }[];
     }
-  | { readonly result: "invalid"; readonly paths: readonly string[] };
+  | { readonly result: "invalid"; readonly problems: readonly { readonly code: string; readonly path: string | null }[] };
+
+export interface RecheckExpected {
+  /** The report lines (SPEC §16.4), in file order. */
+  readonly lines: readonly string[];
+  readonly exit_code: ExitCode;
+}
 
 export interface Manifest {
   readonly schema: typeof MANIFEST_SCHEMA;
   readonly vectors: readonly Vector[];
 }
 
-const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain"]);
+const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck"]);
 
 /** Read and shape-check a manifest; a file that is not one is a usage-level fault (exit 2). */
 export async function readManifest(dir: string): Promise<Manifest> {

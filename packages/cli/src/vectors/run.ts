@@ -13,7 +13,22 @@ import {
   verifyingKey,
 } from "@aegis/format";
 import { exitCodeOfVerdict } from "../exit-code.js";
-import type { CanonicalExpected, ChainExpected, Vector } from "./manifest.js";
+import { openEnvelope } from "@aegis/envelope";
+import {
+  RateWindows,
+  RecheckTally,
+  decide,
+  describeRecheckLine,
+  loadPolicySet,
+  needsEnvelope,
+  recheck,
+  recheckConclusion,
+  recheckExitCode,
+  tryParsePolicySet,
+} from "@aegis/policy";
+import { checkRecordAgainst } from "../envelope/check-record.js";
+import { isLoss } from "../envelope/source.js";
+import type { CanonicalExpected, ChainExpected, DecisionInput, EnvelopeExpected, PolicyExpected, RecheckExpected, Vector } from "./manifest.js";
 
 /** One vector's outcome: what was expected and what this implementation answered. */
 export type VectorResult =
@@ -26,6 +41,9 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     .with({ kind: "canonical" }, async (v) => canonicalAnswer(await readFile(join(dir, v.input.row), "utf8")))
     .with({ kind: "ed25519" }, async (v) => ed25519Answer(JSON.parse(await readFile(join(dir, v.input.case), "utf8")) as Ed25519Case))
     .with({ kind: "chain" }, (v) => chainAnswer(join(dir, v.input.record), v.input.trust))
+    .with({ kind: "envelope" }, (v) => envelopeAnswer(join(dir, v.input.record), join(dir, v.input.envelope)))
+    .with({ kind: "policy" }, async (v) => policyAnswer(await readFile(join(dir, v.input.policy), "utf8"), v.input.decisions))
+    .with({ kind: "recheck" }, (v) => recheckAnswer(join(dir, v.input.record), join(dir, v.input.policy), v.input.envelope === null ? null : join(dir, v.input.envelope)))
     .exhaustive();
   // Compared as the JSON a third party would compare: an absent member and an undefined one are the same.
   const answer = JSON.parse(JSON.stringify(actual)) as unknown;
@@ -76,4 +94,52 @@ export async function chainAnswer(path: string, trust: readonly string[] | null)
     head: result.head ?? null,
     exit_code: exitCodeOfVerdict(result.verdict),
   };
+}
+
+/** SPEC §9, §14: what the Envelope answers for every digest the record names, and the damage it reported. */
+export async function envelopeAnswer(record: string, envelope: string): Promise<EnvelopeExpected> {
+  const source = await openEnvelope(envelope);
+  try {
+    const digests: { digest: string; status: EnvelopeExpected["digests"][number]["status"] }[] = [];
+    const tally = await checkRecordAgainst(record, source, ({ reference, read }) => void digests.push({ digest: reference.digest, status: read.code }));
+    const loss = source.damage.some(isLoss);
+    return { digests, damage: source.damage.map((d) => d.code), exit_code: tally.digest_mismatch > 0 ? 1 : loss ? 2 : 0 };
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * SPEC §15: the set's validity and problems, or its hash, whether it needs the Envelope, and
+ * `decide`'s verdict and rule for each call, in order, with fresh rate windows on a clock
+ * that stands still.
+ */
+export function policyAnswer(text: string, calls: readonly DecisionInput[]): PolicyExpected {
+  const parsed = tryParsePolicySet(text);
+  if (!parsed.ok) return { result: "invalid", problems: parsed.problems.map((p) => ({ code: p.code, path: "path" in p ? p.path : null })) };
+  const set = parsed.set;
+  const live = { windows: new RateWindows(), now: () => 0, mintApprovalId: () => "apr-vector" };
+  const decisions = calls.map((call) => {
+    const d = decide(set, { tool_id: call.tool_id, ...(call.axes === undefined ? {} : { axes: call.axes }), ...(call.request === undefined ? {} : { request: new TextEncoder().encode(call.request) }) }, live);
+    return { verdict: d.code, rule: d.matched.kind === "rule" ? d.matched.rule.id : null };
+  });
+  return { result: "valid", policy_set_hash: set.hash, needs_envelope: needsEnvelope(set), decisions };
+}
+
+/** SPEC §16: the report lines and the exit code of `aegis recheck` (a file with nothing to recheck is 1). */
+export async function recheckAnswer(record: string, policyPath: string, envelopePath: string | null): Promise<RecheckExpected> {
+  const policy = await loadPolicySet(policyPath);
+  const source = envelopePath === null ? undefined : await openEnvelope(envelopePath);
+  try {
+    const tally = new RecheckTally();
+    const lines: string[] = [];
+    for await (const verdict of recheck(record, { policy }, source === undefined ? {} : { envelope: (d) => source.get(d) })) {
+      tally.add(verdict);
+      lines.push(describeRecheckLine(verdict));
+    }
+    const conclusion = recheckConclusion(tally.summary);
+    return { lines, exit_code: conclusion.code === "nothing_rechecked" ? 1 : recheckExitCode(tally.summary) };
+  } finally {
+    await source?.close();
+  }
 }

@@ -57,6 +57,7 @@ export function canonicalVectors(set: VectorSet): void {
     const expected = canonicalAnswer(row);
     // Each case states which side of the line it is on; the answer must agree.
     if ((expected.result === "canonical") !== (polarity === "positive")) throw new Error(`canonical/${name}: ${polarity} case answered ${expected.result}`);
-    set.add({ id: `canonical/${name}`, kind: "canonical", description, spec: ["3"], flags: [polarity, "canonical"], input: { row: path }, expected });
+    const spec = expected.result === "canonical" ? ["3.1"] : expected.result === "out_of_space" ? ["3.2"] : ["3.3"];
+    set.add({ id: `canonical/${name}`, kind: "canonical", description, spec, flags: [polarity, "canonical"], input: { row: path }, expected });
   }
 }

@@ -139,7 +139,7 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     c("untrusted_key_empty_store", "negative", ["8.4"], "An empty trust set pins to nothing.", base, []),
     c("untrusted_key_rotated", "negative", ["7", "8.4"], "Rotation to a key the trust set does not hold.", seal(twoSessions, { signWith: rotatedSecond }), [DEV_PUBLIC]),
     c("untrusted_key_first_session", "negative", ["7", "8.4"], "Only the second Session's key is trusted.", seal(twoSessions, { signWith: rotatedSecond }), [ROTATED_PUBLIC]),
-    c("duplicate_decision", "negative", ["5.3", "8.3"], "A second decision for the same approval_id, validly signed.", seal(renumber([...lines.slice(0, -1), { ...decision, verdict: { verdict: "approved", scope: { tool_id: "net.post" } } }, close]))),
+    c("duplicate_decision", "negative", ["5.3", "8.3", "15.7"], "A second decision for the same approval_id, validly signed: why approval ids must never repeat.", seal(renumber([...lines.slice(0, -1), { ...decision, verdict: { verdict: "approved", scope: { tool_id: "net.post" } } }, close]))),
     c("duplicate_decision_same_verdict", "negative", ["5.3", "8.3"], "The decision repeated word for word (a replay).", seal(renumber([...lines.slice(0, -1), decision, close]))),
     // Indeterminate.
     c("unknown_line_type", "negative", ["5.2", "8.3"], "An unsigned line of type 'attestation' after line 3.", seal(insertAt(3, unknownLine))),
@@ -149,6 +149,7 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     c("unanchored_tail", "negative", ["8.7", "8.3"], "No close; the last call's intent has no outcome.", seal(lines.slice(0, 4))),
     c("unanchored_tail_quiet", "negative", ["8.7", "8.3"], "No close; every call has its outcome.", seal(lines.slice(0, 5))),
     c("missing_line", "negative", ["8.3"], "Line 3 never landed; the chain is intact around the gap.", seal(lines.filter((_, i) => i !== 2))),
+    c("line_too_long", "negative", ["13.1", "8.3"], "Line 4 is a row of 1 MiB + 1 bytes: over the row bound, the walk stops there.", seal(lines.slice(0, 3)) + `{"x":"${"a".repeat((1 << 20) - 7)}"}\n` + seal(lines).split("\n").slice(3).join("\n")),
     c("empty_chain", "negative", ["8.3"], "No lines at all.", ""),
     c("empty_chain_blank_rows", "negative", ["1.1", "8.3"], "Only blank rows.", "\n \n\t\n"),
     // Precedence (SPEC §8.2): the first Tampered ends the walk; the first cap wins; a later Tampered overrides a cap.

@@ -4,10 +4,13 @@ import { MANIFEST_SCHEMA, type Manifest } from "../manifest.js";
 import { canonicalVectors } from "./canonical.js";
 import { chainVectors } from "./chains.js";
 import { ed25519Vectors } from "./ed25519.js";
+import { envelopeVectors } from "./envelope.js";
+import { policyVectors } from "./policy.js";
+import { recheckVectors } from "./recheck.js";
 import { VectorSet } from "./vector-set.js";
 
 /** The directories the generator owns: everything in them is generated, nothing else is. */
-export const GENERATED_DIRS = ["canonical", "ed25519", "chains"] as const;
+export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "policies", "recheck"] as const;
 
 /**
  * Build every vector from `source` (the repository's `vectors/`, for the external data
@@ -18,6 +21,9 @@ export async function generateVectors(source: string): Promise<VectorSet> {
   canonicalVectors(set);
   await ed25519Vectors(set, source);
   await chainVectors(set);
+  await envelopeVectors(set);
+  policyVectors(set);
+  await recheckVectors(set, source);
   const manifest: Manifest = { schema: MANIFEST_SCHEMA, vectors: set.vectors };
   set.file("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`);
   return set;

@@ -1,0 +1,125 @@
+import { readFile, rm, writeFile, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
+import { RequestDigest } from "@aegis/format";
+import { parsePolicySet } from "@aegis/policy";
+import { envelopeAnswer } from "../run.js";
+import { PACK_ID, REDACTED_AT, inTemp, storeFiles, writeScenario, type ScriptedCall } from "./scenario.js";
+import type { Polarity, VectorSet } from "./vector-set.js";
+
+const ALLOW_ALL = parsePolicySet("version: 1\ndefault: allow\nrules: []\n");
+const CALLS: readonly ScriptedCall[] = [
+  { id: "c1", tool: "fs.read", request: '{"path":"/w/a.md","n":"req-c1"}', response: "resp-c1: # a" },
+  { id: "c2", tool: "fs.read", request: '{"path":"/w/b.md","token":"req-c2-secret"}', response: "resp-c2: # b" },
+  { id: "c3", tool: "net.get", request: '{"url":"https://x.example/","n":"req-c3"}', response: "resp-c3: <html>" },
+];
+const requestOf = (id: string): RequestDigest => RequestDigest.of(new TextEncoder().encode(CALLS.find((c) => c.id === id)?.request ?? ""));
+
+type Shape = "pack" | "store";
+interface Case {
+  readonly name: string;
+  readonly polarity: Polarity;
+  readonly spec: readonly string[];
+  readonly description: string;
+  readonly shape: Shape;
+  /** Change the store (before packing, for a pack) or the pack file. */
+  readonly alter?: (target: string) => Promise<void>;
+  /** For a pack: only these calls' digests. */
+  readonly calls?: readonly string[];
+}
+
+/** Flip one byte of the first stored copy of `needle` in the files given. */
+async function flipIn(paths: readonly string[], needle: string): Promise<void> {
+  for (const path of paths) {
+    const data = await readFile(path);
+    const at = data.indexOf(needle);
+    if (at === -1) continue;
+    data[at] = (data[at] ?? 0) ^ 0x20;
+    await writeFile(path, data);
+    return;
+  }
+  throw new Error(`${needle} is not stored`);
+}
+
+const segments = async (store: string): Promise<string[]> => (await readdir(store)).filter((n) => n.endsWith(".seg")).sort().map((n) => join(store, n));
+
+async function redact(store: string, digest: RequestDigest): Promise<void> {
+  const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
+  try {
+    const outcome = await s.redact(digest, "secret token in arguments");
+    if (outcome.code !== "redacted") throw new Error(`redaction answered ${outcome.code}`);
+  } finally {
+    await s.close();
+  }
+}
+
+const CASES: readonly Case[] = [
+  { name: "pack_all_present", polarity: "positive", spec: ["9", "14.1", "14.9"], description: "A pack of every entry the record names: each present, hashing to its digest.", shape: "pack" },
+  { name: "store_all_present", polarity: "positive", spec: ["9", "14.1", "14.2", "14.3", "14.4"], description: "The store a writer left: descriptor, segment, index; each entry present.", shape: "store" },
+  { name: "store_stale_lock", polarity: "positive", spec: ["14.6"], description: "A store whose writer died and left its lock: a reader opens it without the lock and reads every entry.", shape: "store", alter: async (store) => writeFile(join(store, "writer.lock"), '{"pid":999999999,"host":"gone"}\n') },
+  { name: "pack_value_altered", polarity: "negative", spec: ["14.1", "14.3", "14.9"], description: "One byte of c2's request changed inside the pack: digest_mismatch.", shape: "pack", alter: async (pack) => flipIn([pack], "req-c2-secret") },
+  { name: "store_value_altered", polarity: "negative", spec: ["14.1", "14.3"], description: "One byte of c2's request changed inside the segment: digest_mismatch.", shape: "store", alter: async (store) => flipIn(await segments(store), "req-c2-secret") },
+  { name: "pack_some_calls", polarity: "negative", spec: ["14.1", "14.9"], description: "A pack of call c1's entries only: the other digests are missing.", shape: "pack", calls: ["c1"] },
+  { name: "store_redacted", polarity: "negative", spec: ["14.8"], description: "c2's request redacted: a tombstone with when and why, and the bytes gone.", shape: "store", alter: async (store) => redact(store, requestOf("c2")) },
+  { name: "pack_redacted", polarity: "negative", spec: ["14.8", "14.9"], description: "A pack made after c2's request was redacted carries its tombstone.", shape: "pack", alter: async (store) => redact(store, requestOf("c2")) },
+  {
+    name: "store_torn_tail", polarity: "negative", spec: ["14.5", "14.7"], description: "The segment ends in half a frame, as after a crash mid-put: every acknowledged entry is still read, the tail reported.", shape: "store",
+    alter: async (store) => {
+      const [segment] = await segments(store);
+      if (segment === undefined) throw new Error("no segment");
+      const data = await readFile(segment);
+      // The first 40 bytes of the store's first frame, appended: a frame cut short.
+      const first = data.indexOf("req-c1");
+      await writeFile(segment, Buffer.concat([data, data.subarray(first - 80, first - 40)]));
+      for (const name of (await readdir(store)).filter((n) => n.endsWith(".idx"))) await rm(join(store, name));
+    },
+  },
+  {
+    name: "store_damaged_frame", polarity: "negative", spec: ["14.4", "14.7"], description: "c2's frame head spoiled and the index gone: c2's request is missing, its neighbours read, the damage named.", shape: "store",
+    alter: async (store) => {
+      const [segment] = await segments(store);
+      if (segment === undefined) throw new Error("no segment");
+      const data = await readFile(segment);
+      const value = data.indexOf("{\"path\":\"/w/b.md\"");
+      data.fill(0xee, value - 36, value);
+      await writeFile(segment, data);
+      for (const name of (await readdir(store)).filter((n) => n.endsWith(".idx"))) await rm(join(store, name));
+    },
+  },
+];
+
+/** SPEC §9, §14: a record and an Envelope (a store directory or a pack) per case. */
+export async function envelopeVectors(set: VectorSet): Promise<void> {
+  for (const c of CASES) {
+    await inTemp(async (dir) => {
+      const record = await writeScenario(dir, ALLOW_ALL, CALLS);
+      const store = join(dir, "store");
+      const base = `envelope/${c.name}`;
+      const recordPath = set.file(`${base}/session.aarl`, record);
+      let envelopePath: string;
+      if (c.shape === "store") {
+        await c.alter?.(store);
+        for (const [name, data] of await storeFiles(store)) set.file(`${base}/store/${name}`, data);
+        envelopePath = `${base}/store`;
+      } else {
+        if (c.alter !== undefined && c.name === "pack_redacted") await c.alter(store);
+        const pack = join(dir, "envelope.pack");
+        const source = await openEnvelope(store);
+        try {
+          const wanted = CALLS.filter((call) => c.calls === undefined || c.calls.includes(call.id));
+          const digests = wanted.flatMap((call) => [RequestDigest.of(new TextEncoder().encode(call.request)) as string, ...(call.response === undefined ? [] : [RequestDigest.of(new TextEncoder().encode(call.response)) as string])]);
+          await writePack(source, digests, pack, { id: PACK_ID });
+        } finally {
+          await source.close();
+        }
+        if (c.alter !== undefined && c.name !== "pack_redacted") await c.alter(pack);
+        envelopePath = set.file(`${base}/envelope.pack`, await readFile(pack));
+      }
+      const expected = await envelopeAnswer(join(dir, "session.aarl"), c.shape === "store" ? store : join(dir, "envelope.pack"));
+      const clean = expected.exit_code === 0 && expected.digests.every((d) => d.status === "present") && expected.damage.length === 0;
+      if (clean !== (c.polarity === "positive")) throw new Error(`${base}: ${c.polarity} case answered ${JSON.stringify(expected)}`);
+      set.add({ id: base, kind: "envelope", description: c.description, spec: c.spec, flags: [c.polarity, "envelope"], input: { record: recordPath, envelope: envelopePath }, expected });
+    });
+  }
+}
+
