@@ -179,9 +179,29 @@ export class ChainWriter {
    * @throws ChainWriterError `envelope` when the Envelope refuses the bytes: no intent is written.
    */
   async beginCall(start: CallStart | CallOpening): Promise<Appended> {
-    if (this.calls.has(start.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: start.call_id });
-    const call = "request" in start ? await this.keepRequest(start) : start;
-    if (this.calls.has(call.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: call.call_id });
+    if (this.busy(start.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: start.call_id });
+    if (!("request" in start)) return this.startCall(start);
+    // The id is taken while the bytes are put, and close() waits for the put.
+    this.starting.add(start.call_id);
+    const begun = this.keepRequest(start).then(
+      (call) => {
+        this.starting.delete(start.call_id);
+        return this.startCall(call);
+      },
+      (error: unknown) => {
+        this.starting.delete(start.call_id);
+        throw error;
+      },
+    );
+    return this.track(begun);
+  }
+
+  /** A call id is taken from its intent until its outcome is appended, put included. */
+  private busy(callId: string): boolean {
+    return this.calls.has(callId) || this.starting.has(callId) || this.ending.has(callId);
+  }
+
+  private async startCall(call: CallStart): Promise<Appended> {
     const { policy_set_hash: _unused, ...intent } = call;
     void _unused;
     const appended = this.append("intent", intent, false);
@@ -189,9 +209,17 @@ export class ChainWriter {
     try {
       return await appended;
     } catch (error) {
-      this.calls.delete(call.call_id);
+      if (this.calls.get(call.call_id) === call) this.calls.delete(call.call_id);
       throw error;
     }
+  }
+
+  /** Keep `work` in the set close() drains before it writes abandoned outcomes and the close. */
+  private track(work: Promise<Appended>): Promise<Appended> {
+    this.pending.add(work);
+    const forget = (): void => void this.pending.delete(work);
+    work.then(forget, forget);
+    return work;
   }
 
   private async keepRequest(opening: CallOpening): Promise<CallStart> {
@@ -226,13 +254,14 @@ export class ChainWriter {
     const start = this.calls.get(callId);
     if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
     if (!("response" in result)) return this.recordOutcome(start, result);
-    // Out of `calls` now, so close() does not also abandon it; close() waits for it instead.
+    // Out of `calls` now, so close() does not also abandon it; close() waits for it instead,
+    // and the id stays taken until its outcome is appended.
     this.calls.delete(callId);
+    this.ending.add(callId);
     const ending = this.endWithResponse(start, result);
-    this.endings.add(ending);
-    const forget = (): void => void this.endings.delete(ending);
-    ending.then(forget, forget);
-    return ending;
+    const release = (): void => void this.ending.delete(callId);
+    ending.then(release, release);
+    return this.track(ending);
   }
 
   private async endWithResponse(start: CallStart, ending: CallEnding): Promise<Appended> {
@@ -259,17 +288,21 @@ export class ChainWriter {
     const callId = start.call_id;
     const appended = this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
     // Still in flight until an outcome is taken: a refused one (outside the value space,
-    // too long) leaves the call for close() to record as abandoned.
-    this.calls.delete(callId);
+    // too long) leaves the call for close() to record as abandoned. Only this call's entry
+    // is touched: the id may have been taken again since.
+    if (this.calls.get(callId) === start) this.calls.delete(callId);
     appended.catch((error: unknown) => {
-      if (error instanceof ChainWriterError && (error.fault.code === "not_canonical" || error.fault.code === "line_too_long")) {
+      if (error instanceof ChainWriterError && (error.fault.code === "not_canonical" || error.fault.code === "line_too_long") && !this.busy(callId)) {
         this.calls.set(callId, start);
       }
     });
     return appended;
   }
 
-  private readonly endings = new Set<Promise<Appended>>();
+  /** Puts in progress: requests of calls starting, responses of calls ending. */
+  private readonly pending = new Set<Promise<Appended>>();
+  private readonly starting = new Set<string>();
+  private readonly ending = new Set<string>();
 
   /**
    * Run `body` as one call: the intent is durable before `body` starts, and an outcome is
@@ -302,8 +335,10 @@ export class ChainWriter {
 
   private async finish(): Promise<Appended> {
     try {
-      // Outcomes waiting on the Envelope for their response bytes go in before the close.
-      await Promise.allSettled([...this.endings]);
+      // Calls waiting on the Envelope go in before the close: intents whose request is being
+      // put (then abandoned below), outcomes whose response is. Drained until none is left,
+      // because one may begin while another is awaited.
+      while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
       const abandoned = [...this.calls.keys()].map((callId) =>
         this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })),
       );

@@ -111,4 +111,35 @@ describe("a writer given an Envelope (SPEC §9)", () => {
     expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);
     expect(lines[2]).toMatchObject({ call_id: "c5", execution: { status: "success" } });
   });
+
+  it("an id is taken while its response is put: beginning it again is refused, and the first call's outcome is kept", async () => {
+    const { writer, path } = await openWith("e6.aarl");
+    await writer.beginCall({ call_id: "x", tool_id: "t", policy_set_hash: POLICY, request: bytes("1") });
+    const ending = writer.endCall("x", { ...ended, response: bytes("slow") });
+    expect((await faultOf(writer.beginCall({ call_id: "x", tool_id: "t", policy_set_hash: POLICY, request: bytes("2") }))).code).toBe("duplicate_call");
+    await ending;
+    await writer.close();
+    expect(readLines(path).map((l) => `${String(l["line_type"])}${l["call_id"] === undefined ? "" : ` ${String(l["call_id"])}`}`)).toEqual(["open", "intent x", "outcome x", "close"]);
+  });
+
+  it("close() while a request is being put: the call's intent lands and close() records it as abandoned", async () => {
+    const { writer, path } = await openWith("e7.aarl");
+    const begun = writer.beginCall({ call_id: "late", tool_id: "t", policy_set_hash: POLICY, request: bytes("r") });
+    await writer.close();
+    await begun;
+    const lines = readLines(path);
+    expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);
+    expect(lines[2]).toMatchObject({ call_id: "late", execution: { status: "host_denied", reason: "session abandoned" } });
+  });
+
+  it("endCall after close() has begun: the call already has its abandoned outcome, once; the late end is refused", async () => {
+    const { writer, path } = await openWith("e8.aarl");
+    await writer.beginCall({ call_id: "y", tool_id: "t", policy_set_hash: POLICY, request: bytes("r") });
+    const closing = writer.close();
+    const late = faultOf(writer.endCall("y", { ...ended, response: bytes("too late") }));
+    await closing;
+    expect((await late).code).toBe("unknown_call");
+    expect(readLines(path).filter((l) => l["line_type"] === "outcome")).toHaveLength(1);
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
 });
