@@ -22,7 +22,8 @@ export type ScanEvent =
 
 type FrameAt =
   | { readonly whole: true; readonly head: Head; readonly valueLength: number; readonly end: number }
-  | { readonly whole: false; readonly detail: string };
+  /** `cutShort`: the frame's bytes stop before its lengths say it ends (a write cut short). */
+  | { readonly whole: false; readonly detail: string; readonly cutShort: boolean };
 
 /**
  * Walk the frames in `[start, end)`. A frame that is not whole is damage when a whole
@@ -48,7 +49,11 @@ export async function* scanFrames(
     }
     const next = await nextWholeFrame(reader, salt, position + 1, end);
     if (next === undefined) {
-      yield { kind: "torn", offset: position, length: end - position, detail: at.detail };
+      // Torn only when a write was cut short: bytes that stop early, or never written (zeros).
+      // A frame of full length whose check fails is damage, and cutting it could lose an
+      // acknowledged entry (SPEC §14.5, §14.7).
+      const torn = at.cutShort || (await allZero(reader, position, end));
+      yield { kind: torn ? "torn" : "damaged", offset: position, length: end - position, detail: at.detail };
       return;
     }
     yield { kind: "damaged", offset: position, length: next - position, detail: at.detail };
@@ -59,15 +64,25 @@ export async function* scanFrames(
 async function frameAt(reader: WindowReader, salt: Uint8Array, position: number, end: number): Promise<FrameAt> {
   // Views into the reader's window, used before the next read replaces it.
   const prefix = await reader.read(position, FRAME_PREFIX_BYTES);
-  if (prefix.length < FRAME_PREFIX_BYTES) return { whole: false, detail: "a frame prefix cut short by the end of the file" };
+  if (prefix.length < FRAME_PREFIX_BYTES) return { whole: false, detail: "a frame prefix cut short by the end of the file", cutShort: true };
   const lengths = readPrefix(prefix);
-  if (!lengths.ok) return { whole: false, detail: lengths.detail };
+  if (!lengths.ok) return { whole: false, detail: lengths.detail, cutShort: false };
   const frameEnd = position + FRAME_PREFIX_BYTES + lengths.headLength + lengths.valueLength;
-  if (frameEnd > end) return { whole: false, detail: `a frame of ${frameEnd - position} bytes runs past the end of the file` };
+  if (frameEnd > end) return { whole: false, detail: `a frame of ${frameEnd - position} bytes runs past the end of the file`, cutShort: true };
   const frame = await reader.read(position, FRAME_PREFIX_BYTES + lengths.headLength);
   const head = readHead(salt, frame, lengths.headLength, lengths.valueLength);
-  if (!head.ok) return { whole: false, detail: head.detail };
+  if (!head.ok) return { whole: false, detail: head.detail, cutShort: false };
   return { whole: true, head: head.head, valueLength: lengths.valueLength, end: frameEnd };
+}
+
+async function allZero(reader: WindowReader, from: number, end: number): Promise<boolean> {
+  for (let position = from; position < end; ) {
+    const chunk = await reader.read(position, Math.min(1 << 20, end - position));
+    if (chunk.length === 0) return true;
+    for (const byte of chunk) if (byte !== 0) return false;
+    position += chunk.length;
+  }
+  return true;
 }
 
 async function nextWholeFrame(reader: WindowReader, salt: Uint8Array, from: number, end: number): Promise<number | undefined> {

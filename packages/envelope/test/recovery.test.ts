@@ -52,6 +52,23 @@ describe("a torn tail (SPEC §14.5)", () => {
     });
   }
 
+  it("[M14.8] a whole last frame whose check fails is damage, not a tear: no writer cuts an acknowledged entry", async () => {
+    const { dir, digests } = await storeOf(values);
+    for (const name of (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".idx"))) rmSync(join(dir, name));
+    const segment = join(dir, "00000001.seg");
+    const size = statSync(segment).size;
+    // A bit flipped inside the last frame's 8-byte check: the frame is whole, its check fails.
+    flipByte(segment, offsetIn(segment, values[4] ?? new Uint8Array()) - FRAME_OVERHEAD + 14);
+    const writer = await EnvelopeStore.open(dir);
+    expect(writer.damage.map((d) => d.code)).toEqual(["damaged_frame"]);
+    expect(statSync(segment).size).toBe(size);
+    const added = await writer.putRequest(marked("after the damage"));
+    await writer.close();
+    const again = await openEnvelope(dir);
+    for (const d of [...digests.slice(0, 4), added]) expect((await again.get(d)).code).toBe("present");
+    await again.close();
+  });
+
   it("[M14.8] a segment whose header never reached the disk is started again", async () => {
     const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
     const segments = (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".seg")).sort();
