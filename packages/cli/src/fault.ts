@@ -27,6 +27,7 @@ export type CliFault =
   | { readonly code: "envelope_entry"; readonly digest: string; readonly answer: "missing" | "redacted" | "digest_mismatch"; readonly detail: string }
   | { readonly code: "not_verified"; readonly verdict: string }
   | { readonly code: "nothing_rechecked"; readonly path: string }
+  | { readonly code: "record_changed"; readonly path: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -43,7 +44,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
     .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
     .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
     .with({ code: "no_such_call" }, () => 1 as const)
-    .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
+    .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, { code: "record_changed" }, () => 2 as const)
     // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
     .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
     .with({ code: "envelope_entry" }, () => 1 as const)
@@ -121,6 +122,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "not_verified" }, (f) => ({
       error: `the record is not Verified (${f.verdict}), and --require-verified was given`,
       help: "run `aegis verify` on the record to see where it breaks, or drop --require-verified to recheck it anyway",
+    }))
+    .with({ code: "record_changed" }, (f) => ({
+      error: `${f.path} changed while it was verified and rechecked, so the verdict may not be about the calls rechecked`,
+      help: "recheck a copy of the record, or wait until its writer has closed it",
     }))
     .with({ code: "nothing_rechecked" }, (f) => ({
       error: `nothing was rechecked: ${f.path} holds no recorded outcome`,

@@ -29,8 +29,12 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
+    const [command] = args;
+    // Only redaction is limited to a store directory; every other --envelope also takes a pack.
+    const storeOnly = command === EnvelopeRedactCommand || command instanceof EnvelopeRedactCommand;
     const text = super
       .usage(...args)
+      .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
       .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
       .replace(/<(--[a-z-]+ <[A-Z|]+>)>/g, "$1");
     return alignOptions(text);
@@ -90,6 +94,11 @@ export async function main(argv: readonly string[], context: Partial<BaseContext
   const ctx = { ...Cli.defaultContext, ...context };
   watchForClosedReader(ctx.stdout);
   if (argv.length === 0) return usageFault(ctx, cli, { code: "usage", message: "no command given", command: "" });
+  const subs = commandGroups().get(argv[0] ?? "");
+  if (subs !== undefined && argv.length === 2 && (argv[1] === "--help" || argv[1] === "-h")) {
+    ctx.stdout.write(groupHelp(argv[0] ?? "", subs));
+    return 0;
+  }
   let command;
   try {
     command = cli.process([...argv], ctx);
@@ -118,6 +127,21 @@ function commandName(argv: readonly string[]): CommandName | undefined {
   if (isCommandName(two)) return two;
   const first = argv[0] ?? "";
   return isCommandName(first) ? first : undefined;
+}
+
+/** `aegis envelope --help`: each subcommand and what it does. */
+function groupHelp(group: string, subs: readonly string[]): string {
+  const lines = subs.map((sub) => {
+    const name = `${group} ${sub}`;
+    const description = isCommandName(name) ? (COMMAND_CLASSES[name].usage?.description ?? "") : "";
+    return `  aegis ${name.padEnd(16)} ${description}`;
+  });
+  return `aegis ${group}: one of\n\n${lines.join("\n")}\n\nRun \`aegis ${group} <subcommand> --help\` for its options and examples.\n`;
+}
+
+/** The positional argument each command requires, as its help names it. */
+function positionalOf(name: CommandName | undefined): string {
+  return name === "envelope get" || name === "envelope redact" ? "<DIGEST>" : "<PATH>";
 }
 
 /** The first words of multi-word commands (`envelope`), and their second words. */
@@ -168,7 +192,7 @@ function humanReason(reason: string, name: CommandName | undefined): string {
   if (unsupported !== null) return `unknown flag: ${unsupported[1] ?? ""}`;
   const extraneous = /^Extraneous positional argument \("(.*)"\)\.?$/.exec(reason);
   if (extraneous !== null) return `unexpected argument: ${extraneous[1] ?? ""}`;
-  if (/^Not enough positional arguments/.test(reason)) return `${name ?? "this command"} requires <PATH>`;
+  if (/^Not enough positional arguments/.test(reason)) return `${name ?? "this command"} requires ${positionalOf(name)}`;
   const missingValue = /^Not enough arguments to option (.*)\.?$/.exec(reason);
   if (missingValue !== null) return `${(missingValue[1] ?? "").replace(/\.$/, "")} needs a value`;
   return reason.replace(/\.$/, "");

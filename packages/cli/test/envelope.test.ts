@@ -194,3 +194,38 @@ describe("aegis recheck --envelope: argument matchers read the request bytes (SP
     expect(existsSync(f.store)).toBe(true);
   });
 });
+
+describe("found in review", () => {
+  it("redact never creates a store where there is none", () => {
+    const dir = join(tempDir(), "not-a-store");
+    const run = aegis(["envelope", "redact", "--envelope", dir, "--reason", "x", "0".repeat(64)]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^error: .*not-a-store is not an Envelope: /);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("verify --envelope with an Envelope that cannot be read keeps the verdict and its exit code", async () => {
+    const f = await writeFixture();
+    const tampered = join(f.dir, "tampered.aarl");
+    writeFileSync(tampered, readFileSync(f.record, "utf8").replace('"role":"ops"', '"role":"opz"'));
+    const run = aegis(["verify", "--envelope", join(f.dir, "nonexistent"), tampered]);
+    expect(run.stdout).toMatch(/^Tampered: /);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^error: the Envelope was not checked: .*nonexistent: No such file or directory/);
+  });
+
+  it("envelope --help lists the subcommands; a missing DIGEST is named as such", () => {
+    const help = aegis(["envelope", "--help"]);
+    expect(help.status).toBe(0);
+    for (const sub of ["verify", "get", "redact", "pack"]) expect(help.stdout).toContain(`  aegis envelope ${sub} `);
+    const missing = aegis(["envelope", "get", "--envelope", fresh.store]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/^error: envelope get requires <DIGEST>\n/);
+  });
+
+  it("envelope verify --json is one valid document, streamed", () => {
+    const doc = JSON.parse(aegis(["envelope", "verify", "--json", "--envelope", fresh.store, fresh.record]).stdout) as { digests: unknown[]; summary: { present: number }; exit_code: number };
+    expect(doc.digests).toHaveLength(6);
+    expect(doc).toMatchObject({ summary: { present: 6 }, exit_code: 0 });
+  });
+});

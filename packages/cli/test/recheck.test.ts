@@ -1,9 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest, insecureDevKey } from "@aegis/format";
 import { decide, parsePolicySet } from "@aegis/policy";
-import { STACK_TRACE, aegis, tempDir, vector } from "./support.js";
+import { BIN, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
 
 const fixture = (name: string): string => vector(`external/rust-aegis/recheck/${name}`);
 const recheck = (policy: string, record: string, ...flags: string[]) => aegis(["recheck", ...flags, "--policy", fixture(policy), fixture(record)]);
@@ -123,5 +124,13 @@ describe("aegis recheck: beyond the reference", () => {
   it("an unreadable record or policy is exit 2", () => {
     expect(aegis(["recheck", "--policy", fixture("unchanged.yaml"), "/nonexistent/r.aarl"]).status).toBe(2);
     expect(aegis(["recheck", "--policy", "/nonexistent/p.yaml", fixture("session_clean.jsonl")]).status).toBe(2);
+  });
+});
+
+describe("aegis recheck: found in review", () => {
+  it("a pipe is refused with a reason (the record is read twice), not rechecked as empty", () => {
+    const run = spawnSync("/bin/sh", ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --policy '${fixture("unchanged.yaml")}' /dev/stdin`], { encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^error: read \/dev\/stdin: not a regular file: recheck reads the record twice/);
   });
 });

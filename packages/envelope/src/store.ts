@@ -37,6 +37,8 @@ export interface EnvelopeStoreOptions {
    * reproduce a store byte for byte (the conformance vectors). Ignored for an existing store.
    */
   readonly id?: Uint8Array;
+  /** Create the store when the directory is absent or empty (default true); false refuses with `not_an_envelope`. */
+  readonly create?: boolean;
 }
 
 type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
@@ -122,6 +124,9 @@ export class EnvelopeStore implements EnvelopeSource {
     const segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
     if (!Number.isSafeInteger(segmentBytes) || segmentBytes <= SEGMENT_HEADER_BYTES) {
       throw new RangeError(`segmentBytes must be an integer above ${SEGMENT_HEADER_BYTES}`);
+    }
+    if (options.create === false && !(await exists(join(dir, DESCRIPTOR_FILE)))) {
+      throw new EnvelopeError({ code: "not_an_envelope", path: dir, detail: `no ${DESCRIPTOR_FILE} descriptor: not a store (and this open does not create one)` });
     }
     await io(dir, () => makeDirectories(dir));
     const lockPath = join(dir, LOCK_FILE);

@@ -9,7 +9,7 @@ import { CliError } from "../fault.js";
 import { verifyText } from "../verify-report.js";
 import { runScript } from "../demo/agent.js";
 import { DEMO_POLICY_YAML, STRICTER_POLICY_YAML } from "../demo/policy.js";
-import { openStore } from "../envelope/source.js";
+import { createStore } from "../envelope/source.js";
 
 const MARKER = ".aegis-demo";
 const FILES = ["session.aarl", "session-tampered.aarl", "signing.key", "signing.pub", "session.aarl.lock", "policy.yaml", "policy-stricter.yaml", "session.envelope", MARKER];
@@ -52,7 +52,7 @@ export class DemoCommand extends AegisCommand {
     await writeFile(join(dir, "policy-stricter.yaml"), STRICTER_POLICY_YAML);
 
     let report;
-    const envelope = await openStore(join(dir, "session.envelope"));
+    const envelope = await createStore(join(dir, "session.envelope"));
     try {
       const writer = await ChainWriter.open(record, { key, envelope });
       try {

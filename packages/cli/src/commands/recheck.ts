@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { ChainReadError, describeIoError, describeVerdict, verifyChainFile, type Verification } from "@aegis/format";
-import type { EnvelopeSource } from "@aegis/envelope";
-import { openSource } from "../envelope/source.js";
+import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
+import { isLoss, openSource } from "../envelope/source.js";
 import {
   PolicyParseError,
   RecheckTally,
@@ -19,9 +19,9 @@ import {
   type RecheckVerdict,
   type SkippedRow,
 } from "@aegis/policy";
-import { AegisCommand } from "../command.js";
+import { AegisCommand, StdoutClosed } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
-import { CliError } from "../fault.js";
+import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument } from "../trust-store.js";
 import { verifyJson } from "../verify-report.js";
@@ -59,15 +59,20 @@ export class RecheckCommand extends AegisCommand {
     const keys = this.keys.map(checkKeyArgument);
     const sets = await this.policySets();
     const target: RecheckTarget = this.asRecorded ? { asRecorded: sets } : { policy: sets[0] ?? unreachableSet() };
-
-    const verification = await this.verify(keys);
-    const verdictText = describeVerdict(verification);
-    this.context.stderr.write(`record: ${verdictText}\n`);
-    if (this.requireVerified && verification.verdict.status !== "verified") throw new CliError({ code: "not_verified", verdict: verdictText });
-
+    const before = await recordStat(this.record);
+    // Opened before the long walk, so a wrong path fails at once.
     const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
     try {
-      return await this.recheckAll(target, sets, verification, keys.length > 0, envelope);
+      for (const d of envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+      const verification = await this.verify(keys);
+      const verdictText = describeVerdict(verification);
+      this.context.stderr.write(`record: ${verdictText}\n`);
+      if (this.requireVerified && verification.verdict.status !== "verified") throw new CliError({ code: "not_verified", verdict: verdictText });
+      const exit = await this.recheckAll(target, sets, verification, keys.length > 0, envelope);
+      // Two passes over one file (verify, then recheck): they must have read the same bytes.
+      const after = await recordStat(this.record);
+      if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new CliError({ code: "record_changed", path: this.record });
+      return exit;
     } finally {
       await envelope?.close();
     }
@@ -75,7 +80,7 @@ export class RecheckCommand extends AegisCommand {
 
   private async recheckAll(target: RecheckTarget, sets: readonly PolicySet[], verification: Verification, pinned: boolean, envelope: EnvelopeSource | undefined): Promise<ExitCode> {
     const tally = new RecheckTally();
-    const size = (await stat(this.record)).size;
+    const size = (await recordStat(this.record)).size;
     const progress = new Progress(this.context.stderr, "rechecking", size);
     const onSkippedRow = (row: SkippedRow): void => {
       const what = match(row)
@@ -112,8 +117,12 @@ export class RecheckCommand extends AegisCommand {
         }
       }
     } catch (error) {
-      if (error instanceof CliError) throw error;
-      throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error) });
+      if (error instanceof CliError || error instanceof StdoutClosed) throw error;
+      const fault: CliFault =
+        error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+      // Close the JSON document, so that what was printed still parses, and says why it stops.
+      if (json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
+      throw new CliError(fault);
     } finally {
       progress.finish();
     }
@@ -149,6 +158,20 @@ export class RecheckCommand extends AegisCommand {
       throw error;
     }
   }
+}
+
+/** The record must be a regular file: it is read twice, and a pipe can be read only once. */
+async function recordStat(path: string): Promise<{ readonly size: number; readonly mtimeMs: number }> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw new CliError({ code: "unreadable_record", path, detail: describeIoError(error) });
+  }
+  if (!info.isFile()) {
+    throw new CliError({ code: "unreadable_record", path, detail: "not a regular file: recheck reads the record twice (verify, then recheck), so a pipe cannot be given; save it to a file first" });
+  }
+  return { size: info.size, mtimeMs: info.mtimeMs };
 }
 
 function usage(message: string): CliError {

@@ -1,14 +1,13 @@
 import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFile } from "@aegis/format";
-import { AegisCommand } from "../command.js";
+import { ChainReadError, describeIoError as ioErrorText, verifyChainFile } from "@aegis/format";
+import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
+import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
-import { CliError } from "../fault.js";
-import { describeIoError as ioErrorText } from "@aegis/format";
+import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { verifyJson, verifyText } from "../verify-report.js";
-import { describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 
@@ -22,9 +21,9 @@ export class VerifyCommand extends AegisCommand {
 
       Without \`--key\` or \`--trust-store\` the verdict is \`Verified (unpinned)\`: the file is internally consistent, but anyone could have signed it. With either, every Session must be signed by one of the given keys, and success reads \`Verified (pinned to <key_id>)\`. A trust store with no keys in it pins to nothing.
 
-      With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code.
+      With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code, and an Envelope that cannot be read is reported on stderr without changing them either.
 
-      Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record, trust store or Envelope could not be read, 3 Indeterminate.
+      Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record or trust store could not be read, 3 Indeterminate.
     `,
     examples: [
       ["Verify a record against the signer's public key", "aegis verify --key 3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c session.aarl"],
@@ -69,28 +68,34 @@ export class VerifyCommand extends AegisCommand {
     } finally {
       progress.finish();
     }
-    // The Envelope's summary is added to what verify says; it changes neither verdict nor exit code.
+    // The Envelope's summary is added to what verify says; it changes neither verdict nor exit
+    // code, and neither does an Envelope that cannot be read: that is said on stderr.
     const envelope = this.envelope === undefined ? undefined : await this.checkEnvelope(this.envelope);
     if (this.json) {
-      const doc = { ...verifyJson(result, pinned), ...(envelope === undefined ? {} : { envelope: { summary: envelope.tally, damage: envelope.damage } }) };
+      const doc = { ...verifyJson(result, pinned), ...(envelope === undefined ? {} : { envelope: envelope.ok ? { summary: envelope.tally, damage: envelope.damage } : { error: envelope.error } }) };
       await this.out(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
-      await this.out(`${verifyText(result)}${envelope === undefined ? "" : `${describeTally(envelope.tally)}\n`}`);
+      await this.out(`${verifyText(result)}${envelope?.ok === true ? `${describeTally(envelope.tally)}\n` : ""}`);
     }
     return exitCodeOfVerdict(result.verdict);
   }
 
-  private async checkEnvelope(path: string): Promise<{ readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] }> {
-    const source = await openSource(path);
+  private async checkEnvelope(path: string): Promise<{ readonly ok: true; readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] } | { readonly ok: false; readonly error: string }> {
+    let source;
     try {
-      const tally = await checkRecordAgainst(this.record, source);
+      source = await openSource(path);
       for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
-      return { tally, damage: source.damage };
+      const tally = await checkRecordAgainst(this.record, source);
+      return { ok: true, tally, damage: source.damage };
     } catch (error) {
-      if (error instanceof CliError) throw error;
-      throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error) });
+      if (error instanceof StdoutClosed) throw error;
+      const fault: CliFault =
+        error instanceof CliError ? error.fault : error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: ioErrorText(error) };
+      const { error: text, help } = renderFault(fault);
+      this.context.stderr.write(`error: the Envelope was not checked: ${text}\nhelp: ${help}\n`);
+      return { ok: false, error: text };
     } finally {
-      await source.close();
+      await source?.close();
     }
   }
 }

@@ -101,7 +101,8 @@ function verdictText(policy: PolicyOutcome, rule: string | undefined, execution:
       const ran = match(execution)
         .with({ status: "success" }, () => "success")
         .with({ status: "resource_exceeded" }, (e) => `stopped: ${e.kind} limit exceeded`)
-        .otherwise((e) => e.status);
+        .with({ status: "trap" }, { status: "host_denied" }, (e) => e.status)
+        .exhaustive(() => "ended");
       return `${approvalRef === undefined ? `allowed${by}` : `allowed under approval ${approvalRef}`} -> ${ran}`;
     })
     .with({ status: "denied" }, (p) => `denied${by}: ${p.reason}`)

@@ -7,8 +7,13 @@ export async function openSource(path: string): Promise<EnvelopeSource> {
   return envelopeFaults(() => openEnvelope(path));
 }
 
-/** Open a store as its one writer (for redaction). */
+/** Open an existing store as its one writer (for redaction): never creates one. */
 export async function openStore(path: string): Promise<EnvelopeStore> {
+  return envelopeFaults(() => EnvelopeStore.open(path, { create: false }));
+}
+
+/** Create (or reopen) a store as its one writer: the demo's. */
+export async function createStore(path: string): Promise<EnvelopeStore> {
   return envelopeFaults(() => EnvelopeStore.open(path));
 }
 

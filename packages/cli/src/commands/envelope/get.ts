@@ -4,7 +4,8 @@ import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
 import { parseDigestArgument } from "../../envelope/digest-argument.js";
-import { openSource } from "../../envelope/source.js";
+import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
+import { describeDamage } from "@aegis/envelope";
 
 export class EnvelopeGetCommand extends AegisCommand {
   static override paths = [["envelope", "get"]];
@@ -28,7 +29,8 @@ export class EnvelopeGetCommand extends AegisCommand {
     const digest = parseDigestArgument(this.digest, "envelope get");
     const source = await openSource(this.envelope);
     try {
-      const read = await source.get(digest);
+      for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+      const read = await envelopeFaults(() => source.get(digest));
       return await match(read)
         .with({ code: "present" }, async (r) => {
           await this.out(r.bytes);
@@ -37,7 +39,8 @@ export class EnvelopeGetCommand extends AegisCommand {
         .with({ code: "missing" }, () => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "missing", detail: "the Envelope holds no bytes and no tombstone for it" })))
         .with({ code: "redacted" }, (r) => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "redacted", detail: `its bytes were removed at ${r.redactedAt}: ${r.reason}` })))
         .with({ code: "digest_mismatch" }, (r) => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "digest_mismatch", detail: `the stored bytes hash to ${r.found}` })))
-        .exhaustive();
+        // Never the default handler: it would print the entry, bytes and all.
+        .exhaustive(() => Promise.reject(new CliError({ code: "internal", detail: "an Envelope answer this version does not know" })));
     } finally {
       await source.close();
     }

@@ -15,7 +15,9 @@ export class EnvelopePackCommand extends AegisCommand {
     details: `
       Collects every request and response digest the record names (only those of the calls given with \`--call\`, when any is) and writes their bytes, and the tombstones of redacted ones, into a new pack file. Each entry's bytes are re-hashed as they are copied; bytes that do not hash to their digest are left out and reported. The recipient reads the pack with \`aegis envelope verify\`, \`get\` and \`recheck --envelope\`.
 
-      Exit codes: 0 the pack was written, 1 some bytes did not hash to their digest and were left out, an unknown \`--call\`, or a usage error, 2 the record or the store could not be read, or the pack could not be written (an existing file is never replaced).
+      An existing file is never replaced.
+
+      Exit codes: 0 the pack was written, 1 some bytes did not hash to their digest and were left out, an unknown \`--call\`, an \`--out\` that already exists, or a usage error, 2 the record or the store could not be read, or the pack could not be written.
     `,
     examples: [
       ["Everything the record references", "aegis envelope pack --envelope session.envelope --out incident.pack session.aarl"],

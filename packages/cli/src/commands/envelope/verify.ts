@@ -1,10 +1,10 @@
 import { Command, Option } from "clipanion";
-import { describeDamage } from "@aegis/envelope";
+import { EnvelopeError, describeDamage } from "@aegis/envelope";
 import { describeIoError } from "@aegis/format";
-import { AegisCommand } from "../../command.js";
+import { AegisCommand, StdoutClosed } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
-import { CliError } from "../../fault.js";
-import { checkJson, checkRecordAgainst, describeCheck, describeTally, type ReferenceCheck } from "../../envelope/check-record.js";
+import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";
+import { checkJson, checkRecordAgainst, describeCheck, describeTally, type EnvelopeTally, type ReferenceCheck } from "../../envelope/check-record.js";
 import { isLoss, openSource } from "../../envelope/source.js";
 
 export class EnvelopeVerifyCommand extends AegisCommand {
@@ -32,24 +32,30 @@ export class EnvelopeVerifyCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     const source = await openSource(this.envelope);
     try {
-      const checks: Record<string, unknown>[] = [];
-      const onCheck = async (check: ReferenceCheck): Promise<void> => {
-        if (this.json) checks.push(checkJson(check));
-        else await this.out(`${describeCheck(check)}\n`);
-      };
-      let tally;
-      try {
-        tally = await checkRecordAgainst(this.record, source, onCheck);
-      } catch (error) {
-        if (error instanceof CliError) throw error;
-        throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error) });
-      }
       const losses = source.damage.filter(isLoss);
       for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
       if (losses.length > 0) this.context.stderr.write("help: the entries around the damage were read; `aegis envelope pack` can copy the whole ones to a new pack\n");
+      // Streamed, in text and JSON alike: memory does not grow with the record.
+      if (this.json) await this.out(`{\n  "schema": "aegis.envelope-verify/1",\n  "digests": [`);
+      let first = true;
+      const onCheck = async (check: ReferenceCheck): Promise<void> => {
+        if (this.json) await this.out(`${first ? "" : ","}\n    ${JSON.stringify(checkJson(check))}`);
+        else await this.out(`${describeCheck(check)}\n`);
+        first = false;
+      };
+      let tally: EnvelopeTally;
+      try {
+        tally = await checkRecordAgainst(this.record, source, onCheck);
+      } catch (error) {
+        if (error instanceof CliError || error instanceof StdoutClosed) throw error;
+        const fault: CliFault =
+          error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+        if (this.json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
+        throw new CliError(fault);
+      }
       const exit: ExitCode = tally.digest_mismatch > 0 ? 1 : losses.length > 0 ? 2 : 0;
       if (this.json) {
-        await this.out(`${JSON.stringify({ schema: "aegis.envelope-verify/1", digests: checks, summary: tally, damage: source.damage, exit_code: exit }, null, 2)}\n`);
+        await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)},\n  "exit_code": ${exit}\n}\n`);
       } else {
         await this.out(`${describeTally(tally)}\n`);
       }

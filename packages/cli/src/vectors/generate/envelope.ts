@@ -68,9 +68,10 @@ const CASES: readonly Case[] = [
       const [segment] = await segments(store);
       if (segment === undefined) throw new Error("no segment");
       const data = await readFile(segment);
-      // The first 40 bytes of the store's first frame, appended: a frame cut short.
-      const first = data.indexOf("req-c1");
-      await writeFile(segment, Buffer.concat([data, data.subarray(first - 80, first - 40)]));
+      // The store's first frame again, cut five bytes into its value: a frame cut short.
+      // (A frame is a 20-byte prefix and a 36-byte head before its value, SPEC §14.3.)
+      const value = data.indexOf('{"path":"/w/a.md"');
+      await writeFile(segment, Buffer.concat([data, data.subarray(value - 56, value + 5)]));
       for (const name of (await readdir(store)).filter((n) => n.endsWith(".idx"))) await rm(join(store, name));
     },
   },
