@@ -1,7 +1,7 @@
 import { closeSync, ftruncateSync, fsyncSync, openSync, writevSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { RequestDigest, ResponseDigest, makeDirectories } from "@aegis/format";
+import { RequestDigest, ResponseDigest, acquireLockFile as acquireLock, makeDirectories } from "@aegis/format";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
@@ -21,7 +21,6 @@ import {
   segmentFileName,
   segmentNumberOf,
 } from "./layout.js";
-import { acquireLock } from "./lock.js";
 import { isScrubbed, scrubValue, type RedactOutcome } from "./redaction.js";
 import { SegmentFiles } from "./segment-files.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";

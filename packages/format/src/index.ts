@@ -107,4 +107,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
 export { repairTornTail, type RepairResult } from "./repair.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./reseal.js";
-export { lockPathFor, type LockHolder } from "./lock.js";
+export { acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./lock.js";

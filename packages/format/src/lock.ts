@@ -18,8 +18,16 @@ export function lockPathFor(path: string): string {
   return `${path}.lock`;
 }
 
-export async function acquireLock(path: string): Promise<LockResult> {
-  const lockPath = lockPathFor(path);
+export function acquireLock(path: string): Promise<LockResult> {
+  return acquireLockFile(lockPathFor(path));
+}
+
+/**
+ * Take the lock file at `lockPath` (created exclusively, holding this process's pid and
+ * host), or say who holds it and whether that holder looks dead. Shared by the Chain writer
+ * and the Envelope store (SPEC §13.3, §14.6).
+ */
+export async function acquireLockFile(lockPath: string): Promise<LockResult> {
   const me: LockHolder = { pid: process.pid, host: hostname() };
   try {
     const handle = await open(lockPath, "wx", 0o644);

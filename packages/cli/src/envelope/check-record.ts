@@ -30,7 +30,8 @@ export async function checkRecordAgainst(record: string, source: EnvelopeSource,
       .with({ code: "missing" }, () => tally.missing++)
       .with({ code: "digest_mismatch" }, () => tally.digest_mismatch++)
       .with({ code: "redacted" }, () => tally.redacted++)
-      .exhaustive();
+      // Never the default handler: it would print the answer, bytes and all.
+      .exhaustive(() => 0);
     await onCheck?.({ reference, read });
   }
   return tally;
@@ -48,7 +49,7 @@ export function describeCheck({ reference: r, read }: ReferenceCheck): string {
     .with({ code: "missing" }, () => "missing")
     .with({ code: "digest_mismatch" }, (x) => `digest_mismatch found=${x.found}`)
     .with({ code: "redacted" }, (x) => `redacted at ${x.redactedAt}: ${x.reason}`)
-    .exhaustive();
+    .exhaustive(() => "an answer this version does not know");
   return `${where}: ${what}`;
 }
 
@@ -59,6 +60,6 @@ export function checkJson({ reference: r, read }: ReferenceCheck): Record<string
     .with({ code: "missing" }, () => ({ status: "missing" }))
     .with({ code: "digest_mismatch" }, (x) => ({ status: "digest_mismatch", found: x.found }))
     .with({ code: "redacted" }, (x) => ({ status: "redacted", redacted_at: x.redactedAt, reason: x.reason }))
-    .exhaustive();
+    .exhaustive(() => ({ status: "unknown" }));
   return { call_id: r.callId ?? null, session_index: r.sessionIndex, seq: r.seq ?? null, line: r.line, part: r.part, digest: r.digest, ...answer };
 }
