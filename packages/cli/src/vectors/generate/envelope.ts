@@ -89,6 +89,27 @@ const CASES: readonly Case[] = [
   },
 ];
 
+const ALL = ["present", "present", "present", "present", "present", "present"] as const;
+const c2RequestIs = (status: string): string[] => ["present", "present", status, "present", "present", "present"];
+
+/**
+ * Each case's answer for the six digests (c1..c3, request then response), its damage and
+ * its exit code, stated by hand from SPEC §14, independently of the code that computes the
+ * vectors; the generator refuses a vector whose computed answer differs.
+ */
+const STATED: Readonly<Record<string, readonly [statuses: readonly string[], damage: readonly string[], exit: number]>> = {
+  pack_all_present: [ALL, [], 0],
+  store_all_present: [ALL, [], 0],
+  store_stale_lock: [ALL, [], 0],
+  pack_value_altered: [c2RequestIs("digest_mismatch"), [], 1],
+  store_value_altered: [c2RequestIs("digest_mismatch"), [], 1],
+  pack_some_calls: [["present", "present", "missing", "missing", "missing", "missing"], [], 0],
+  store_redacted: [c2RequestIs("redacted"), [], 0],
+  pack_redacted: [c2RequestIs("redacted"), [], 0],
+  store_torn_tail: [ALL, ["torn_tail"], 0],
+  store_damaged_frame: [c2RequestIs("missing"), ["damaged_frame"], 2],
+};
+
 /** SPEC §9, §14: a record and an Envelope (a store directory or a pack) per case. */
 export async function envelopeVectors(set: VectorSet): Promise<void> {
   for (const c of CASES) {
@@ -119,6 +140,8 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
       const expected = await envelopeAnswer(join(dir, "session.aarl"), c.shape === "store" ? store : join(dir, "envelope.pack"));
       const clean = expected.exit_code === 0 && expected.digests.every((d) => d.status === "present") && expected.damage.length === 0;
       if (clean !== (c.polarity === "positive")) throw new Error(`${base}: ${c.polarity} case answered ${JSON.stringify(expected)}`);
+      const answered = [expected.digests.map((d) => d.status), expected.damage, expected.exit_code];
+      if (JSON.stringify(answered) !== JSON.stringify(STATED[c.name])) throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[c.name])}`);
       set.add({ id: base, kind: "envelope", description: c.description, spec: c.spec, flags: [c.polarity, "envelope"], input: { record: recordPath, envelope: envelopePath }, expected });
     });
   }

@@ -58,6 +58,30 @@ const REFERENCE: readonly (readonly [policy: string, record: string, polarity: P
   ["new_deny", "session", "negative"],
 ];
 
+const U = ["unchanged allowed", "unchanged pending_approval", "unchanged denied", "unchanged allowed"] as const;
+const with4 = (clause: string): string[] => [...U.slice(0, 3), clause];
+
+/**
+ * Each case's clauses for c1..c4 and its exit code, stated by hand from SPEC §16 (c1 a
+ * workspace read allowed, c2 a shell command parked, c3 a post denied, c4 a forced push
+ * allowed), independently of the code that computes the vectors; the generator refuses a
+ * vector whose computed answer differs.
+ */
+const STATED: Readonly<Record<string, readonly [clauses: readonly string[], exit: number]>> = {
+  unchanged: [U, 0],
+  newly_blocked: [["newly_blocked was=allowed now=denied", ...U.slice(1)], 1],
+  newly_allowed: [[U[0], U[1], "newly_allowed was=denied now=allowed", U[3]], 1],
+  newly_parked: [with4("newly_parked was=allowed"), 1],
+  park_to_deny: [[U[0], "newly_blocked was=pending_approval now=denied", U[2], U[3]], 1],
+  rate_limit_unevaluable: [["indeterminate rate_limit_unevaluable", ...U.slice(1)], 3],
+  no_binding: [with4("indeterminate no_binding"), 3],
+  missing_envelope_none_given: [with4("indeterminate missing_envelope"), 3],
+  args_with_envelope: [with4("newly_blocked was=allowed now=denied"), 1],
+  missing_envelope_absent: [with4("indeterminate missing_envelope"), 3],
+  envelope_digest_mismatch: [with4("indeterminate envelope_digest_mismatch"), 3],
+  missing_envelope_redacted: [with4("indeterminate missing_envelope"), 3],
+};
+
 /** SPEC §16: a record our writer wrote, a Policy Set, and optionally a pack, per case. */
 export async function recheckVectors(set: VectorSet, source: string): Promise<void> {
   for (const [name, polarity, spec, description, policy, envelope] of CASES) {
@@ -93,6 +117,8 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
       }
       const expected = await recheckAnswer(join(dir, "session.aarl"), join(dir, "policy.yaml"), envelopePath === null ? null : join(dir, "envelope.pack"));
       if ((expected.exit_code === 0) !== (polarity === "positive")) throw new Error(`${base}: ${polarity} case answered ${JSON.stringify(expected)}`);
+      const answered = [expected.lines.map((l) => l.slice(l.indexOf(": ") + 2)), expected.exit_code];
+      if (JSON.stringify(answered) !== JSON.stringify(STATED[name])) throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[name])}`);
       set.add({ id: base, kind: "recheck", description, spec, flags: [polarity, "recheck"], input: { record: recordPath, policy: policyPath, envelope: envelopePath }, expected });
     });
   }
