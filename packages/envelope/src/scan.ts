@@ -68,10 +68,14 @@ async function frameAt(reader: WindowReader, salt: Uint8Array, position: number,
   const lengths = readPrefix(prefix);
   if (!lengths.ok) return { whole: false, detail: lengths.detail, cutShort: false };
   const frameEnd = position + FRAME_PREFIX_BYTES + lengths.headLength + lengths.valueLength;
-  if (frameEnd > end) return { whole: false, detail: `a frame of ${frameEnd - position} bytes runs past the end of the file`, cutShort: true };
+  const headEnd = position + FRAME_PREFIX_BYTES + lengths.headLength;
+  if (headEnd > end) return { whole: false, detail: "a frame head cut short by the end of the file", cutShort: true };
   const frame = await reader.read(position, FRAME_PREFIX_BYTES + lengths.headLength);
   const head = readHead(salt, frame, lengths.headLength, lengths.valueLength);
+  // The check covers the lengths: a frame whose check fails was damaged, whatever length it
+  // claims; only a frame whose check holds and whose value stops early was cut short.
   if (!head.ok) return { whole: false, detail: head.detail, cutShort: false };
+  if (frameEnd > end) return { whole: false, detail: `a frame of ${frameEnd - position} bytes runs past the end of the file`, cutShort: true };
   return { whole: true, head: head.head, valueLength: lengths.valueLength, end: frameEnd };
 }
 

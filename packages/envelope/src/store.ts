@@ -298,6 +298,9 @@ export class EnvelopeStore implements EnvelopeSource {
   /** Write a full segment's index once its frames are durable and its redactions done. */
   private seal(full: Active): void {
     const durable = this.commit();
+    // Observed now: a failed fsync rejects it before the chain below gets to it, and the
+    // failure reaches callers through their puts, not as an unhandled rejection.
+    durable.catch(() => undefined);
     const redactions = [...this.redactions.values()];
     this.sealing = this.sealing
       .then(async () => {

@@ -69,6 +69,26 @@ describe("a torn tail (SPEC §14.5)", () => {
     await again.close();
   });
 
+  it("[M14.8] a last frame whose length field was damaged is damage too: its check fails, so it is not cut", async () => {
+    const { dir, digests } = await storeOf(values);
+    for (const name of (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".idx"))) rmSync(join(dir, name));
+    const segment = join(dir, "00000001.seg");
+    const size = statSync(segment).size;
+    // The value length sits in the prefix, under the check: a high bit flipped makes the frame claim to run past the end.
+    const frame = offsetIn(segment, values[4] ?? new Uint8Array()) - FRAME_OVERHEAD;
+    const bytes = readFileSync(segment);
+    const lengthAt = bytes.indexOf(Buffer.from([0, 0, 0, 120]), frame);
+    expect(lengthAt).toBeGreaterThan(frame);
+    flipByte(segment, lengthAt + 1);
+    const writer = await EnvelopeStore.open(dir);
+    expect(writer.damage.map((d) => d.code)).toEqual(["damaged_frame"]);
+    expect(statSync(segment).size).toBe(size);
+    await writer.close();
+    const again = await openEnvelope(dir);
+    for (const d of digests.slice(0, 4)) expect((await again.get(d)).code).toBe("present");
+    await again.close();
+  });
+
   it("[M14.8] a segment whose header never reached the disk is started again", async () => {
     const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
     const segments = (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".seg")).sort();

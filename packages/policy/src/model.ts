@@ -1,3 +1,4 @@
+import type { Glob } from "./glob.js";
 import type { PolicySetHash } from "@aegis/format";
 
 /**
@@ -44,7 +45,7 @@ export type RuleKind = RuleAction["kind"];
 export type PathMatcher =
   | { readonly code: "exact"; readonly path: string }
   | { readonly code: "prefix"; readonly prefix: string }
-  | { readonly code: "glob"; readonly glob: string; readonly regex: RegExp };
+  | { readonly code: "glob"; readonly glob: string; readonly matcher: Glob };
 
 /** Over `decision_axes.net.host`, compared as written in the record (SPEC §15.2). */
 export type HostMatcher = { readonly code: "exact"; readonly host: string } | { readonly code: "suffix"; readonly suffix: string };

@@ -268,7 +268,7 @@ function readFs(tree: Tree, node: YamlNode | null, path: string): PathMatcher | 
     case "path_prefix":
       return { code: "prefix", prefix: text };
     case "path_glob":
-      return { code: "glob", glob: text, regex: compileGlob(text) };
+      return { code: "glob", glob: text, matcher: compileGlob(text) };
   }
 }
 

@@ -108,8 +108,9 @@ function projectNet(net: NetMatcher): Projected {
     net.host === undefined
       ? {}
       : match(net.host)
-          .with({ code: "exact" }, (h) => ({ host: h.host }))
-          .with({ code: "suffix" }, (h) => ({ host_suffix: h.suffix }))
+          // Hosts match without regard to ASCII case (§15.2), so they hash that way too.
+          .with({ code: "exact" }, (h) => ({ host: asciiLower(h.host) }))
+          .with({ code: "suffix" }, (h) => ({ host_suffix: asciiLower(h.suffix) }))
           .exhaustive(unreachable);
   const port =
     net.port === undefined
@@ -137,4 +138,8 @@ function projectValue(value: ArgumentValue): Projected {
     .with({ type: "integer" }, (v) => ({ integer: v.value.toString() }))
     .with({ type: "boolean" }, (v) => ({ boolean: v.value }))
     .exhaustive(unreachable);
+}
+
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }

@@ -148,7 +148,7 @@ function pathMatches(matcher: PathMatcher, path: string): boolean {
   return match(matcher)
     .with({ code: "exact" }, (p) => path === p.path)
     .with({ code: "prefix" }, (p) => path.startsWith(p.prefix))
-    .with({ code: "glob" }, (p) => p.regex.test(path))
+    .with({ code: "glob" }, (p) => p.matcher.test(path))
     .exhaustive(unreachable);
 }
 

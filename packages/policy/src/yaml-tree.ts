@@ -122,8 +122,10 @@ export class Tree {
   }
 
   string(node: YamlNode | null, path: string): string | undefined {
-    if (isScalar(node) && typeof node.value === "string") return node.value;
-    return this.wrongType(path, "a string");
+    if (!isScalar(node) || typeof node.value !== "string") return this.wrongType(path, "a string");
+    // A lone surrogate (`"\ud800"`) is no Unicode text, and has no canonical form to hash.
+    if (!node.value.isWellFormed()) return this.badValue(path, "not well-formed Unicode (a lone surrogate)");
+    return node.value;
   }
 
   boolean(node: YamlNode | null, path: string): boolean | undefined {
