@@ -121,12 +121,19 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
     // Scan what no index covers: the active segment's newer frames, or a segment whose index is missing.
     let end = scanFrom;
     const scannedTombstones: string[] = [];
+    const suspects: { at: number; digest: string; offset: number; end: number; size: number; found: string }[] = [];
     const reader = new WindowReader(handle, size);
-    const events = scanFrames(reader, salt, scanFrom, size, { hashValues: false });
+    // A writer hashes the values it finds beyond the index (after a crash, a frame can be on
+    // disk with its value never written): a put must not count on bytes that are not there.
+    const events = scanFrames(reader, salt, scanFrom, size, { hashValues: load.keepRecords });
     for await (const event of withPath(path, events)) {
       if (event.kind === "frame") {
         const { head } = event;
-        if (head.kind === "entry") {
+        if (head.kind === "entry" && event.found !== undefined && event.found !== head.digest) {
+          // Decided after the scan: a value zeroed by a redaction whose tombstone comes later is not damage.
+          suspects.push({ at: records.length, digest: head.digest, offset: event.offset, end: event.end, size: event.valueLength, found: event.found });
+          records.push({ kind: "entry", digest: head.digest, offset: event.offset, size: event.valueLength });
+        } else if (head.kind === "entry") {
           catalog.addEntry(head.digest, { segment, frame: event.offset, size: event.valueLength });
           records.push({ kind: "entry", digest: head.digest, offset: event.offset, size: event.valueLength });
         } else {
@@ -142,6 +149,15 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
       } else {
         damage.push({ code: "torn_tail", path, offset: event.offset, length: event.length, cut: false });
       }
+    }
+    for (const x of suspects) {
+      if (catalog.tombstone(x.digest) !== undefined) {
+        catalog.addEntry(x.digest, { segment, frame: x.offset, size: x.size });
+        continue;
+      }
+      const detail = `the value of ${x.digest} hashes to ${x.found}: its bytes were not all written`;
+      damage.push({ code: "damaged_frame", path, offset: x.offset, length: x.end - x.offset, detail });
+      records[x.at] = { kind: "damage", offset: x.offset, size: x.end - x.offset, detail };
     }
     const indexed = load.indexPath !== undefined && scanFrom === size;
     // Records are kept only where the writer will write them: the segment it appends to, and any it must index.

@@ -224,8 +224,12 @@ export class EnvelopeStore implements EnvelopeSource {
 
   /** The critical section of a put: no await between the checks and the index update. */
   private store(digest: string, bytes: Uint8Array): Promise<void> {
-    // A redacted digest's bytes are never kept again (SPEC §14.8, [M14.11]).
-    if (this.catalog.tombstone(digest) !== undefined) return Promise.resolve();
+    // A redacted digest's bytes are never kept again (SPEC §14.8, [M14.11]); the put resolves
+    // once the tombstone that answers for them is durable, not before.
+    if (this.catalog.tombstone(digest) !== undefined) {
+      const redaction = this.redactions.get(digest);
+      return redaction === undefined ? Promise.resolve() : redaction.then(() => undefined);
+    }
     const pending = this.pending.get(digest);
     if (pending !== undefined) return pending;
     // Stored once (SPEC §14.1, [M14.2]); it is durable, or it would be pending.

@@ -89,6 +89,23 @@ describe("a torn tail (SPEC §14.5)", () => {
     await again.close();
   });
 
+  it("[M14.8] a frame whose value never landed (zeros after its head) is no copy to count on: a retried put keeps the bytes", async () => {
+    const { dir, digests } = await storeOf(values);
+    for (const name of (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".idx"))) rmSync(join(dir, name));
+    const segment = join(dir, "00000001.seg");
+    const last = values[4] ?? new Uint8Array();
+    const bytes = readFileSync(segment);
+    bytes.fill(0, offsetIn(segment, last), offsetIn(segment, last) + last.length);
+    writeFileSync(segment, bytes);
+    const writer = await EnvelopeStore.open(dir);
+    expect(writer.damage.map((d) => d.code)).toEqual(["damaged_frame"]);
+    expect(await writer.putRequest(last)).toBe(digests[4]);
+    await writer.close();
+    const again = await openEnvelope(dir);
+    for (const d of digests) expect((await again.get(d)).code).toBe("present");
+    await again.close();
+  });
+
   it("[M14.8] a segment whose header never reached the disk is started again", async () => {
     const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
     const segments = (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".seg")).sort();

@@ -212,6 +212,18 @@ describe("redaction (SPEC §14.8)", () => {
     expect(filesContaining(dir, secret)).toEqual([]);
   });
 
+  it("[M14.11] a put of bytes whose redaction is in progress resolves only once the tombstone is durable", async () => {
+    const store = await EnvelopeStore.open(join(tempDir(), "store"), { now: () => FIXED });
+    const secret = marked("racing", 100);
+    const order: string[] = [];
+    const first = store.putRequest(secret).then(() => order.push("put 1"));
+    const redaction = store.redact(RequestDigest.of(secret), "why").then(() => order.push("redact"));
+    const second = store.putRequest(secret).then(() => order.push("put 2"));
+    await Promise.all([first, redaction, second]);
+    expect(order.indexOf("put 2")).toBeGreaterThan(order.indexOf("redact"));
+    await store.close();
+  });
+
   it("[M14.11] the tombstone alone refuses the bytes: with the entry's frame lost, a put of the same bytes still keeps nothing", async () => {
     const dir = join(tempDir(), "store");
     const store = await EnvelopeStore.open(dir, { now: () => FIXED });
