@@ -15,7 +15,7 @@ export type PolicyProblem =
       readonly code: "yaml_feature";
       readonly line: number;
       readonly column: number;
-      readonly feature: "alias" | "anchor" | "tag" | "multiple_documents";
+      readonly feature: "alias" | "anchor" | "tag" | "multiple_documents" | "yaml_version";
     }
   | { readonly code: "empty_document" }
   | { readonly code: "unknown_key"; readonly path: string }
@@ -37,6 +37,7 @@ const FEATURE_TEXT = {
   anchor: "anchors are not allowed",
   tag: "explicit tags are not allowed",
   multiple_documents: "a Policy Set is one YAML document",
+  yaml_version: "a Policy Set is read as YAML 1.2; a %YAML directive for another version is refused",
 } as const;
 
 /** One problem as a line of text: `<path>: <what is wrong>`. */

@@ -51,6 +51,10 @@ export function readYaml(text: string): ReadYaml {
   }
   const [first, second] = docs;
   if (second !== undefined) problems.push({ code: "yaml_feature", ...at(second.range[0]), feature: "multiple_documents" });
+  // A `%YAML 1.1` directive would ask for other scalar meanings (`on`, `017`) than the ones read here.
+  if (first?.directives?.yaml.explicit === true && first.directives.yaml.version !== "1.2") {
+    problems.push({ code: "yaml_feature", ...at(0), feature: "yaml_version" });
+  }
   if (problems.length > 0) return { ok: false, problems };
   if (first === undefined) return { ok: false, problems: [{ code: "empty_document" }] };
 

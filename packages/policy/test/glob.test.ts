@@ -56,4 +56,10 @@ describe("found in review", () => {
     expect(set("A.Example").hash).toBe(set("a.example").hash);
     expect(set("b.example").hash).not.toBe(set("a.example").hash);
   });
+
+  it("a %YAML directive for another version than 1.2 is refused, not read with 1.2's meanings", () => {
+    const result = tryParsePolicySet("%YAML 1.1\n---\nversion: 1\nrules:\n  - { id: a, action: allow, tool: on }\n");
+    expect(result).toEqual({ ok: false, problems: [expect.objectContaining({ code: "yaml_feature", feature: "yaml_version" }) as unknown] });
+    expect(tryParsePolicySet("%YAML 1.2\n---\nversion: 1\nrules: []\n").ok).toBe(true);
+  });
 });
