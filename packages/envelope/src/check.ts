@@ -33,6 +33,12 @@ export interface EnvelopeCheck {
   readonly mismatched: readonly { readonly digest: string; readonly found: string; readonly path: string; readonly offset: number }[];
   /** Damaged frames, torn tails, damaged headers and missing segments, each with its file and offset. */
   readonly damage: readonly EnvelopeDamage[];
+  /**
+   * Entry frames of redacted digests whose bytes are still there, hashing to their digest:
+   * a redaction whose scrub did not finish (SPEC §14.8). The next writer to open the store
+   * finishes it; until then the secret is on disk.
+   */
+  readonly unscrubbed: readonly { readonly digest: string; readonly path: string; readonly offset: number }[];
 }
 
 /**
@@ -57,6 +63,7 @@ class Tally {
   readonly damage: EnvelopeDamage[] = [];
   private readonly unverified: { digest: string; found: string; path: string; offset: number }[] = [];
   private readonly redacted = new Set<string>();
+  private readonly verifiedAt = new Map<string, { digest: string; path: string; offset: number }[]>();
 
   constructor(
     readonly path: string,
@@ -74,8 +81,12 @@ class Tally {
         } else {
           this.entries++;
           const found = event.found ?? "";
-          if (sameHex(found, head.digest)) this.verified++;
-          else this.unverified.push({ digest: head.digest, found, path: file, offset: event.offset });
+          if (sameHex(found, head.digest)) {
+            this.verified++;
+            const at = this.verifiedAt.get(head.digest) ?? [];
+            at.push({ digest: head.digest, path: file, offset: event.offset });
+            this.verifiedAt.set(head.digest, at);
+          } else this.unverified.push({ digest: head.digest, found, path: file, offset: event.offset });
         }
       } else if (event.kind === "damaged") {
         this.damage.push({ code: "damaged_frame", path: file, offset: event.offset, length: event.length, detail: event.detail });
@@ -88,7 +99,8 @@ class Tally {
   result(): EnvelopeCheck {
     // A redacted entry's value is zeros by design: its tombstone explains it.
     const mismatched = this.unverified.filter((m) => !this.redacted.has(m.digest));
-    return { path: this.path, kind: this.kind, entries: this.entries, verified: this.verified, tombstones: this.tombstones, mismatched, damage: this.damage };
+    const unscrubbed = [...this.redacted].flatMap((digest) => this.verifiedAt.get(digest) ?? []);
+    return { path: this.path, kind: this.kind, entries: this.entries, verified: this.verified, tombstones: this.tombstones, mismatched, damage: this.damage, unscrubbed };
   }
 }
 

@@ -19,7 +19,7 @@ vi.mock("../src/redaction.js", async (importOriginal) => {
   };
 });
 
-const { EnvelopeStore, openEnvelope } = await import("../src/index.js");
+const { EnvelopeStore, checkEnvelope, openEnvelope } = await import("../src/index.js");
 const { faultOf, filesContaining, marked, tempDir } = await import("./support/stores.js");
 
 describe("an interrupted redaction (SPEC §14.8)", () => {
@@ -44,11 +44,15 @@ describe("an interrupted redaction (SPEC §14.8)", () => {
     expect(await reader.get(digest)).toMatchObject({ code: "redacted", reason: "a password" });
     await reader.close();
     expect(filesContaining(dir, secret)).toHaveLength(1);
+    // A full check says the secret is still on disk, and where.
+    const [file] = filesContaining(dir, secret);
+    expect((await checkEnvelope(dir)).unscrubbed).toEqual([{ digest, path: file, offset: expect.any(Number) as unknown }]);
 
     const writer = await EnvelopeStore.open(dir, { segmentBytes: 2048 });
     expect(filesContaining(dir, secret)).toEqual([]);
     expect(await writer.get(digest)).toMatchObject({ code: "redacted", reason: "a password" });
     for (const d of others) expect((await writer.get(d)).code).toBe("present");
     await writer.close();
+    expect((await checkEnvelope(dir)).unscrubbed).toEqual([]);
   });
 });
