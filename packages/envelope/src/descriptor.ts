@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { open, readFile, rename, unlink } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EnvelopeError, io } from "./errors.js";
 import { sha256Of } from "./hash.js";
-import { syncDirectory } from "./sync.js";
+import { replaceFileDurably } from "./replace-file.js";
 import {
   DESCRIPTOR_BYTES,
   DESCRIPTOR_FILE,
@@ -49,23 +49,9 @@ export async function readDescriptor(dir: string): Promise<Buffer> {
 /** Write a new descriptor: a temporary file, synced, renamed into place, directory synced. */
 export async function createDescriptor(dir: string, id?: Uint8Array): Promise<Buffer> {
   const path = join(dir, DESCRIPTOR_FILE);
-  const temporary = `${path}.tmp`;
   if (id !== undefined && id.length !== SALT_BYTES) throw new RangeError(`a store id is ${SALT_BYTES} bytes`);
   const salt = id === undefined ? randomBytes(SALT_BYTES) : Buffer.from(id);
-  await io(path, async () => {
-    const handle = await open(temporary, "w", 0o644);
-    try {
-      await handle.writeFile(encodeDescriptor(salt));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, path).catch(async (error: unknown) => {
-      await unlink(temporary).catch(() => undefined);
-      throw error;
-    });
-    await syncDirectory(dir);
-  });
+  await io(path, () => replaceFileDurably(path, encodeDescriptor(salt)));
   return salt;
 }
 
