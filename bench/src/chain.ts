@@ -30,6 +30,7 @@ const argValue = (name: string, fallback: number): number => {
 const VERIFY_LINES = argValue("--lines", 1_000_000);
 const CONCURRENT_LINES = argValue("--concurrent-lines", 10_000);
 const SEQUENTIAL_CALLS = argValue("--calls", 400);
+const ROUNDS = argValue("--rounds", 5);
 
 const dir = mkdtempSync(join(tmpdir(), "aegis-bench-"));
 const key = SigningKey.generate();
@@ -90,9 +91,14 @@ console.log(`  write + fsync of a line   ${fmt(primitives.fsync)}`);
 console.log("");
 
 // Writer: 64 concurrent writers, each awaiting durability before its next append. Two
-// workloads: calls (an unsigned intent, then a signed outcome: what an agent writes), and
-// signed outcomes only (the worst case: every line pays a signature). Three rounds each,
-// because a shared machine's disk and CPU vary from second to second.
+// workloads: calls (an unsigned intent, then a signed outcome: the lines a writer makes, so
+// the one the target is read on), and signed outcomes only (the worst case, printed for
+// reference: every line pays a signature, and signatures are made one after another because
+// each signs the hash of the line before; see adr/0004). The target is a
+// long-running writer's amortized cost, so each workload first runs one untimed round (the
+// first round of a process also pays for compiling the code), then ROUNDS timed rounds,
+// of which the median is reported, because a shared machine's disk and CPU vary from
+// second to second.
 async function concurrent(kind: "calls" | "outcomes", round: number): Promise<number> {
   const path = join(dir, `concurrent-${kind}-${round}.aarl`);
   const writer = await ChainWriter.open(path, { key });
@@ -121,11 +127,13 @@ async function concurrent(kind: "calls" | "outcomes", round: number): Promise<nu
 console.log("writer");
 for (const kind of ["calls", "outcomes"] as const) {
   const rounds: number[] = [];
-  for (let round = 0; round < 3; round++) rounds.push(await concurrent(kind, round));
+  await concurrent(kind, -1);
+  for (let round = 0; round < ROUNDS; round++) rounds.push(await concurrent(kind, round));
   const us = median(rounds);
   const label = kind === "calls" ? "calls (intent + outcome)" : "signed outcomes only";
-  console.log(`  64 concurrent writers, ${label}, ${CONCURRENT_LINES} durable lines x 3 rounds: ${rounds.map(fmt).join(", ")} per line`);
-  console.log(`    median ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s; target ≤ 50 µs: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ${(us / primitives.sign).toFixed(2)}x one sign)`);
+  console.log(`  64 concurrent writers, ${label}, ${CONCURRENT_LINES} durable lines x ${ROUNDS} rounds: ${rounds.map(fmt).join(", ")} per line`);
+  const against = kind === "calls" ? `target ≤ 50 µs: ${verdict(us <= 50)} (${(us / 50).toFixed(2)}x the target; ` : "worst case, no target (";
+  console.log(`    median ${fmt(us)}/line, ${Math.round(1e6 / us)} lines/s; ${against}${(us / primitives.sign).toFixed(2)}x one sign)`);
 }
 
 // Writer: one call at a time, intent and outcome each awaited (each durable). Each call is
