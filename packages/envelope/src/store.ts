@@ -430,7 +430,12 @@ export class EnvelopeStore implements EnvelopeSource {
     const location = this.catalog.location(digest);
     if (location === undefined) return Promise.resolve({ code: "missing" });
 
-    const redactedAt = this.now().toISOString();
+    let redactedAt: string;
+    try {
+      redactedAt = readClock(this.now);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const head = encodeHead({ kind: "tombstone", digest, redactedAt, reason, size: location.size });
     let frame: number;
     try {
@@ -585,4 +590,13 @@ export async function directoryFiles(dir: string): Promise<{ readonly files: num
     diskBytes += info.size;
   }
   return { files, diskBytes };
+}
+
+/** A tombstone's `redacted_at` from the store's clock, refused (nothing written) when it is no instant. */
+function readClock(now: () => Date): string {
+  const date = now();
+  if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
+    throw new TypeError(`the Envelope's clock returned ${String(date)}, not a point in time: nothing was redacted`);
+  }
+  return date.toISOString();
 }

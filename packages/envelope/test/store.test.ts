@@ -103,6 +103,17 @@ describe("put and get (SPEC §14.1)", () => {
     expect(content.indexOf(bytes)).toBe(content.lastIndexOf(bytes));
   });
 
+  it("a clock that gives no point in time refuses the redaction and leaves the bytes", async () => {
+    const store = await EnvelopeStore.open(join(tempDir(), "store"), { now: () => new Date(Number.NaN) });
+    const bytes = marked("secret", 64);
+    const digest = await store.putRequest(bytes);
+    await expect(store.redact(digest, "contains a token")).rejects.toThrow(/clock returned Invalid Date.*nothing was redacted/);
+    expect(await store.entry(digest)).toEqual({ state: "present", digest, size: 64 });
+    const read = await store.get(digest);
+    expect(read.code === "present" && Buffer.from(read.bytes).equals(bytes)).toBe(true);
+    await store.close();
+  });
+
   it("entries() lists each entry with its state and size; stats() counts them", async () => {
     const store = await EnvelopeStore.open(join(tempDir(), "store"), { now: () => FIXED });
     const a = await store.putRequest(marked("a", 10));
