@@ -150,8 +150,8 @@ class Runner:
                     case["public_key"], case["signature"], bytes.fromhex(case["message"]),
                     exp.get("valid"), exp.get("rejected_at")))
             elif kind in OUT_OF_SCOPE:
-                # The Envelope, Policy Sets and recheck are aegis-ts extensions (SPEC §14-§16),
-                # not part of verifying a Chain: this verifier does not implement them.
+                # The Envelope, Policy Sets, recheck and the MCP relay are aegis-ts extensions
+                # (SPEC §14-§17), not part of verifying a Chain: this verifier does not implement them.
                 self.skipped += 1
             else:
                 self.record("manifest:unknown-kind", name, ["unknown kind %r" % kind])
@@ -538,7 +538,7 @@ class Runner:
         self.manifest_digest()
 
 
-OUT_OF_SCOPE = ("envelope", "policy", "recheck")
+OUT_OF_SCOPE = ("envelope", "policy", "recheck", "relay")
 
 
 def main(argv=None) -> int:

@@ -1,6 +1,7 @@
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
+import { describeWrapFault, type WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
 
 /**
@@ -28,6 +29,12 @@ export type CliFault =
   | { readonly code: "not_verified"; readonly verdict: string }
   | { readonly code: "nothing_rechecked"; readonly path: string }
   | { readonly code: "record_changed"; readonly path: string }
+  | { readonly code: "bindings_parse"; readonly path: string; readonly message: string }
+  | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
+  | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
+  | { readonly code: "no_confinement"; readonly flags: readonly string[] }
+  | { readonly code: "wrap"; readonly fault: WrapFault }
+  | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "bad_answer" | "refused"; readonly detail: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -50,6 +57,11 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
     .with({ code: "envelope_entry" }, () => 1 as const)
     // The evidence did not hold, or showed nothing: a failure, never a pass.
     .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
+    .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
+    // wrap could not start: nothing ran (the reference's exit code for it).
+    .with({ code: "no_confinement" }, { code: "wrap" }, () => 1 as const)
+    // No wrap answered: nothing was decided. A wrap that refused the answer: a failure.
+    .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
     // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
     .with({ code: "internal" }, () => 2 as const)
     .exhaustive();
@@ -130,6 +142,35 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "nothing_rechecked" }, (f) => ({
       error: `nothing was rechecked: ${f.path} holds no recorded outcome`,
       help: "recheck a record that holds outcome lines; a recheck that re-evaluated nothing has shown nothing",
+    }))
+    .with({ code: "bindings_parse" }, (f) => ({
+      error: f.message,
+      help: `fix ${f.path}: bindings are YAML with version: 1 and tools (see SPEC.md §17.4)`,
+    }))
+    .with({ code: "bad_tools_list" }, (f) => ({
+      error: `cannot read the current tools from ${f.path}: ${f.detail}`,
+      help: "--current-tools takes a file holding a server's tools/list answer, e.g. the result member of its response",
+    }))
+    .with({ code: "unreadable_bindings" }, (f) => ({ error: `read bindings ${f.path}: ${f.detail}`, help: "check the path; --bindings takes a bindings YAML file" }))
+    .with({ code: "no_confinement" }, (f) => ({
+      error: `${f.flags.join(", ")}: this build of aegis wrap does not confine the server`,
+      help: "run the server in a container or sandbox of its own; wrap records and enforces tool calls, it does not restrict what the server process can reach",
+    }))
+    .with({ code: "wrap" }, (f) => ({
+      error: describeWrapFault(f.fault),
+      help: match(f.fault)
+        .with({ code: "writer" }, () => "check --audit: its directory must be writable, and no other aegis process may be writing the file")
+        .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
+        .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
+        .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
+        .exhaustive(),
+    }))
+    .with({ code: "control" }, (f) => ({
+      error: `${f.path}: ${f.detail}`,
+      help: match(f.problem)
+        .with("no_wrap", "bad_answer", () => "pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs")
+        .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
+        .exhaustive(),
     }))
     .with({ code: "output_dir" }, (f) => ({ error: `cannot use ${f.path}: ${f.detail}`, help: "choose another --out directory" }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))

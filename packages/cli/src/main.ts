@@ -10,6 +10,8 @@ import { EnvelopeVerifyCommand } from "./commands/envelope/verify.js";
 import { RecheckCommand } from "./commands/recheck.js";
 import { VectorsCommand } from "./commands/vectors.js";
 import { VerifyCommand } from "./commands/verify.js";
+import { WrapCommand } from "./commands/wrap.js";
+import { ApproveCommand } from "./commands/approve.js";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 
@@ -25,13 +27,19 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--policies": "<DIR>",
   "--envelope": "<DIR|PACK>",
   "--reason": "<TEXT>",
+  "--audit": "<PATH>",
+  "--signing-key": "<PATH>",
+  "--bindings": "<YAML>",
+  "--role": "<ROLE>",
+  "--session": "<SESSION>",
+  "--control": "<PATH>",
 };
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
     const [command] = args;
     // Only redaction is limited to a store directory; every other --envelope also takes a pack.
-    const storeOnly = command === EnvelopeRedactCommand || command instanceof EnvelopeRedactCommand;
+    const storeOnly = [EnvelopeRedactCommand, WrapCommand].some((c) => command === c || command instanceof c);
     const text = super
       .usage(...args)
       .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
@@ -64,6 +72,8 @@ const COMMAND_CLASSES = {
   "envelope get": EnvelopeGetCommand,
   "envelope redact": EnvelopeRedactCommand,
   "envelope pack": EnvelopePackCommand,
+  wrap: WrapCommand,
+  approve: ApproveCommand,
 } as const;
 type CommandName = keyof typeof COMMAND_CLASSES;
 
@@ -141,6 +151,8 @@ function groupHelp(group: string, subs: readonly string[]): string {
 
 /** The positional argument each command requires, as its help names it. */
 function positionalOf(name: CommandName | undefined): string {
+  if (name === "wrap") return "the server to start: -- <CMD> [ARGS...]";
+  if (name === "approve") return "<APPROVAL_ID>";
   return name === "envelope get" || name === "envelope redact" ? "<DIGEST>" : "<PATH>";
 }
 

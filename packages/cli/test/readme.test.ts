@@ -6,7 +6,7 @@ import { ROOT, aegis } from "./support.js";
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 
 describe("README", () => {
-  it.each(["verify", "recheck", "envelope verify", "envelope get", "envelope redact", "envelope pack", "vectors", "keygen", "show", "demo"])("holds `aegis %s --help` exactly as the command prints it", (command) => {
+  it.each(["verify", "recheck", "envelope verify", "envelope get", "envelope redact", "envelope pack", "vectors", "keygen", "show", "demo", "wrap", "approve"])("holds `aegis %s --help` exactly as the command prints it", (command) => {
     const help = aegis([...command.split(" "), "--help"]).stdout.trimEnd();
     expect(readme).toContain(`\`\`\`\n${help}\n\`\`\``);
   });

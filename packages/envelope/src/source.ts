@@ -1,8 +1,11 @@
-import type { RequestDigest, ResponseDigest } from "@aegis/format";
+import type { RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
 import type { EnvelopeDamage } from "./damage.js";
 
-/** A digest an Envelope is asked for: the Chain's `request_digest` or `response_digest` (SPEC §9). */
-export type EntryDigest = RequestDigest | ResponseDigest;
+/**
+ * A digest an Envelope is asked for: the Chain's `request_digest` or `response_digest`
+ * (SPEC §9), or an outcome's `tool_spec_digest` (SPEC §17.6).
+ */
+export type EntryDigest = RequestDigest | ResponseDigest | ToolSpecDigest;
 
 /**
  * What reading a digest answers (SPEC §14.1). The bytes are re-hashed on every read:

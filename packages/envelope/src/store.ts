@@ -1,7 +1,7 @@
 import { closeSync, ftruncateSync, fsyncSync, openSync, writevSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { RequestDigest, ResponseDigest, acquireLockFile as acquireLock, makeDirectories } from "@aegis/format";
+import { RequestDigest, ResponseDigest, ToolSpecDigest, acquireLockFile as acquireLock, makeDirectories } from "@aegis/format";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
@@ -202,6 +202,11 @@ export class EnvelopeStore implements EnvelopeSource {
   /** Keep the verbatim response bytes; as {@link putRequest}. */
   putResponse(bytes: Uint8Array): Promise<ResponseDigest> {
     return this.keep(bytes, ResponseDigest.of);
+  }
+
+  /** Keep the canonical bytes of a tool definition (SPEC §17.6); as {@link putRequest}. */
+  putToolSpec(bytes: Uint8Array): Promise<ToolSpecDigest> {
+    return this.keep(bytes, ToolSpecDigest.of);
   }
 
   private keep<D extends EntryDigest>(bytes: Uint8Array, hash: (bytes: Uint8Array) => D): Promise<D> {

@@ -14,6 +14,7 @@ export type DigestKind =
   | "PolicySetHash"
   | "RequestDigest"
   | "ResponseDigest"
+  | "ToolSpecDigest"
   | "KeyId";
 
 export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
@@ -28,6 +29,8 @@ export type PolicySetHash = Digest<"PolicySetHash">;
 export type RequestDigest = Digest<"RequestDigest">;
 /** SHA-256 of the verbatim response bytes (SPEC §9). */
 export type ResponseDigest = Digest<"ResponseDigest">;
+/** SHA-256 of the canonical form of one MCP tool definition (SPEC §17.6, aegis-ts). */
+export type ToolSpecDigest = Digest<"ToolSpecDigest">;
 /** SHA-256 of a 32-byte Ed25519 public key (SPEC §8.4). */
 export type KeyId = Digest<"KeyId">;
 
@@ -91,6 +94,12 @@ export const ResponseDigest = {
   of: (verbatimResponse: Uint8Array): ResponseDigest =>
     sha256Hex(verbatimResponse) as ResponseDigest,
   parse: (text: string): ResponseDigest => parse("ResponseDigest", text),
+};
+
+export const ToolSpecDigest = {
+  /** The hash of a tool definition's canonical bytes (SPEC §17.6). */
+  of: (canonicalDefinition: Uint8Array | string): ToolSpecDigest => sha256Hex(canonicalDefinition) as ToolSpecDigest,
+  parse: (text: string): ToolSpecDigest => parse("ToolSpecDigest", text),
 };
 
 export const KeyId = {

@@ -9,6 +9,7 @@ export {
   PrevHash,
   RequestDigest,
   ResponseDigest,
+  ToolSpecDigest,
   DigestParseError,
   chainsTo,
   sameDigest,
@@ -102,6 +103,7 @@ export {
   type CallResult,
   type CallStart,
   type ChainWriterOptions,
+  type EndOptions,
   type EnvelopeSink,
 } from "./writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";

@@ -315,6 +315,7 @@ export function readTypedLine(value: JsonObject): TypedLineResult {
         response_digest: f.optDigest("ResponseDigest", value, "response_digest", $),
         wall_ms: f.optInt(value, "wall_ms", $),
         peak_memory_bytes: f.optInt(value, "peak_memory_bytes", $),
+        tool_spec_digest: f.optDigest("ToolSpecDigest", value, "tool_spec_digest", $),
         ...signature(),
       };
       if (p !== undefined && c !== undefined && e !== undefined && a !== undefined) {

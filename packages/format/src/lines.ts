@@ -1,4 +1,4 @@
-import type { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseDigest } from "./digest.js";
+import type { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseDigest, ToolSpecDigest } from "./digest.js";
 
 /**
  * The wire model of schema version 2 (SPEC §5). Field names are the wire names. Optional
@@ -107,6 +107,11 @@ export interface OutcomePayload {
   readonly wall_ms?: number;
   readonly peak_memory_bytes?: number;
   readonly decision_axes: DecisionAxes;
+  /**
+   * aegis-ts extension (SPEC §17.6): the digest of the tool's definition as the server
+   * listed it before the call. A verifier that does not know it ignores it and hashes it.
+   */
+  readonly tool_spec_digest?: ToolSpecDigest;
 }
 
 export interface DecisionPayload {

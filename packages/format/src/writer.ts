@@ -70,6 +70,17 @@ export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_d
 /** A call's end given the verbatim response bytes in place of their digest. */
 export type CallEnding = Omit<CallResult, "response_digest"> & { readonly response: Uint8Array };
 
+/** How an outcome is made durable (SPEC §13.2). */
+export interface EndOptions {
+  /**
+   * `now` (the default): fsynced at the end of this tick, as every Line. `soon`: written with
+   * the next Line that must be durable now (sharing its fsync), or on its own within 2 ms,
+   * off the event loop. For an outcome no one waits on, such as a relayed call's, whose
+   * answer has already gone to its caller.
+   */
+  readonly sync?: "now" | "soon";
+}
+
 type Waiter = { readonly appended: Appended; readonly resolve: (appended: Appended) => void; readonly reject: (error: Error) => void };
 
 /**
@@ -196,6 +207,33 @@ export class ChainWriter {
     return this.track(begun);
   }
 
+  /**
+   * Record a call that did not run (refused before it could): its intent and its outcome,
+   * appended one after the other, so that they are made durable together. Resolves with
+   * the outcome once both are durable.
+   *
+   * @throws ChainWriterError `duplicate_call` when the id is in flight; `envelope` when the
+   * Envelope refuses the request bytes (nothing is written).
+   */
+  async recordUnrun(start: CallStart | CallOpening, result: CallResult): Promise<Appended> {
+    if (this.busy(start.call_id)) throw new ChainWriterError({ code: "duplicate_call", callId: start.call_id });
+    this.starting.add(start.call_id);
+    const work = (async () => {
+      let call: CallStart;
+      try {
+        call = "request" in start ? await this.keepRequest(start) : start;
+      } finally {
+        this.starting.delete(start.call_id);
+      }
+      // Both appends happen before the first await: one batch, one fsync.
+      const intent = this.startCall(call);
+      const outcome = this.recordOutcome(call, result);
+      const [, appended] = await Promise.all([intent, outcome]);
+      return appended;
+    })();
+    return this.track(work);
+  }
+
   /** A call id is taken from its intent until its outcome is appended, put included. */
   private busy(callId: string): boolean {
     return this.calls.has(callId) || this.starting.has(callId) || this.ending.has(callId);
@@ -250,21 +288,22 @@ export class ChainWriter {
    * with `envelope`: the record then names a response the Envelope lacks, which
    * `aegis envelope verify` reports.
    */
-  endCall(callId: string, result: CallResult | CallEnding): Promise<Appended> {
+  endCall(callId: string, result: CallResult | CallEnding, options: EndOptions = {}): Promise<Appended> {
     const start = this.calls.get(callId);
     if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
-    if (!("response" in result)) return this.recordOutcome(start, result);
+    const sync = options.sync ?? "now";
+    if (!("response" in result)) return this.recordOutcome(start, result, sync);
     // Out of `calls` now, so close() does not also abandon it; close() waits for it instead,
     // and the id stays taken until its outcome is appended.
     this.calls.delete(callId);
     this.ending.add(callId);
-    const ending = this.endWithResponse(start, result);
+    const ending = this.endWithResponse(start, result, sync);
     const release = (): void => void this.ending.delete(callId);
     ending.then(release, release);
     return this.track(ending);
   }
 
-  private async endWithResponse(start: CallStart, ending: CallEnding): Promise<Appended> {
+  private async endWithResponse(start: CallStart, ending: CallEnding, sync: "now" | "soon"): Promise<Appended> {
     const { response, ...rest } = ending;
     const digest = ResponseDigest.of(response);
     let refused: ChainWriterError | undefined;
@@ -279,14 +318,15 @@ export class ChainWriter {
         refused = error;
       }
     }
-    const appended = await this.recordOutcome(start, { ...rest, response_digest: digest });
+    const appended = await this.recordOutcome(start, { ...rest, response_digest: digest }, sync);
     if (refused !== undefined) throw refused;
     return appended;
   }
 
-  private recordOutcome(start: CallStart, result: CallResult): Promise<Appended> {
+  private recordOutcome(start: CallStart, result: CallResult, sync: "now" | "soon" = "now"): Promise<Appended> {
     const callId = start.call_id;
-    const appended = this.outcome({ ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash });
+    const payload: OutcomePayload = { ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash };
+    const appended = this.append("outcome", payload, true, sync);
     // Still in flight until an outcome is taken: a refused one (outside the value space,
     // too long) leaves the call for close() to record as abandoned. Only this call's entry
     // is touched: the id may have been taken again since.
@@ -362,7 +402,7 @@ export class ChainWriter {
   }
 
   /** The critical section: everything from `seq` to the new tail, with no await inside. */
-  private append(lineType: string, payload: object, signed: boolean): Promise<Appended> {
+  private append(lineType: string, payload: object, signed: boolean, sync: "now" | "soon" = "now"): Promise<Appended> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new ChainWriterError({ code: "closed" }));
     const seq = this.nextSeq;
@@ -386,12 +426,20 @@ export class ChainWriter {
     this.nextSeq = seq + 1;
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
+    if (sync === "now") this.urgent++;
     const appended: Appended = { seq, lineHash };
     const durable = new Promise<Appended>((resolve, reject) => this.waiters.push({ appended, resolve, reject }));
     if (this.batch.length >= EAGER_BATCH && this.syncing < MAX_SYNCS_IN_FLIGHT) {
       // Many appends in one burst: start syncing these now, on the other core, while
       // this thread signs the rest of the burst.
       this.flush();
+    } else if (sync === "soon") {
+      // Written with the next Line that must be durable now, or after SOON_MS on its own,
+      // off the event loop: nobody is waiting on it, so it need not cost an fsync of its own.
+      this.deferred ??= setTimeout(() => {
+        this.deferred = undefined;
+        this.flush(true);
+      }, SOON_MS);
     } else if (!this.scheduled) {
       this.scheduled = true;
       // At the end of this tick, so that appends made together are written together.
@@ -408,10 +456,16 @@ export class ChainWriter {
    * batch's promises resolve only when an fsync issued after its write completes, and
    * after every earlier batch has resolved.
    */
-  private flush(): void {
+  private flush(offThread = false): void {
     this.scheduled = false;
+    if (this.deferred !== undefined) {
+      clearTimeout(this.deferred);
+      this.deferred = undefined;
+    }
     if (this.batch.length === 0 || this.failure !== undefined || this.syncing >= MAX_SYNCS_IN_FLIGHT) return;
-    const lines = this.batch.length;
+    // Lines someone waits on now; Lines appended "soon" ride along.
+    const urgent = this.urgent;
+    this.urgent = 0;
     const data = Buffer.from(this.batch.join(""), "utf8");
     const waiters = this.waiters;
     this.batch = [];
@@ -425,7 +479,7 @@ export class ChainWriter {
     }
     this.syncing++;
     const previous = this.lastSynced;
-    const synced = lines === 1 && this.syncing === 1 ? syncNow(this.handle.fd) : syncOffThread(this.handle.fd);
+    const synced = urgent === 1 && this.syncing === 1 && !offThread ? syncNow(this.handle.fd) : syncOffThread(this.handle.fd);
     this.lastSynced = Promise.all([previous, synced]).then(
       () => {
         this.syncing--;
@@ -442,6 +496,10 @@ export class ChainWriter {
 
   private syncing = 0;
   private scheduled = false;
+  /** Lines in `batch` appended to be durable now (not "soon"). */
+  private urgent = 0;
+  /** The timer that makes Lines appended "soon" durable when no other Line comes first. */
+  private deferred: NodeJS.Timeout | undefined;
   private lastSynced: Promise<unknown> = Promise.resolve();
 
   private fail(error: unknown, waiters: readonly Waiter[]): void {
@@ -452,6 +510,7 @@ export class ChainWriter {
     for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
     this.waiters = [];
     this.batch = [];
+    this.urgent = 0;
   }
 }
 
@@ -473,6 +532,8 @@ function syncOffThread(fd: number): Promise<void> {
   return new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))));
 }
 
+/** How long a Line appended "soon" may wait for a Line to share its fsync with. */
+const SOON_MS = 2;
 /** Two fsyncs in flight let the next batch be written while the previous one syncs. */
 const MAX_SYNCS_IN_FLIGHT = 2;
 /** A burst of this many appends is written and synced without waiting for the tick's end. */

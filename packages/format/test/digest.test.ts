@@ -7,11 +7,14 @@ import {
   PrevHash,
   RequestDigest,
   ResponseDigest,
+  ToolSpecDigest,
   chainsTo,
   type LineHash as LineHashT,
   type PolicySetHash as PolicySetHashT,
   type PrevHash as PrevHashT,
   type RequestDigest as RequestDigestT,
+  type ResponseDigest as ResponseDigestT,
+  type ToolSpecDigest as ToolSpecDigestT,
 } from "../src/index.js";
 
 const hex64 = "ab".repeat(32);
@@ -50,6 +53,9 @@ describe("digests (SPEC §2)", () => {
     const raw: LineHashT = hex64;
     // @ts-expect-error chainsTo takes (PrevHash, LineHash), in that order
     chainsTo(line, PrevHash.GENESIS);
-    expect([wrongPrev, notChained, wrongPolicy, raw]).toHaveLength(4);
+    const spec: ToolSpecDigestT = ToolSpecDigest.of("{}");
+    // @ts-expect-error a ToolSpecDigest is not a ResponseDigest: a pinned definition is not a tool's answer
+    const wrongResponse: ResponseDigestT = spec;
+    expect([wrongPrev, notChained, wrongPolicy, raw, wrongResponse]).toHaveLength(5);
   });
 });

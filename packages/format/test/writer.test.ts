@@ -230,3 +230,61 @@ describe("an outcome on every exit path", () => {
     expect(v.key_ids).toEqual([DEV.keyId, rotated.keyId]);
   });
 });
+
+describe("outcomes made durable soon (SPEC §13.2)", () => {
+  const call = (id: string) => ({ call_id: id, tool_id: "t", request_digest: RequestDigest.of(Buffer.from(id)), policy_set_hash: POLICY });
+  const result = { policy: { status: "allowed" }, capability: { status: "denied", reason: "not evaluated" }, execution: { status: "success" }, decision_axes: {} } as const;
+
+  it("an outcome appended soon is written with the next Line that must be durable now, in append order", async () => {
+    const path = join(tempDir(), "soon.aarl");
+    const writer = await open(path);
+    await writer.beginCall(call("c1"));
+    const soon = writer.endCall("c1", result, { sync: "soon" });
+    const now = writer.beginCall(call("c2"));
+    const order: string[] = [];
+    await Promise.all([soon.then(() => order.push("soon")), now.then(() => order.push("now"))]);
+    // Resolved together, by the one flush that wrote both.
+    expect(order).toEqual(["soon", "now"]);
+    expect(readLines(path).map((l) => [l["line_type"], l["call_id"]])).toEqual([
+      ["open", undefined],
+      ["intent", "c1"],
+      ["outcome", "c1"],
+      ["intent", "c2"],
+    ]);
+    await writer.close();
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+
+  it("an outcome appended soon, with nothing after it, is still made durable, and close() waits for it", async () => {
+    const path = join(tempDir(), "alone.aarl");
+    const writer = await open(path);
+    await writer.beginCall(call("c1"));
+    await writer.endCall("c1", result, { sync: "soon" });
+    expect(readFileSync(path, "utf8")).toContain('"line_type":"outcome"');
+    await writer.beginCall(call("c2"));
+    const pending = writer.endCall("c2", result, { sync: "soon" });
+    await writer.close();
+    await pending;
+    expect(readLines(path).map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "intent", "outcome", "close"]);
+  });
+});
+
+describe("a call that did not run (SPEC §13.2)", () => {
+  it("recordUnrun writes its intent and outcome together; its id is free again after", async () => {
+    const path = join(tempDir(), "unrun.aarl");
+    const writer = await open(path);
+    const start = { call_id: "r1", tool_id: "rm", policy_set_hash: POLICY, request: Buffer.from('{"method":"tools/call"}') };
+    const refused = { policy: { status: "denied", reason: "no" }, capability: { status: "denied", reason: "policy blocked before capability" }, execution: { status: "host_denied", reason: "not executed" }, decision_axes: {} } as const;
+    const appended = await writer.recordUnrun(start, refused);
+    expect(appended.seq).toBe(2);
+    expect(writer.inFlight).toEqual([]);
+    expect(await faultOf(writer.recordUnrun({ ...start, call_id: "r2" }, refused).then(() => writer.beginCall({ ...start, call_id: "r2" })).then(() => writer.recordUnrun({ ...start, call_id: "r2" }, refused)))).toMatchObject({ code: "duplicate_call", callId: "r2" });
+    await writer.close();
+    const lines = readLines(path);
+    expect(lines.slice(1, 3)).toMatchObject([
+      { line_type: "intent", call_id: "r1", request_digest: RequestDigest.of(start.request) },
+      { line_type: "outcome", call_id: "r1", policy: { status: "denied" }, execution: { status: "host_denied" } },
+    ]);
+    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+});

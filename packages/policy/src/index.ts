@@ -39,6 +39,25 @@ export {
   type LiveState,
 } from "./decide.js";
 export { RateWindows } from "./rate-windows.js";
+export {
+  BindingsParseError,
+  bindingFor,
+  deriveAxes,
+  describeUnresolved,
+  loadBindings,
+  parseBindings,
+  tryParseBindings,
+  type BindingsParseResult,
+  type Bindings,
+  type BoundPath,
+  type DeriveContext,
+  type Derived,
+  type NetBinding,
+  type PathAccess,
+  type PathBinding,
+  type ToolBinding,
+  type UnresolvedBinding,
+} from "./bindings.js";
 export { type EnvelopeLookup, type EnvelopeRead } from "./envelope-read.js";
 export {
   RECHECK_INDETERMINATE_CODES,
@@ -56,6 +75,8 @@ export {
   type RecheckVerdict,
   type RecheckVerdictCode,
   type Recorded,
+  type ToolSpecCheck,
+  type ToolSpecCheckCode,
 } from "./recheck-verdict.js";
 export { recheck, recheckBytes, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
 export {

@@ -1,4 +1,4 @@
-import type { PolicyOutcome, RequestDigest } from "@aegis/format";
+import type { PolicyOutcome, RequestDigest, ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { UnboundParameter } from "./select.js";
 import { unreachable } from "./unreachable.js";
@@ -34,7 +34,23 @@ export interface RecheckSubject {
   readonly seq: number;
   /** The row's number among the file's non-blank rows (SPEC §1.1). */
   readonly line: number;
+  /** Given current tool definitions: how the call's tool compares (SPEC §17.6). */
+  readonly tool_spec?: ToolSpecCheck;
 }
+
+/**
+ * The definition a call's tool had when the call was made (its outcome's
+ * `tool_spec_digest`) against the one a server lists now (SPEC §17.6).
+ */
+export type ToolSpecCheck =
+  | { readonly code: "unchanged"; readonly digest: ToolSpecDigest }
+  | { readonly code: "changed"; readonly recorded: ToolSpecDigest; readonly current: ToolSpecDigest }
+  /** The server no longer lists the tool. */
+  | { readonly code: "removed"; readonly recorded: ToolSpecDigest }
+  /** The outcome names no definition: nothing to compare. */
+  | { readonly code: "unpinned"; readonly current?: ToolSpecDigest };
+
+export type ToolSpecCheckCode = ToolSpecCheck["code"];
 
 /** Why a recorded decision could not be re-evaluated (SPEC §16.3). */
 export type RecheckIndeterminate =

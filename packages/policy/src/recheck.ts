@@ -8,8 +8,10 @@ import {
   parseJson,
   readRows,
   readTypedLine,
+  tryParseDigest,
   type JsonObject,
   type Row,
+  type ToolSpecDigest,
 } from "@aegis/format";
 import { match } from "ts-pattern";
 import { readRequest, type EnvelopeLookup } from "./envelope-read.js";
@@ -22,6 +24,7 @@ import {
   type RecheckSubject,
   type RecheckVerdict,
   type Recorded,
+  type ToolSpecCheck,
 } from "./recheck-verdict.js";
 import { select, type Selection } from "./select.js";
 import { unreachable } from "./unreachable.js";
@@ -54,6 +57,11 @@ export interface RecheckOptions {
   readonly onSkippedRow?: (row: SkippedRow) => void;
   /** Told how many bytes of the file have been read, for progress. */
   readonly onRead?: (bytes: number) => void;
+  /**
+   * The tool definitions a server lists now, by name (SPEC §17.6): each verdict then says
+   * whether the definition its call was made under has changed since.
+   */
+  readonly currentTools?: ReadonlyMap<string, ToolSpecDigest>;
 }
 
 /**
@@ -108,6 +116,7 @@ async function* recheckRows(rows: AsyncIterable<Row> | Iterable<Row>, target: Re
       session_index: Math.max(opens - 1, 0),
       seq: typeof seq === "number" ? seq : 0,
       line: row.line,
+      ...(options.currentTools === undefined ? {} : { tool_spec: toolSpecCheck(value, options.currentTools) }),
     };
     yield await verdictFor(value, subject, setFor, options.envelope);
   }
@@ -138,6 +147,18 @@ function setChooser(target: RecheckTarget): SetChooser {
   }
   const byHash = new Map<string, PolicySet>(target.asRecorded.map((set) => [set.hash, set]));
   return (hash) => byHash.get(hash);
+}
+
+/** The definition a call was made under, against the one listed now (SPEC §17.6). */
+function toolSpecCheck(outcome: JsonObject, current: ReadonlyMap<string, ToolSpecDigest>): ToolSpecCheck {
+  const tool = outcome["tool_id"];
+  const now = typeof tool === "string" ? current.get(tool) : undefined;
+  const text = outcome["tool_spec_digest"];
+  const parsed = typeof text === "string" ? tryParseDigest("ToolSpecDigest", text) : undefined;
+  if (parsed === undefined || !parsed.ok) return now === undefined ? { code: "unpinned" } : { code: "unpinned", current: now };
+  const recorded = parsed.digest;
+  if (now === undefined) return { code: "removed", recorded };
+  return now === recorded ? { code: "unchanged", digest: now } : { code: "changed", recorded, current: now };
 }
 
 function indeterminate(subject: RecheckSubject, reason: RecheckIndeterminate, recorded?: Recorded, now?: NowRule): RecheckVerdict {

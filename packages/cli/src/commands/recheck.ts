@@ -1,16 +1,14 @@
-import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile, stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
-import { ChainReadError, describeIoError, describeVerdict, verifyChainFile, type Verification } from "@aegis/format";
+import { ChainReadError, describeIoError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
+import { pinListing, type Json } from "@aegis/mcp";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss, openSource } from "../envelope/source.js";
 import {
-  PolicyParseError,
   RecheckTally,
   describeRecheckLine,
   explainIndeterminate,
-  loadPolicySet,
   recheck,
   recheckConclusion,
   recheckExitCode,
@@ -24,6 +22,7 @@ import type { ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument } from "../trust-store.js";
+import { readPolicy, readPolicyDir } from "../policy-file.js";
 import { verifyJson } from "../verify-report.js";
 
 export class RecheckCommand extends AegisCommand {
@@ -34,6 +33,8 @@ export class RecheckCommand extends AegisCommand {
     details: `
       Verifies the record first and reports its verdict on stderr, then re-evaluates every recorded outcome under the Policy Set and prints one line per outcome, in file order: \`call <call_id|-> session <i> seq <n>: <clause>\`, where the clause is \`unchanged <status>\`, \`newly_blocked was=<s> now=denied\`, \`newly_allowed was=<s> now=allowed\`, \`newly_parked was=<s>\` or \`indeterminate <reason>\`. The reasons: \`missing_envelope\` and \`envelope_digest_mismatch\` (an argument matcher needs request bytes that are absent, redacted, or altered), \`unknown_policy_set_hash\` (no set given hashes to the one the call recorded), \`no_binding\` (a rule needs a parameter the record did not bind), \`rate_limit_unevaluable\` (a rate limit depends on state no record carries).
 
+      With \`--current-tools <FILE>\` (a server's \`tools/list\` answer), each line also says whether the definition of the call's tool, as its outcome recorded it (\`tool_spec_digest\`, written by \`aegis wrap\`), is the one listed now: \`; tool_spec unchanged|changed|removed|unpinned\`. A changed or removed definition counts as a change (exit 1).
+
       With \`--as-recorded --policies <DIR>\`, each call is rechecked under the set its outcome names by \`policy_set_hash\`, among the Policy Sets in the directory. \`--envelope\` gives the request bytes that argument matchers need. \`--require-verified\` refuses a record whose verdict is not Verified.
 
       Exit codes: 0 every call unchanged, 1 some call changed (or a usage error, or nothing to recheck, or --require-verified refused the record), 2 the policy, record or Envelope could not be read, 3 some call is indeterminate (outranks 1).
@@ -43,6 +44,7 @@ export class RecheckCommand extends AegisCommand {
       ["Argument matchers read the request bytes from the Envelope", "aegis recheck --policy policy.yaml --envelope session.envelope session.aarl"],
       ["Each call under the set it recorded, refusing an unverified record", "aegis recheck --as-recorded --policies policies/ --require-verified --key 3de537a0...4e2c session.aarl"],
       ["Every verdict with both matched rules, and the counts", "aegis recheck --json --policy policy.yaml session.aarl"],
+      ["Which calls were made under a tool definition the server has since changed?", "aegis recheck --policy policy.yaml --current-tools tools-now.json session.aarl"],
     ],
   });
 
@@ -52,12 +54,14 @@ export class RecheckCommand extends AegisCommand {
   envelope = Option.String("--envelope", { description: "An Envelope store directory or pack, for argument matchers" });
   keys = Option.Array("--key", [], { description: "A trusted public key for verifying the record, 64 lowercase hex (repeatable)", arity: 1 });
   requireVerified = Option.Boolean("--require-verified", false, { description: "Exit 1 unless the record verifies" });
+  currentTools = Option.String("--current-tools", { description: "A server's tools/list answer: say, per call, whether its tool's definition changed since" });
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   record = Option.String({ name: "PATH" });
 
   protected async run(): Promise<ExitCode> {
     const keys = this.keys.map(checkKeyArgument);
     const sets = await this.policySets();
+    const currentTools = this.currentTools === undefined ? undefined : await readToolsList(this.currentTools, (text) => this.context.stderr.write(text));
     const target: RecheckTarget = this.asRecorded ? { asRecorded: sets } : { policy: sets[0] ?? unreachableSet() };
     const before = await recordStat(this.record);
     // Opened before the long walk, so a wrong path fails at once.
@@ -68,7 +72,7 @@ export class RecheckCommand extends AegisCommand {
       const verdictText = describeVerdict(verification);
       this.context.stderr.write(`record: ${verdictText}\n`);
       if (this.requireVerified && verification.verdict.status !== "verified") throw new CliError({ code: "not_verified", verdict: verdictText });
-      const exit = await this.recheckAll(target, sets, verification, keys.length > 0, envelope);
+      const exit = await this.recheckAll(target, sets, verification, keys.length > 0, envelope, currentTools);
       // Two passes over one file (verify, then recheck): they must have read the same bytes.
       const after = await recordStat(this.record);
       if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new CliError({ code: "record_changed", path: this.record });
@@ -78,8 +82,9 @@ export class RecheckCommand extends AegisCommand {
     }
   }
 
-  private async recheckAll(target: RecheckTarget, sets: readonly PolicySet[], verification: Verification, pinned: boolean, envelope: EnvelopeSource | undefined): Promise<ExitCode> {
+  private async recheckAll(target: RecheckTarget, sets: readonly PolicySet[], verification: Verification, pinned: boolean, envelope: EnvelopeSource | undefined, currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined): Promise<ExitCode> {
     const tally = new RecheckTally();
+    const specs = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
     const size = (await recordStat(this.record)).size;
     const progress = new Progress(this.context.stderr, "rechecking", size);
     const onSkippedRow = (row: SkippedRow): void => {
@@ -105,14 +110,16 @@ export class RecheckCommand extends AegisCommand {
         ...(envelope === undefined ? {} : { envelope: (digest) => envelope.get(digest) }),
         onSkippedRow,
         onRead: (bytes) => progress.update(bytes),
+        ...(currentTools === undefined ? {} : { currentTools }),
       });
       for await (const verdict of verdicts) {
         tally.add(verdict);
+        if (verdict.tool_spec !== undefined) specs[verdict.tool_spec.code]++;
         if (json) {
           await this.out(`${first ? "" : ","}\n    ${JSON.stringify(verdictJson(verdict))}`);
           first = false;
         } else {
-          await this.out(`${describeRecheckLine(verdict)}\n`);
+          await this.out(`${describeRecheckLine(verdict)}${verdict.tool_spec === undefined ? "" : `; tool_spec ${verdict.tool_spec.code}`}\n`);
           if (verdict.code === "indeterminate") this.context.stderr.write(`note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
         }
       }
@@ -129,11 +136,16 @@ export class RecheckCommand extends AegisCommand {
     const summary = tally.summary;
     const conclusion = recheckConclusion(summary);
     // The reference exits 0 on a file with no outcome; here that is a failure (issue 5).
-    const exit: ExitCode = match(conclusion)
+    const policyExit: ExitCode = match(conclusion)
       .with({ code: "nothing_rechecked" }, () => 1 as const)
       .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
       .exhaustive();
-    if (json) await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`);
+    // A call made under a tool definition that has since changed is a change too; an
+    // indeterminate answer still outranks it.
+    const exit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
+    if (currentTools !== undefined) this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
+    const specJson = currentTools === undefined ? "" : `,\n  "tool_specs": ${JSON.stringify(specs)}`;
+    if (json) await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`);
     if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: this.record });
     return exit;
   }
@@ -182,27 +194,34 @@ function unreachableSet(): never {
   throw new CliError({ code: "internal", detail: "no Policy Set was read" });
 }
 
-async function readPolicy(path: string): Promise<PolicySet> {
+/**
+ * The tool definitions a server lists now: its `tools/list` result (`{"tools": [...]}`), or
+ * the whole response holding it, pinned as wrap pins them (SPEC §17.6).
+ */
+async function readToolsList(path: string, warn: (text: string) => void): Promise<ReadonlyMap<string, ToolSpecDigest>> {
+  let text: string;
   try {
-    return await loadPolicySet(path);
+    const info = await stat(path);
+    if (!info.isFile()) throw new Error("not a regular file");
+    if (info.size > MAX_TOOLS_LIST_BYTES) throw new Error(`${info.size} bytes, over the ${MAX_TOOLS_LIST_BYTES}-byte bound for a tools/list answer`);
+    text = await readFile(path, "utf8");
   } catch (error) {
-    if (error instanceof PolicyParseError) throw new CliError({ code: "policy_parse", path, message: error.message });
-    throw new CliError({ code: "unreadable_policy", path, detail: describeIoError(error) });
+    throw new CliError({ code: "bad_tools_list", path, detail: describeIoError(error) });
   }
+  let value: Json;
+  try {
+    value = JSON.parse(text) as Json;
+  } catch (error) {
+    throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+  }
+  const result = typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;
+  const listing = pinListing(result);
+  if (listing === undefined) throw new CliError({ code: "bad_tools_list", path, detail: "expected a tools/list result ({\"tools\": [...]}) or the response holding one" });
+  if (listing.unreadable > 0) warn(`warning: ${listing.unreadable} entries of ${path} are no tool definition (no string name), and were skipped\n`);
+  return new Map(listing.pinned.map((p) => [p.name, p.digest]));
 }
 
-async function readPolicyDir(dir: string): Promise<PolicySet[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort();
-  } catch (error) {
-    throw new CliError({ code: "unreadable_policy", path: dir, detail: describeIoError(error) });
-  }
-  if (names.length === 0) throw new CliError({ code: "no_policies", path: dir });
-  const sets: PolicySet[] = [];
-  for (const name of names) sets.push(await readPolicy(join(dir, name)));
-  return sets;
-}
+const MAX_TOOLS_LIST_BYTES = 64 * 1024 * 1024;
 
 /** A verdict as JSON: every field, both matched rules, nothing renamed. */
 function verdictJson(verdict: RecheckVerdict): Record<string, unknown> {

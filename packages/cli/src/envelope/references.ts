@@ -1,9 +1,10 @@
-import { isJsonObject, readRow, readRows, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest } from "@aegis/format";
+import { isJsonObject, readRow, readRows, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {
-  readonly digest: RequestDigest | ResponseDigest;
-  readonly part: "request" | "response";
+  readonly digest: RequestDigest | ResponseDigest | ToolSpecDigest;
+  /** `tool_spec`: the definition an outcome's `tool_spec_digest` names (SPEC §17.6). */
+  readonly part: "request" | "response" | "tool_spec";
   readonly callId: string | undefined;
   readonly sessionIndex: number;
   readonly seq: number | undefined;
@@ -13,13 +14,16 @@ export interface DigestReference {
 
 /**
  * Every request and response digest a record names, in file order, each call's request
- * once (its intent and outcome name the same bytes). Rows are read as they are, whatever
+ * once (its intent and outcome name the same bytes), and each tool definition the first
+ * time an outcome names it. Rows are read as they are, whatever
  * the chain's verdict, because an operator asks about the bytes of every call the file
  * shows; the verdict is `aegis verify`'s to give. Memory is bounded by the calls in flight.
  */
 export async function* digestReferences(path: string): AsyncGenerator<DigestReference> {
   let sessionIndex = -1;
   const announced = new Map<string, string>();
+  // Tool definitions repeat across calls: each is asked for once. Bounded by the tools listed.
+  const specs = new Set<string>();
   for await (const row of readRows(path)) {
     if (row.kind !== "row") continue;
     const read = readRow(row.bytes);
@@ -48,11 +52,16 @@ export async function* digestReferences(path: string): AsyncGenerator<DigestRefe
     if (type === "outcome") {
       const response = digestMember(line, "response_digest", "ResponseDigest");
       if (response !== undefined) yield { digest: response, part: "response", ...at };
+      const spec = digestMember(line, "tool_spec_digest", "ToolSpecDigest");
+      if (spec !== undefined && !specs.has(spec)) {
+        specs.add(spec);
+        yield { digest: spec, part: "tool_spec", ...at };
+      }
     }
   }
 }
 
-function digestMember<K extends "RequestDigest" | "ResponseDigest">(line: JsonObject, member: string, kind: K) {
+function digestMember<K extends "RequestDigest" | "ResponseDigest" | "ToolSpecDigest">(line: JsonObject, member: string, kind: K) {
   const text = line[member];
   if (typeof text !== "string") return undefined;
   const parsed = tryParseDigest(kind, text);

@@ -64,6 +64,11 @@ export type Vector =
       readonly kind: "recheck";
       readonly input: { readonly record: string; readonly policy: string; readonly envelope: string | null };
       readonly expected: RecheckExpected;
+    })
+  | (VectorHeader & {
+      readonly kind: "relay";
+      readonly input: { readonly transcript: string; readonly policy: string | null; readonly bindings: string | null };
+      readonly expected: RelayExpected;
     });
 
 export type VectorKind = Vector["kind"];
@@ -100,12 +105,45 @@ export interface RecheckExpected {
   readonly exit_code: ExitCode;
 }
 
+/**
+ * One event of a relay transcript (SPEC §17): a frame from either side (as UTF-8 text, or as
+ * hex when it is not UTF-8), a human's answer to a park, the record failing, or the end.
+ */
+export type RelayEvent =
+  | { readonly client: string }
+  | { readonly client_hex: string }
+  | { readonly server: string }
+  | { readonly approve: string }
+  | { readonly deny: string; readonly reason: string }
+  | { readonly record_fails: true }
+  | { readonly end: "child_exited" | "grace_expired" | "transport_closed" }
+  | { readonly end: "signalled"; readonly signal: string };
+
+export interface RelayTranscript {
+  readonly role: string | null;
+  readonly session: string | null;
+  readonly events: readonly RelayEvent[];
+}
+
+export interface RelayExpected {
+  /**
+   * Per client frame, in order: what the relay does with it, and the frame it writes back
+   * in its place when it answers (UTF-8). Per answer to a park: whether it was taken.
+   */
+  readonly steps: readonly ({ readonly event: number; readonly verdict: "forward" | "answer" | "drop" | "failed"; readonly answer: string | null } | { readonly event: number; readonly taken: boolean; readonly refusal: string | null })[];
+  /**
+   * Every Line of the Session in order, without `prev_hash`, `key_id`, `signature`,
+   * `public_key` and `wall_ms` (which depend on the key and the clock).
+   */
+  readonly lines: readonly Readonly<Record<string, unknown>>[];
+}
+
 export interface Manifest {
   readonly schema: typeof MANIFEST_SCHEMA;
   readonly vectors: readonly Vector[];
 }
 
-const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck"]);
+const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck", "relay"]);
 
 /** Read and shape-check a manifest; a file that is not one is a usage-level fault (exit 2). */
 export async function readManifest(dir: string): Promise<Manifest> {

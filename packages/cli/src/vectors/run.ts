@@ -1,10 +1,13 @@
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
 import {
+  ChainWriter,
   JsonSyntaxError,
   LineHash,
+  SigningKey,
   describeVerdict,
   parseJson,
   tryCanonicalize,
@@ -24,11 +27,14 @@ import {
   recheck,
   recheckConclusion,
   recheckExitCode,
+  parseBindings,
+  parsePolicySet,
   tryParsePolicySet,
 } from "@aegis/policy";
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
-import type { CanonicalExpected, ChainExpected, DecisionInput, EnvelopeExpected, PolicyExpected, RecheckExpected, Vector } from "./manifest.js";
+import { Gate, McpRecorder, type Unanswered } from "@aegis/mcp";
+import type { CanonicalExpected, ChainExpected, DecisionInput, EnvelopeExpected, PolicyExpected, RecheckExpected, RelayExpected, RelayTranscript, Vector } from "./manifest.js";
 
 /** One vector's outcome: what was expected and what this implementation answered. */
 export type VectorResult =
@@ -44,6 +50,13 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     .with({ kind: "envelope" }, (v) => envelopeAnswer(join(dir, v.input.record), join(dir, v.input.envelope)))
     .with({ kind: "policy" }, async (v) => policyAnswer(await readFile(join(dir, v.input.policy), "utf8"), v.input.decisions))
     .with({ kind: "recheck" }, (v) => recheckAnswer(join(dir, v.input.record), join(dir, v.input.policy), v.input.envelope === null ? null : join(dir, v.input.envelope)))
+    .with({ kind: "relay" }, async (v) =>
+      relayAnswer(
+        JSON.parse(await readFile(join(dir, v.input.transcript), "utf8")) as RelayTranscript,
+        v.input.policy === null ? null : await readFile(join(dir, v.input.policy), "utf8"),
+        v.input.bindings === null ? null : await readFile(join(dir, v.input.bindings), "utf8"),
+      ),
+    )
     .exhaustive();
   // Compared as the JSON a third party would compare: an absent member and an undefined one are the same.
   const answer = JSON.parse(JSON.stringify(actual)) as unknown;
@@ -142,4 +155,69 @@ export async function recheckAnswer(record: string, policyPath: string, envelope
   } finally {
     await source?.close();
   }
+}
+
+/** The relay vectors' key: any key gives the same answer, since signatures are not compared. */
+const RELAY_KEY = SigningKey.fromSeed(new Uint8Array(32).fill(0x11));
+/** What depends on the key or the clock, and so is not compared (SPEC §17). */
+const UNCOMPARED = new Set(["prev_hash", "key_id", "signature", "public_key", "wall_ms"]);
+
+/**
+ * SPEC §17: replay a transcript through the recorder, with a real writer, on a clock that
+ * stands still and with approval ids `apr-vector-<n>`; bound paths are not looked up on the
+ * disk. The answer is what happened to each client frame and every Line written.
+ */
+export async function relayAnswer(transcript: RelayTranscript, policy: string | null, bindings: string | null): Promise<RelayExpected> {
+  const dir = await mkdtemp(join(tmpdir(), "aegis-relay-vector-"));
+  try {
+    const path = join(dir, "record.aarl");
+    const writer = await ChainWriter.open(path, { key: RELAY_KEY });
+    let parks = 0;
+    const gate =
+      policy === null
+        ? undefined
+        : new Gate({
+            policy: parsePolicySet(policy),
+            ...(bindings === null ? {} : { bindings: parseBindings(bindings) }),
+            ...(transcript.role === null ? {} : { role: transcript.role }),
+            ...(transcript.session === null ? {} : { session: transcript.session }),
+            followSymlinks: false,
+            now: () => 0,
+            mintApprovalId: () => `apr-vector-${++parks}`,
+          });
+    const recorder = new McpRecorder({ writer, ...(gate === undefined ? {} : { gate }), clock: () => 0 });
+    const steps: RelayExpected["steps"][number][] = [];
+    let ended: Unanswered = { code: "child_exited" };
+    for (const [event, e] of transcript.events.entries()) {
+      if ("client" in e || "client_hex" in e) {
+        const bytes = "client" in e ? Buffer.from(e.client, "utf8") : Buffer.from(e.client_hex, "hex");
+        const v = await recorder.admit(bytes);
+        const answer = v.code === "answer" ? v.frame : v.code === "failed" ? v.frame : undefined;
+        steps.push({ event, verdict: v.code, answer: answer === undefined ? null : answer.toString("utf8") });
+      } else if ("server" in e) recorder.observe(Buffer.from(e.server, "utf8"));
+      else if ("approve" in e || "deny" in e) {
+        const r = "approve" in e ? await recorder.answerPark(e.approve, { code: "approve" }) : await recorder.answerPark(e.deny, { code: "deny", reason: e.reason });
+        steps.push({ event, taken: r.ok, refusal: r.ok ? null : r.refusal.code });
+      } else if ("record_fails" in e) await writer.close();
+      else {
+        ended = endOf(e);
+      }
+    }
+    await recorder.finish(ended);
+    await writer.close().catch(() => undefined);
+    const lines = (await readFile(path, "utf8"))
+      .split("\n")
+      .filter((row) => row.trim() !== "")
+      .map((row) => Object.fromEntries(Object.entries(JSON.parse(row) as Record<string, unknown>).filter(([k]) => !UNCOMPARED.has(k))));
+    return { steps, lines };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function endOf(e: Extract<RelayTranscript["events"][number], { end: string }>): Unanswered {
+  return match(e)
+    .with({ end: "signalled" }, (x) => ({ code: "signalled" as const, signal: x.signal }))
+    .with({ end: "child_exited" }, { end: "grace_expired" }, { end: "transport_closed" }, (x) => ({ code: x.end }))
+    .exhaustive();
 }

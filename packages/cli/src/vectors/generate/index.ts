@@ -7,10 +7,11 @@ import { ed25519Vectors } from "./ed25519.js";
 import { envelopeVectors } from "./envelope.js";
 import { policyVectors } from "./policy.js";
 import { recheckVectors } from "./recheck.js";
+import { relayVectors } from "./relay.js";
 import { VectorSet } from "./vector-set.js";
 
 /** The directories the generator owns: everything in them is generated, nothing else is. */
-export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "policies", "recheck"] as const;
+export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "policies", "recheck", "relay"] as const;
 
 /**
  * Build every vector from `source` (the repository's `vectors/`, for the external data
@@ -24,6 +25,7 @@ export async function generateVectors(source: string): Promise<VectorSet> {
   await envelopeVectors(set);
   policyVectors(set);
   await recheckVectors(set, source);
+  await relayVectors(set);
   const manifest: Manifest = { schema: MANIFEST_SCHEMA, vectors: set.vectors };
   set.file("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`);
   return set;

@@ -1,0 +1,124 @@
+import { Command, Option } from "clipanion";
+import { KeyFileError, describeIoError, readKeyFile, type SigningKey } from "@aegis/format";
+import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
+import { WrapError, runWrap } from "@aegis/mcp";
+import { AegisCommand } from "../command.js";
+import type { ExitCode } from "../exit-code.js";
+import { CliError, type CliFault } from "../fault.js";
+import { readPolicy } from "../policy-file.js";
+
+export class WrapCommand extends AegisCommand {
+  static override paths = [["wrap"]];
+
+  static override usage = Command.Usage({
+    description: "Record (and with --policy, enforce) every tools/call to an MCP server",
+    details: `
+      Starts the MCP server \`<CMD> [ARGS...]\` and relays its stdio: the client talks to \`aegis wrap\` as it would to the server. Every \`tools/call\` gets an \`intent\` Line, durable before the call reaches the server, and an \`outcome\` Line once it is answered, in the record at \`--audit\`, signed with \`--signing-key\`. Every other message passes through untouched, byte for byte; the server's stderr is teed to this stderr.
+
+      With \`--envelope\`, the verbatim bytes of each request and response, and each tool definition the server lists, are kept in an Envelope store. Outcomes name the digest of the tool's definition as last listed (\`tool_spec_digest\`), so a server that changes a tool between calls is on record.
+
+      With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a JSON-RPC error -32042 saying why. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
+
+      SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
+    `,
+    examples: [
+      ["Record every tool call to a filesystem server", "aegis wrap --audit session.aarl --signing-key signing.key -- npx @modelcontextprotocol/server-filesystem /srv/data"],
+      ["Keep the bytes, and enforce a Policy Set", "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data"],
+      ["Approve a parked call, from another terminal", "aegis approve apr-0b6f2c1e-... --control session.aarl.control"],
+    ],
+  });
+
+  audit = Option.String("--audit", { required: true, description: "The record file to append a Session to" });
+  signingKey = Option.String("--signing-key", { required: true, description: "The Ed25519 key file that signs the Session (aegis keygen)" });
+  envelope = Option.String("--envelope", { description: "An Envelope store directory for the verbatim bytes (created when absent)" });
+  policy = Option.String("--policy", { description: "A Policy Set to decide every tools/call with" });
+  bindings = Option.String("--bindings", { description: "Which capability, path and URL each tool binds (needs --policy)" });
+  role = Option.String("--role", { description: "The caller's role, recorded as decision_axes.role (needs --policy)" });
+  session = Option.String("--session", { description: "The policy session scope, recorded as decision_axes.session (needs --policy)" });
+  control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
+  confine = Option.Boolean("--confine", false, { hidden: true });
+  allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
+  allowWrite = Option.Array("--allow-write", [], { hidden: true, arity: 1 });
+  allowNet = Option.Array("--allow-net", [], { hidden: true, arity: 1 });
+  bestEffort = Option.Boolean("--best-effort", false, { hidden: true });
+  allowExecSupport = Option.Boolean("--allow-exec-support", false, { hidden: true });
+  child = Option.Rest({ name: "CMD", required: 1 });
+
+  /** wrap's failures to start all exit 1, as the reference's do: its exit code is otherwise the server's. */
+  protected override fail(fault: CliFault): ExitCode {
+    super.fail(fault);
+    return 1;
+  }
+
+  protected async run(): Promise<ExitCode> {
+    this.refuseConfinement();
+    const [command, ...args] = this.child;
+    if (command === undefined) throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    if (this.policy === undefined) {
+      for (const [flag, value] of [["--bindings", this.bindings], ["--role", this.role], ["--session", this.session], ["--control", this.control]] as const) {
+        if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
+      }
+    }
+    const key = await readKey(this.signingKey);
+    const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
+    const bindings = this.bindings === undefined ? undefined : await readBindings(this.bindings);
+    let result;
+    try {
+      result = await runWrap({
+        command,
+        args,
+        audit: this.audit,
+        key,
+        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control }),
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
+    } catch (error) {
+      if (error instanceof WrapError) throw new CliError({ code: "wrap", fault: error.fault });
+      throw error;
+    }
+    // The server's code passes through: it may be any byte, not only aegis's own four.
+    return result.exitCode as ExitCode;
+  }
+
+  private refuseConfinement(): void {
+    const asked = [
+      this.confine ? "--confine" : undefined,
+      this.allowRead.length > 0 ? "--allow-read" : undefined,
+      this.allowWrite.length > 0 ? "--allow-write" : undefined,
+      this.allowNet.length > 0 ? "--allow-net" : undefined,
+      this.bestEffort ? "--best-effort" : undefined,
+      this.allowExecSupport ? "--allow-exec-support" : undefined,
+    ].filter((f): f is string => f !== undefined);
+    if (asked.length > 0) throw new CliError({ code: "no_confinement", flags: asked });
+  }
+}
+
+function usage(message: string): CliError {
+  return new CliError({ code: "usage", message, command: "wrap" });
+}
+
+function optional<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
+  return out as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+async function readKey(path: string): Promise<SigningKey> {
+  try {
+    return await readKeyFile(path);
+  } catch (error) {
+    if (error instanceof KeyFileError) throw new CliError({ code: "key_file", fault: error.fault });
+    throw error;
+  }
+}
+
+async function readBindings(path: string): Promise<Bindings> {
+  try {
+    return await loadBindings(path);
+  } catch (error) {
+    if (error instanceof BindingsParseError) throw new CliError({ code: "bindings_parse", path, message: error.message });
+    throw new CliError({ code: "unreadable_bindings", path, detail: describeIoError(error) });
+  }
+}

@@ -1,0 +1,29 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { describeIoError } from "@aegis/format";
+import { PolicyParseError, loadPolicySet, type PolicySet } from "@aegis/policy";
+import { CliError } from "./fault.js";
+
+/** A Policy Set file, or the CLI fault that says why it is not one. */
+export async function readPolicy(path: string): Promise<PolicySet> {
+  try {
+    return await loadPolicySet(path);
+  } catch (error) {
+    if (error instanceof PolicyParseError) throw new CliError({ code: "policy_parse", path, message: error.message });
+    throw new CliError({ code: "unreadable_policy", path, detail: describeIoError(error) });
+  }
+}
+
+export async function readPolicyDir(dir: string): Promise<PolicySet[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => /\.ya?ml$/.test(n)).sort();
+  } catch (error) {
+    throw new CliError({ code: "unreadable_policy", path: dir, detail: describeIoError(error) });
+  }
+  if (names.length === 0) throw new CliError({ code: "no_policies", path: dir });
+  const sets: PolicySet[] = [];
+  for (const name of names) sets.push(await readPolicy(join(dir, name)));
+  return sets;
+}
+

@@ -1,0 +1,64 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { STACK_TRACE, aegis, tempDir } from "./support.js";
+
+/** What a user can get wrong on `aegis wrap`'s and `aegis approve`'s command lines, through the real binary. */
+describe("aegis wrap and aegis approve: bad invocations", () => {
+  const dir = tempDir();
+  const key = join(dir, "signing.key");
+  aegis(["keygen", "--out", key]);
+  const audit = join(dir, "record.aarl");
+  const badPolicy = join(dir, "bad.yaml");
+  writeFileSync(badPolicy, "version: 1\nrules: [ { id: x } ]\n");
+
+  const wrap = (...args: string[]) => aegis(["wrap", "--audit", audit, "--signing-key", key, ...args]);
+
+  it.each([
+    ["no server to start", ["wrap", "--audit", audit, "--signing-key", key], "wrap requires the server to start: -- <CMD> [ARGS...]"],
+    ["no --audit", ["wrap", "--signing-key", key, "--", "true"], "--audit"],
+    ["--bindings without --policy", ["wrap", "--audit", audit, "--signing-key", key, "--bindings", "b.yaml", "--", "true"], "--bindings is read only with --policy"],
+    ["--role without --policy", ["wrap", "--audit", audit, "--signing-key", key, "--role", "agent", "--", "true"], "--role is read only with --policy"],
+    ["confinement asked for", ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/srv", "--", "true"], "--confine, --allow-read: this build of aegis wrap does not confine the server"],
+    ["approve without an id", ["approve", "--control", "x.sock"], "approve requires <APPROVAL_ID> (or --list)"],
+    ["a denial without a reason", ["approve", "apr-1", "--deny", "--control", "x.sock"], "--deny needs --reason <TEXT>"],
+    ["approve without a socket", ["approve", "apr-1"], "approve needs --control <PATH>"],
+  ])("%s: exit 1, error: and help:, no stack trace", (_name, args, message) => {
+    const run = aegis(args);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`error: `);
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).toMatch(/^help: /m);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it("a key file that is not there, a Policy Set that does not parse, a program that does not exist: exit 1, nothing started", () => {
+    const missingKey = aegis(["wrap", "--audit", audit, "--signing-key", join(dir, "nope.key"), "--", "true"]);
+    expect(missingKey.status).toBe(1);
+    expect(missingKey.stderr).toMatch(/^error: .*nope\.key/m);
+    const policy = wrap("--policy", badPolicy, "--", "true");
+    expect(policy.status).toBe(1);
+    expect(policy.stderr).toMatch(/^error: policy parse error: rules\[0\]\.action: required/m);
+    expect(existsSync(audit)).toBe(false);
+    const program = wrap("--", join(dir, "no-such-server"));
+    expect(program.status).toBe(1);
+    expect(program.stderr).toContain(`error: could not start ${join(dir, "no-such-server")}: no such program (is it on PATH?)`);
+    for (const run of [missingKey, policy, program]) expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it("approve with no wrap at the socket: exit 2, and how to find the right one", () => {
+    const run = aegis(["approve", "apr-1", "--control", join(dir, "nobody.sock")]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("no aegis wrap is listening there");
+    expect(run.stderr).toContain("help: pass --control with the path aegis wrap printed");
+  });
+
+  it("a control socket path too long for a Unix socket is refused before the server starts", () => {
+    writeFileSync(join(dir, "ok.yaml"), "version: 1\nrules: []\n");
+    const run = wrap("--policy", join(dir, "ok.yaml"), "--control", join(dir, "x".repeat(120)), "--", "true");
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("a Unix socket path holds at most 107 bytes");
+    expect(run.stderr).toMatch(/^help: pass --control <PATH>/m);
+  });
+});

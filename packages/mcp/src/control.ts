@@ -1,0 +1,221 @@
+import { chmod, lstat, unlink } from "node:fs/promises";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { match } from "ts-pattern";
+import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600, on which a
+ * running wrap takes a human's answer to a park. One request and one answer per
+ * connection, each a line of JSON.
+ */
+
+export type ControlRequest =
+  | { readonly op: "approve"; readonly approval_id: string }
+  | { readonly op: "deny"; readonly approval_id: string; readonly reason: string }
+  | { readonly op: "list" };
+
+export interface ParkSummary {
+  readonly approval_id: string;
+  readonly tool_id: string;
+  readonly rule: string | null;
+  readonly parked_at: string;
+}
+
+export type ControlResponse =
+  | { readonly ok: true; readonly op: "approve" | "deny"; readonly approval_id: string; readonly seq: number; readonly line_hash: string }
+  | { readonly ok: true; readonly op: "list"; readonly pending: readonly ParkSummary[] }
+  | { readonly ok: false; readonly code: ControlErrorCode; readonly message: string };
+
+export type ControlErrorCode = "unknown_approval" | "already_decided" | "bad_request" | "record_failed";
+
+/** What the control socket asks of the running relay. */
+export interface ControlHandler {
+  answer(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly seq: number; readonly lineHash: string } | { readonly ok: false; readonly refusal: ParkRefusal }>;
+  pending(): readonly ParkSummary[];
+}
+
+/** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
+export const MAX_SOCKET_PATH_BYTES = 107;
+const MAX_REQUEST_BYTES = 64 * 1024;
+
+export class ControlError extends Error {
+  override readonly name = "ControlError";
+  constructor(
+    readonly code: "path_too_long" | "in_use" | "not_a_socket" | "io",
+    readonly path: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export interface ControlServer {
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Listen on `path`. A socket left there by a wrap that died is replaced; one that answers
+ * belongs to a running wrap, and is refused.
+ */
+export async function listenControl(path: string, handler: ControlHandler): Promise<ControlServer> {
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
+    throw new ControlError("path_too_long", path, `a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES} bytes; this one has ${Buffer.byteLength(path)}`);
+  }
+  await clearStale(path);
+  const server = createServer((socket) => serve(socket, handler));
+  // Created 0600 (no window in which another user could connect), and chmod'd to be sure.
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(path, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    throw new ControlError("io", path, error instanceof Error ? error.message : String(error));
+  } finally {
+    process.umask(umask);
+  }
+  await chmod(path, 0o600);
+  server.unref();
+  return { path, close: () => closeServer(server, path) };
+}
+
+async function clearStale(path: string): Promise<void> {
+  let info;
+  try {
+    info = await lstat(path);
+  } catch {
+    return;
+  }
+  if (!info.isSocket()) throw new ControlError("not_a_socket", path, "a file that is not a socket is in the way");
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(path);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+  if (live) throw new ControlError("in_use", path, "another aegis wrap is listening there");
+  await unlink(path);
+}
+
+function closeServer(server: Server, path: string): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    void unlink(path).catch(() => undefined);
+  });
+}
+
+function serve(socket: Socket, handler: ControlHandler): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  socket.setTimeout(10_000, () => socket.destroy());
+  socket.on("error", () => socket.destroy());
+  socket.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    chunks.push(chunk);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const newline = text.indexOf("\n");
+    if (size > MAX_REQUEST_BYTES) {
+      socket.removeAllListeners("data");
+      reply(socket, { ok: false, code: "bad_request", message: `a request is one line of at most ${MAX_REQUEST_BYTES} bytes` });
+      return;
+    }
+    if (newline === -1) return;
+    socket.removeAllListeners("data");
+    void handle(text.slice(0, newline), handler).then((response) => reply(socket, response));
+  });
+}
+
+function reply(socket: Socket, response: ControlResponse): void {
+  socket.end(`${JSON.stringify(response)}\n`);
+}
+
+async function handle(line: string, handler: ControlHandler): Promise<ControlResponse> {
+  const request = parseRequest(line);
+  if (request === undefined) return { ok: false, code: "bad_request", message: "expected {\"op\":\"approve\"|\"deny\"|\"list\", ...}" };
+  if (request.op === "list") return { ok: true, op: "list", pending: handler.pending() };
+  const answer: ParkAnswer = request.op === "approve" ? { code: "approve" } : { code: "deny", reason: request.reason };
+  try {
+    const result = await handler.answer(request.approval_id, answer);
+    if (result.ok) return { ok: true, op: request.op, approval_id: request.approval_id, seq: result.seq, line_hash: result.lineHash };
+    return { ok: false, code: result.refusal.code, message: describeRefusal(result.refusal) };
+  } catch (error) {
+    return { ok: false, code: "record_failed", message: `the decision could not be recorded: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+function parseRequest(line: string): ControlRequest | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const r = value as Record<string, unknown>;
+  if (r["op"] === "list") return { op: "list" };
+  const id = r["approval_id"];
+  if (typeof id !== "string" || id === "") return undefined;
+  if (r["op"] === "approve") return { op: "approve", approval_id: id };
+  const reason = r["reason"];
+  if (r["op"] === "deny" && typeof reason === "string" && reason !== "") return { op: "deny", approval_id: id, reason };
+  return undefined;
+}
+
+export function describeRefusal(refusal: ParkRefusal): string {
+  return match(refusal)
+    .with({ code: "unknown_approval" }, (r) => `no call is parked under ${r.approvalId} in this wrap`)
+    .with({ code: "already_decided" }, (r) => `${r.approvalId} was already ${describeState(r.state)}`)
+    .exhaustive(unreachable);
+}
+
+function describeState(state: ParkState): string {
+  return match(state)
+    .with({ code: "pending" }, () => "asked about")
+    .with({ code: "approved" }, (s) => (s.used ? "approved, and a call has run under it" : "approved"))
+    .with({ code: "denied" }, (s) => `denied (${s.reason})`)
+    .exhaustive(unreachable);
+}
+
+/** Why asking a running wrap failed before it could answer. */
+export type ControlRequestFault =
+  | { readonly code: "no_wrap"; readonly path: string; readonly detail: string }
+  | { readonly code: "bad_answer"; readonly path: string; readonly detail: string };
+
+export class ControlRequestError extends Error {
+  override readonly name = "ControlRequestError";
+  constructor(readonly fault: ControlRequestFault) {
+    super(fault.detail);
+  }
+}
+
+/** Ask the wrap listening at `path`. @throws ControlRequestError when none answers. */
+export function requestControl(path: string, request: ControlRequest, timeoutMs = 10_000): Promise<ControlResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    const chunks: Buffer[] = [];
+    const fail = (fault: ControlRequestFault): void => {
+      socket.destroy();
+      reject(new ControlRequestError(fault));
+    };
+    socket.setTimeout(timeoutMs, () => fail({ code: "no_wrap", path, detail: `no answer within ${timeoutMs} ms` }));
+    socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.once("error", (error: NodeJS.ErrnoException) => fail({ code: "no_wrap", path, detail: error.code === "ENOENT" || error.code === "ECONNREFUSED" ? "no aegis wrap is listening there" : error.message }));
+    socket.once("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8").trim();
+      try {
+        resolve(JSON.parse(text) as ControlResponse);
+      } catch {
+        fail({ code: "bad_answer", path, detail: "the answer was not JSON: is this an aegis wrap control socket?" });
+      }
+    });
+  });
+}

@@ -1,0 +1,114 @@
+import type { ApprovedScope, DecisionPayload, NetGrant } from "@aegis/format";
+import type { Derived } from "@aegis/policy";
+
+/**
+ * Calls parked for approval (SPEC §17.5). A park refuses the call and remembers what it
+ * asked for; a human's answer is recorded as a signed `decision` whose approved scope is
+ * exactly that; one later call within the scope then runs under the approval, once.
+ */
+
+export type ParkState =
+  | { readonly code: "pending" }
+  | { readonly code: "approved"; readonly used: boolean }
+  | { readonly code: "denied"; readonly reason: string };
+
+export interface Park {
+  readonly approvalId: string;
+  readonly toolId: string;
+  readonly rule: string | undefined;
+  readonly scope: ApprovedScope;
+  readonly parkedAt: Date;
+  state: ParkState;
+}
+
+export type ParkAnswer =
+  | { readonly code: "approve" }
+  | { readonly code: "deny"; readonly reason: string };
+
+/** Why an answer was refused. */
+export type ParkRefusal =
+  | { readonly code: "unknown_approval"; readonly approvalId: string }
+  | { readonly code: "already_decided"; readonly approvalId: string; readonly state: ParkState };
+
+export class Parks {
+  private readonly parks = new Map<string, Park>();
+
+  park(approvalId: string, toolId: string, derived: Derived, rule: string | undefined, now: Date): Park {
+    const park: Park = { approvalId, toolId, rule, scope: scopeOf(toolId, derived), parkedAt: now, state: { code: "pending" } };
+    this.parks.set(approvalId, park);
+    return park;
+  }
+
+  get(approvalId: string): Park | undefined {
+    return this.parks.get(approvalId);
+  }
+
+  /** The `decision` to record for an answer, or why it cannot be given. Changes nothing. */
+  decisionFor(approvalId: string, answer: ParkAnswer): { readonly ok: true; readonly park: Park; readonly decision: DecisionPayload } | { readonly ok: false; readonly refusal: ParkRefusal } {
+    const park = this.parks.get(approvalId);
+    if (park === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
+    if (park.state.code !== "pending") return { ok: false, refusal: { code: "already_decided", approvalId, state: park.state } };
+    const verdict = answer.code === "approve" ? { verdict: "approved" as const, scope: park.scope } : { verdict: "denied" as const, reason: answer.reason };
+    return { ok: true, park, decision: { approval_id: approvalId, verdict } };
+  }
+
+  /** Mark an answer as recorded: only once its `decision` Line is durable. */
+  settle(park: Park, answer: ParkAnswer): void {
+    park.state = answer.code === "approve" ? { code: "approved", used: false } : { code: "denied", reason: answer.reason };
+  }
+
+  /**
+   * Take the first unused approval whose scope covers this call, and use it up: an approval
+   * lets one call through, the one a human was shown.
+   */
+  claim(toolId: string, derived: Derived): Park | undefined {
+    for (const park of this.parks.values()) {
+      if (park.state.code === "approved" && !park.state.used && covers(park.scope, toolId, derived)) {
+        park.state = { code: "approved", used: true };
+        return park;
+      }
+    }
+    return undefined;
+  }
+
+  pending(): Park[] {
+    return [...this.parks.values()].filter((p) => p.state.code === "pending");
+  }
+}
+
+/** The authority approving this call grants: its tool, its paths by access, its endpoint. */
+export function scopeOf(toolId: string, derived: Derived): ApprovedScope {
+  const read = derived.paths.filter((p) => p.access === "read").map((p) => p.resolved);
+  const write = derived.paths.filter((p) => p.access === "write").map((p) => p.resolved);
+  const endpoint = derived.axes.net;
+  // wrap sees no HTTP method; "*" says the scope does not narrow them.
+  const net: NetGrant | undefined = endpoint === undefined ? undefined : { http: [{ host: endpoint.host, ports: [endpoint.port], methods: ["*"] }] };
+  return {
+    tool_id: toolId,
+    ...(read.length + write.length > 0 ? { fs: { read_paths: read, write_paths: write } } : {}),
+    ...(net === undefined ? {} : { net }),
+  };
+}
+
+/** Does a scope cover this call? Paths are covered by an equal path or a directory above them. */
+export function covers(scope: ApprovedScope, toolId: string, derived: Derived): boolean {
+  if (scope.tool_id !== toolId) return false;
+  if (scope.fs !== undefined) {
+    if (derived.paths.length === 0) return false;
+    const fs = scope.fs;
+    const ok = derived.paths.every((p) => (p.access === "write" ? fs.write_paths : [...fs.read_paths, ...fs.write_paths]).some((s) => within(p.resolved, s)));
+    if (!ok) return false;
+  }
+  if (scope.net !== undefined) {
+    const endpoint = derived.axes.net;
+    if (endpoint === undefined) return false;
+    if (!scope.net.http.some((h) => h.host === endpoint.host && h.ports.includes(endpoint.port))) return false;
+  }
+  return true;
+}
+
+function within(path: string, scopePath: string): boolean {
+  if (path === scopePath) return true;
+  const prefix = scopePath.endsWith("/") ? scopePath : `${scopePath}/`;
+  return path.startsWith(prefix);
+}

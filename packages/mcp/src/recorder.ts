@@ -1,0 +1,419 @@
+import { fileURLToPath } from "node:url";
+import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type DecisionAxes, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
+import { match } from "ts-pattern";
+import type { Gate, GateVerdict } from "./gate.js";
+import { classifyClient, classifyServer, elementsOf, isRecord, parseFrame, type ClientElement, type Json, type JsonRecord } from "./message.js";
+import type { Notice } from "./notice.js";
+import {
+  PASSTHROUGH_POLICY_SET_HASH,
+  UNKNOWN_TOOL,
+  answered,
+  malformed,
+  policySetHashOf,
+  refused,
+  siblingRefused,
+  unanswered,
+  type Governance,
+  type Unanswered,
+} from "./outcomes.js";
+import type { ParkAnswer, ParkRefusal } from "./parks.js";
+import { ToolSpecs } from "./pins.js";
+import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
+import { unreachable } from "./unreachable.js";
+
+/** Where tool definitions are kept (an Envelope store has this method). */
+export interface ToolSpecSink {
+  putToolSpec(bytes: Uint8Array): Promise<ToolSpecDigest>;
+}
+
+export interface RecorderOptions {
+  /** The record. The recorder writes through it and never closes it. */
+  readonly writer: ChainWriter;
+  /** Enforcement: without it, every call is relayed and recorded (the pass-through). */
+  readonly gate?: Gate;
+  /** Where tool definitions are kept: give the Envelope the writer keeps bytes in. */
+  readonly toolSpecs?: ToolSpecSink;
+  /** Milliseconds, for `wall_ms`. Default `performance.now()`. */
+  readonly clock?: () => number;
+  readonly onNotice?: (notice: Notice) => void;
+  /** The control socket's path, named in a park's notice. */
+  readonly control?: string;
+}
+
+/** What to do with a client frame once every intent it carries is durable. */
+export type FrameVerdict =
+  | { readonly code: "forward" }
+  /** Not forwarded: send `frame` to the client in its place. */
+  | { readonly code: "answer"; readonly frame: Buffer }
+  /** Not forwarded, and nothing can be sent back (a refused notification). */
+  | { readonly code: "drop" }
+  /** The record could not be written: not forwarded, answered when it can be, and stop. */
+  | { readonly code: "failed"; readonly frame: Buffer | undefined; readonly error: Error };
+
+interface PendingCall {
+  readonly callId: string;
+  readonly toolId: string;
+  readonly governance: Governance;
+  readonly toolSpec: ToolSpecDigest | undefined;
+  startedAt: number;
+  cancelled: boolean;
+}
+
+/** One element's fate, decided before anything is written. */
+type Planned =
+  | { readonly code: "allow"; readonly element: CallElement; readonly governance: Governance }
+  | { readonly code: "refuse"; readonly element: CallElement; readonly refusal: RefusalCode; readonly policy: PolicyOutcome; readonly axes: DecisionAxes; readonly verdict: GateVerdict | undefined }
+  | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" }> }
+  | { readonly code: "malformed"; readonly element: Extract<ClientElement, { code: "malformed_call" }> };
+
+type CallElement = Extract<ClientElement, { code: "call" | "call_notification" }>;
+
+/**
+ * The recording and enforcing half of the relay (SPEC §17), shared by `aegis wrap` and the
+ * in-process transport: it is told every frame each way, in order, and answers what to do
+ * with each client frame. It never re-encodes a frame it relays.
+ */
+export class McpRecorder {
+  private readonly calls = new Map<string, PendingCall>();
+  /** `tools/list` requests in flight, by id key: whether each asked for a later page. */
+  private readonly listings = new Map<string, boolean>();
+  /** The server's `roots/list` requests in flight, by the server's id key. */
+  private readonly rootsRequests = new Set<string>();
+  private readonly specs = new ToolSpecs();
+  /** Tool definitions being kept, and those kept: an outcome names one only once it is durable. */
+  private readonly specPuts = new Map<ToolSpecDigest, Promise<unknown>>();
+  private readonly specsKept = new Set<ToolSpecDigest>();
+  /** Intents being made durable, and outcomes being written: finish() waits for both. */
+  private readonly work = new Set<Promise<unknown>>();
+  private nextCall = 1;
+  private failure: Error | undefined;
+  private finished = false;
+  private readonly clock: () => number;
+
+  constructor(private readonly options: RecorderOptions) {
+    this.clock = options.clock ?? (() => performance.now());
+  }
+
+  /** The first failure to write the record, if any: after it, no call may run. */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Calls relayed and not yet answered. */
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  /**
+   * Take a client frame. Every call it carries is decided and its intent appended now, in
+   * frame order; the promise resolves once those intents are durable, with what to do with
+   * the frame. A frame whose calls cannot be recorded never reaches the server.
+   */
+  admit(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): Promise<FrameVerdict> {
+    if (this.failure !== undefined) return Promise.resolve(this.failedVerdict(parsed, this.failure));
+    // Not JSON: not a message, relayed as the bytes it is (SPEC §17.1).
+    if (parsed === undefined) return Promise.resolve({ code: "forward" });
+    const batch = Array.isArray(parsed);
+    const elements = elementsOf(parsed).map(classifyClient);
+    const plans = this.plan(elements, frame);
+    const refusing = plans.some((p) => p.code === "refuse" || p.code === "duplicate");
+    const ready = refusing ? this.refuseFrame(plans, frame, batch) : this.forwardFrame(plans, elements, frame);
+    return this.tracked(ready).catch((error: unknown) => this.failedVerdict(parsed, this.fail(error)));
+  }
+
+  private plan(elements: readonly ClientElement[], frame: Buffer): Planned[] {
+    const plans: Planned[] = [];
+    const taken = new Set<string>();
+    for (const element of elements) {
+      if (element.code === "malformed_call") plans.push({ code: "malformed", element });
+      else if (element.code === "call" && (this.calls.has(element.key) || this.listings.has(element.key) || taken.has(element.key))) {
+        plans.push({ code: "duplicate", element });
+      } else if (element.code === "call" || element.code === "call_notification") {
+        if (element.code === "call") taken.add(element.key);
+        plans.push(this.decide(element, frame));
+      }
+    }
+    return plans;
+  }
+
+  private decide(element: CallElement, frame: Buffer): Planned {
+    const gate = this.options.gate;
+    const toolId = element.name ?? UNKNOWN_TOOL;
+    if (gate === undefined) return { code: "allow", element, governance: { code: "passthrough" } };
+    const verdict = gate.decide(toolId, element.message, frame);
+    if (verdict.derived.unresolved.length > 0) this.notify({ code: "unbound", toolId, unresolved: verdict.derived.unresolved });
+    const d = verdict.decision;
+    const governance: Governance = { code: "policy", policy: d.policy, policySetHash: d.policy_set_hash, axes: d.decision_axes };
+    const refusal = match(d)
+      .with({ code: "allowed" }, () => undefined)
+      .with({ code: "denied" }, () => "POLICY_DENIED" as const)
+      .with({ code: "rate_limited" }, () => "RATE_LIMITED" as const)
+      .with({ code: "pending_approval" }, () => "PENDING_APPROVAL" as const)
+      .exhaustive(unreachable);
+    if (refusal === undefined) return { code: "allow", element, governance };
+    return { code: "refuse", element, refusal, policy: d.policy, axes: d.decision_axes, verdict };
+  }
+
+  /** Record every call the frame carries, then let it through. */
+  private async forwardFrame(plans: readonly Planned[], elements: readonly ClientElement[], frame: Buffer): Promise<FrameVerdict> {
+    const writes: Promise<unknown>[] = [];
+    const started: PendingCall[] = [];
+    for (const plan of plans) {
+      if (plan.code === "malformed") {
+        writes.push(this.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
+      } else if (plan.code === "allow" && plan.element.code === "call_notification") {
+        // Nothing can answer it: its outcome says so now, beside its intent.
+        writes.push(this.unrun(plan.element.name ?? UNKNOWN_TOOL, policySetHashOf(plan.governance), frame, unanswered(plan.governance, { code: "notification" }), plan.element.name));
+      } else if (plan.code === "allow" && plan.element.code === "call") {
+        const call = this.begin(plan.element, plan.governance, frame, writes);
+        started.push(call);
+      }
+    }
+    // Bookkeeping for what the server will answer, only now that the frame goes through.
+    for (const element of elements) this.note(element);
+    await Promise.all(writes);
+    const now = this.clock();
+    for (const call of started) call.startedAt = now;
+    return { code: "forward" };
+  }
+
+  private begin(element: Extract<ClientElement, { code: "call" }>, governance: Governance, frame: Buffer, writes: Promise<unknown>[]): PendingCall {
+    const callId = this.mintCallId();
+    const call: PendingCall = { callId, toolId: element.name, governance, toolSpec: this.specs.digestOf(element.name), startedAt: this.clock(), cancelled: false };
+    this.calls.set(element.key, call);
+    const begun = this.options.writer.beginCall({ call_id: callId, tool_id: element.name, policy_set_hash: policySetHashOf(governance), request: frame });
+    writes.push(
+      begun.catch((error: unknown) => {
+        if (this.calls.get(element.key) === call) this.calls.delete(element.key);
+        throw error;
+      }),
+    );
+    if (governance.code === "policy" && governance.axes.approval_ref !== undefined) {
+      this.notify({ code: "approval_used", approvalId: governance.axes.approval_ref, toolId: element.name, callId });
+    }
+    return call;
+  }
+
+  /** The frame stops here: record every call it carried as not run, and answer the client. */
+  private async refuseFrame(plans: readonly Planned[], frame: Buffer, batch: boolean): Promise<FrameVerdict> {
+    const writes: Promise<unknown>[] = [];
+    const refusals: Refusal[] = [];
+    for (const plan of plans) {
+      const element = plan.element;
+      const toolId = element.code === "malformed_call" ? UNKNOWN_TOOL : (element.name ?? UNKNOWN_TOOL);
+      const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
+        if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail });
+      };
+      match(plan)
+        .with({ code: "malformed" }, () => {
+          writes.push(this.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
+          answer("HOST_DENIED", { reason: "tools/call without a string params.name" });
+        })
+        .with({ code: "duplicate" }, () => {
+          writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
+          answer("DUPLICATE_REQUEST_ID", { reason: "a call with this id is still in flight; MCP forbids reusing a request id" });
+        })
+        .with({ code: "allow" }, (p) => {
+          const governance = p.governance;
+          const policy: PolicyOutcome = governance.code === "policy" ? governance.policy : { status: "allowed" };
+          const axes = governance.code === "policy" ? governance.axes : {};
+          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId));
+          answer("HOST_DENIED", { reason: "another call in this batch was refused, so the batch did not reach the server" });
+        })
+        .with({ code: "refuse" }, (p) => {
+          const hash = p.verdict?.decision.policy_set_hash ?? PASSTHROUGH_POLICY_SET_HASH;
+          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId));
+          const decision = p.verdict?.decision;
+          const rule = decision?.matched.kind === "rule" ? decision.matched.rule.id : undefined;
+          answer(p.refusal, {
+            ...(rule === undefined ? {} : { rule }),
+            ...(decision === undefined ? {} : { reason: decision.reason }),
+            ...(p.policy.status === "pending_approval" ? { approval_id: p.policy.approval_id } : {}),
+          });
+          const parked = p.verdict?.parked;
+          if (parked !== undefined) this.notify({ code: "parked", approvalId: parked.approvalId, toolId, rule: parked.rule, control: this.options.control });
+        })
+        .exhaustive(unreachable);
+    }
+    await Promise.all(writes);
+    if (refusals.length === 0) return { code: "drop" };
+    return { code: "answer", frame: refusalFrame(refusals, batch) };
+  }
+
+  /** A call that did not run: intent and outcome together. */
+  private unrun(toolId: string, hash: PolicySetHash, frame: Buffer, result: CallResult, specOf?: string): Promise<Appended> {
+    const spec = specOf === undefined ? undefined : this.specs.digestOf(specOf);
+    const callId = this.mintCallId();
+    const write = (): Promise<Appended> =>
+      this.options.writer.recordUnrun({ call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame }, spec === undefined ? result : { ...result, tool_spec_digest: spec });
+    const waiting = spec === undefined ? undefined : this.specPuts.get(spec);
+    return waiting === undefined ? write() : waiting.then(write);
+  }
+
+  /** What the server will answer, and what the client told it, noted as the frame goes. */
+  private note(element: ClientElement): void {
+    match(element)
+      .with({ code: "list_tools" }, (e) => void this.listings.set(e.key, e.continued))
+      .with({ code: "cancel" }, (e) => {
+        const call = e.requestKey === undefined ? undefined : this.calls.get(e.requestKey);
+        if (call !== undefined) call.cancelled = true;
+      })
+      .with({ code: "response" }, (e) => {
+        if (!this.rootsRequests.delete(e.key)) return;
+        const roots = rootsOf(e.message);
+        if (roots !== undefined) this.options.gate?.learnRoots(roots);
+      })
+      .with({ code: "call" }, { code: "call_notification" }, { code: "malformed_call" }, { code: "other" }, () => undefined)
+      .exhaustive(unreachable);
+  }
+
+  /**
+   * Take a server frame, after it was sent on to the client: each response-shaped element
+   * closes the call it answers, with this frame as its response (a batch's calls share it).
+   */
+  observe(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): void {
+    if (parsed === undefined) return;
+    for (const element of elementsOf(parsed)) {
+      const seen = classifyServer(element);
+      if (seen.code === "roots_request") this.rootsRequests.add(seen.key);
+      if (seen.code !== "response") continue;
+      const call = this.calls.get(seen.key);
+      if (call !== undefined) {
+        this.calls.delete(seen.key);
+        this.end(call, answered(call.toolId, call.callId, call.governance, this.clock() - call.startedAt), frame);
+        continue;
+      }
+      const continued = this.listings.get(seen.key);
+      if (continued !== undefined) {
+        this.listings.delete(seen.key);
+        this.pin(seen.message["result"], continued);
+      }
+    }
+  }
+
+  private end(call: PendingCall, result: CallResult, response: Buffer | undefined): void {
+    const withSpec = call.toolSpec === undefined ? result : { ...result, tool_spec_digest: call.toolSpec };
+    const writer = this.options.writer;
+    const waiting = call.toolSpec === undefined ? undefined : this.specPuts.get(call.toolSpec);
+    // An answer has already gone to the client: its outcome shares the next intent's fsync.
+    const write = (): Promise<Appended> => (response === undefined ? writer.endCall(call.callId, withSpec) : writer.endCall(call.callId, { ...withSpec, response }, { sync: "soon" }));
+    // Appended now, in the order answers came, unless the definition it names is still being kept.
+    const ended = waiting === undefined ? write() : waiting.then(write);
+    this.tracked(ended).catch((error: unknown) => {
+      if (isEnvelopeRefusal(error)) this.notify({ code: "envelope_refused", callId: call.callId, detail: error instanceof Error ? error.message : String(error) });
+      else this.fail(error);
+    });
+  }
+
+  private pin(result: Json | undefined, continued: boolean): void {
+    const change = this.specs.ingest(result, continued);
+    if (change === undefined) return;
+    for (const c of change.changed) this.notify({ code: "tool_changed", ...c });
+    if (change.unreadable > 0) this.notify({ code: "unpinnable_tools", count: change.unreadable });
+    const sink = this.options.toolSpecs;
+    if (sink === undefined) return;
+    for (const pin of change.pinned) {
+      if (this.specPuts.has(pin.digest) || this.specsKept.has(pin.digest)) continue;
+      const put = sink.putToolSpec(pin.canonical);
+      // An outcome naming this digest waits for the put to be durable (SPEC §17.6).
+      this.specPuts.set(
+        pin.digest,
+        put.then(
+          () => {
+            this.specPuts.delete(pin.digest);
+            this.specsKept.add(pin.digest);
+          },
+          () => void this.specPuts.delete(pin.digest),
+        ),
+      );
+      this.tracked(put).catch((error: unknown) => this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: error instanceof Error ? error.message : String(error) }));
+    }
+  }
+
+  /**
+   * Record a human's answer to a park as a signed `decision` (SPEC §17.5). Resolves once it
+   * is durable; only then can a call run under it.
+   */
+  async answerPark(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
+    const parks = this.options.gate?.parks;
+    if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
+    const decided = parks.decisionFor(approvalId, answer);
+    if (!decided.ok) return decided;
+    const appended = await this.tracked(this.options.writer.decision(decided.decision));
+    parks.settle(decided.park, answer);
+    return { ok: true, appended };
+  }
+
+  /**
+   * Close every call still in flight with the reason that is true of this end, and wait for
+   * every line under way. The writer stays open: its owner closes it.
+   */
+  async finish(why: Unanswered): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    // Intents still being made durable go first: their calls are in `calls` already.
+    while (this.work.size > 0) await Promise.allSettled([...this.work]);
+    for (const [key, call] of this.calls) {
+      this.calls.delete(key);
+      this.end(call, unanswered(call.governance, call.cancelled ? { code: "cancelled" } : why), undefined);
+    }
+    while (this.work.size > 0) await Promise.allSettled([...this.work]);
+  }
+
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.work.add(work);
+    const forget = (): void => void this.work.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  private mintCallId(): string {
+    return `call-${this.nextCall++}`;
+  }
+
+  private notify(notice: Notice): void {
+    this.options.onNotice?.(notice);
+  }
+
+  private fail(error: unknown): Error {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    if (this.failure === undefined) {
+      this.failure = failure;
+      this.notify({ code: "record_failed", detail: failure.message });
+    }
+    return this.failure;
+  }
+
+  /** The answer to a frame whose calls cannot be recorded: each call is told, nothing runs. */
+  private failedVerdict(parsed: Json | undefined, error: Error): FrameVerdict {
+    if (parsed === undefined) return { code: "failed", frame: undefined, error };
+    const refusals: Refusal[] = [];
+    for (const element of elementsOf(parsed).map(classifyClient)) {
+      if (element.code === "call" || element.code === "malformed_call") {
+        refusals.push({ id: element.id, code: "RECORD_FAILED", detail: { reason: "the record cannot be written, so no call may run" } });
+      }
+    }
+    return { code: "failed", frame: refusals.length === 0 ? undefined : refusalFrame(refusals, Array.isArray(parsed)), error };
+  }
+}
+
+/** The Envelope did not keep a response: the outcome was still written, naming it. */
+function isEnvelopeRefusal(error: unknown): boolean {
+  return error instanceof ChainWriterError && error.fault.code === "envelope";
+}
+
+/** The local directories among a client's roots (`file://` URIs). */
+function rootsOf(message: JsonRecord): string[] | undefined {
+  const result = message["result"];
+  if (!isRecord(result) || !Array.isArray(result["roots"])) return undefined;
+  const roots: string[] = [];
+  for (const root of result["roots"] as readonly Json[]) {
+    if (!isRecord(root) || typeof root["uri"] !== "string") continue;
+    try {
+      roots.push(fileURLToPath(root["uri"]));
+    } catch {
+      // Not a file URI: no local base.
+    }
+  }
+  return roots;
+}

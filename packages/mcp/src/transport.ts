@@ -1,0 +1,153 @@
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
+import { EnvelopeStore } from "@aegis/envelope";
+import type { Bindings, PolicySet } from "@aegis/policy";
+import { match } from "ts-pattern";
+import { Gate } from "./gate.js";
+import type { Json } from "./message.js";
+import type { Notice } from "./notice.js";
+import type { ParkAnswer, ParkRefusal } from "./parks.js";
+import { McpRecorder, type FrameVerdict } from "./recorder.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * `aegis wrap` inside a TypeScript agent (SPEC §17.8): a Transport for the MCP SDK's
+ * `Client` that records, and with a Policy Set enforces, every `tools/call` the client
+ * sends through the transport it wraps (stdio, streamable HTTP, in-memory: any).
+ *
+ * @example
+ * const transport = await recordingTransport(new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-filesystem", "/srv"] }), { audit: "session.aarl", key: await readKeyFile("signing.key") });
+ * await client.connect(transport);
+ */
+export interface RecordingOptions {
+  /** The record file; a new Session is appended and closed with the transport. */
+  readonly audit: string;
+  readonly key: SigningKey;
+  /** An Envelope store directory for the bytes of each message and tool definition. */
+  readonly envelope?: string;
+  readonly policy?: PolicySet;
+  readonly bindings?: Bindings;
+  readonly role?: string;
+  readonly session?: string;
+  readonly followSymlinks?: boolean;
+  /** Told what wrap would print on its stderr (parks, changed tools, failures). */
+  readonly onNotice?: (notice: Notice) => void;
+}
+
+export async function recordingTransport(inner: Transport, options: RecordingOptions): Promise<RecordingTransport> {
+  const envelope = options.envelope === undefined ? undefined : await EnvelopeStore.open(options.envelope);
+  let writer: ChainWriter;
+  try {
+    writer = await ChainWriter.open(options.audit, { key: options.key, ...(envelope === undefined ? {} : { envelope }) });
+  } catch (error) {
+    await envelope?.close().catch(() => undefined);
+    throw error;
+  }
+  const gate = options.policy === undefined
+    ? undefined
+    : new Gate({
+        policy: options.policy,
+        ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
+        ...(options.role === undefined ? {} : { role: options.role }),
+        ...(options.session === undefined ? {} : { session: options.session }),
+        ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
+      });
+  const recorder = new McpRecorder({
+    writer,
+    ...(gate === undefined ? {} : { gate }),
+    ...(envelope === undefined ? {} : { toolSpecs: envelope }),
+    ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
+  });
+  return new RecordingTransport(inner, recorder, async () => {
+    await writer.close();
+    await envelope?.close();
+  });
+}
+
+/**
+ * The bytes of a message are its JSON text as `JSON.stringify` writes it: what the SDK's
+ * stdio transport writes for a request, and the SDK's reading of a response written back.
+ */
+function bytesOf(message: JSONRPCMessage): Buffer {
+  return Buffer.from(JSON.stringify(message), "utf8");
+}
+
+export class RecordingTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  /** Messages in the order the client sent them: each goes out once its intents are durable. */
+  private sending: Promise<void> = Promise.resolve();
+  private ended: Promise<void> | undefined;
+
+  constructor(
+    private readonly inner: Transport,
+    private readonly recorder: McpRecorder,
+    private readonly release: () => Promise<void>,
+  ) {}
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => {
+      // Relay first, then record: the client does not wait on an outcome.
+      this.onmessage?.(message, extra);
+      this.recorder.observe(bytesOf(message), message as Json);
+    };
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onclose = () => void this.end().then(() => this.onclose?.());
+    await this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const verdict = this.recorder.admit(bytesOf(message), message as Json);
+    const sent = this.sending.then(() => verdict).then((v) => this.act(v, message, options));
+    this.sending = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private async act(verdict: FrameVerdict, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
+    await match(verdict)
+      .with({ code: "forward" }, () => this.inner.send(message, options))
+      .with({ code: "answer" }, (v) => this.answer(v.frame))
+      .with({ code: "drop" }, () => Promise.resolve())
+      .with({ code: "failed" }, async (v) => {
+        if (v.frame !== undefined) await this.answer(v.frame);
+        this.onerror?.(v.error);
+      })
+      .exhaustive(unreachable);
+  }
+
+  /** The refusal goes to the client as an answer would, after this send resolves. */
+  private answer(frame: Buffer): Promise<void> {
+    const message = JSON.parse(frame.toString("utf8")) as JSONRPCMessage | JSONRPCMessage[];
+    queueMicrotask(() => {
+      for (const m of Array.isArray(message) ? message : [message]) this.onmessage?.(m);
+    });
+    return Promise.resolve();
+  }
+
+  /** Answer a parked call: a signed `decision`, then one retry within its scope runs. */
+  answerPark(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
+    return this.recorder.answerPark(approvalId, answer);
+  }
+
+  /** Close the server's transport; every call in flight gets its outcome, and the Session its `close`. */
+  async close(): Promise<void> {
+    await this.sending;
+    await this.inner.close();
+    await this.end();
+  }
+
+  private end(): Promise<void> {
+    this.ended ??= this.recorder.finish({ code: "transport_closed" }).then(() => this.release());
+    return this.ended;
+  }
+}

@@ -1,0 +1,261 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import type { Readable, Writable } from "node:stream";
+import { ChainWriter, ChainWriterError, type SigningKey } from "@aegis/format";
+import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
+import type { Bindings, PolicySet } from "@aegis/policy";
+import { match } from "ts-pattern";
+import { ControlError, listenControl, type ControlServer } from "./control.js";
+import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
+import { Gate } from "./gate.js";
+import { describeNotice, type Notice } from "./notice.js";
+import { McpRecorder } from "./recorder.js";
+import { Relay, type RelayEnd } from "./relay.js";
+import { unreachable } from "./unreachable.js";
+
+/**
+ * `aegis wrap` as a library (SPEC §17): start an MCP server as a child process, relay its
+ * stdio to this process's, record every `tools/call` it carries, and (with a Policy Set)
+ * refuse the ones the set does not allow.
+ */
+export interface WrapOptions {
+  /** The server's program and its arguments. */
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The record file: a new Session is appended. */
+  readonly audit: string;
+  readonly key: SigningKey;
+  /** An Envelope store directory for the verbatim bytes (created when absent). */
+  readonly envelope?: string;
+  readonly policy?: PolicySet;
+  readonly bindings?: Bindings;
+  readonly role?: string;
+  readonly session?: string;
+  /** Follow symbolic links in bound paths (default true). */
+  readonly followSymlinks?: boolean;
+  /**
+   * The control socket for approvals, when a Policy Set is given: default
+   * `<audit>.control`; `null` for none.
+   */
+  readonly control?: string | null;
+  readonly maxFrameBytes?: number;
+  /** Default 5000: the server's silence wrap waits out after the client hangs up. */
+  readonly graceMs?: number;
+  readonly stdin?: Readable;
+  readonly stdout?: Writable;
+  readonly stderr?: Writable;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  /** Stop on these signals, closing the Session cleanly (default SIGINT, SIGTERM, SIGHUP). */
+  readonly signals?: readonly NodeJS.Signals[];
+}
+
+/** Why wrap could not start. Nothing was relayed; no server is left running. */
+export type WrapFault =
+  | { readonly code: "writer"; readonly error: ChainWriterError }
+  | { readonly code: "envelope"; readonly error: EnvelopeError }
+  | { readonly code: "control"; readonly error: ControlError }
+  | { readonly code: "spawn"; readonly command: string; readonly detail: string };
+
+export class WrapError extends Error {
+  override readonly name = "WrapError";
+  constructor(readonly fault: WrapFault) {
+    super(describeWrapFault(fault));
+  }
+}
+
+export function describeWrapFault(fault: WrapFault): string {
+  return match(fault)
+    .with({ code: "writer" }, (f) => f.error.message)
+    .with({ code: "envelope" }, (f) => f.error.message)
+    .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
+    .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
+    .exhaustive(unreachable);
+}
+
+export interface WrapResult {
+  /** What the process should exit with (SPEC §17.7). */
+  readonly exitCode: number;
+  readonly end: RelayEnd;
+  /** The child's own exit, when it exited (code, or the signal that ended it). */
+  readonly child: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined;
+  /** A failure to record, or to close the record, when there was one. */
+  readonly failure: Error | undefined;
+}
+
+const GRACE_MS = 5000;
+const REAP_MS = 5000;
+/** A signal's budget: an MCP client's close() sends SIGKILL 2 s after SIGTERM. */
+const STOP_GRACE_MS = 500;
+const STOP_REAP_MS = 500;
+const STDERR_DRAIN_MS = 2000;
+const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
+export async function runWrap(options: WrapOptions): Promise<WrapResult> {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const say = (text: string): void => void stderr.write(`aegis wrap: ${text}\n`);
+
+  // The record and its Envelope before the server: a wrap that cannot record starts nothing.
+  const envelope = options.envelope === undefined ? undefined : await openEnvelope(options.envelope);
+  let writer: ChainWriter;
+  try {
+    writer = await ChainWriter.open(options.audit, { key: options.key, ...(envelope === undefined ? {} : { envelope }) });
+  } catch (error) {
+    await envelope?.close().catch(() => undefined);
+    if (error instanceof ChainWriterError) throw new WrapError({ code: "writer", error });
+    throw error;
+  }
+  const controlPath = options.policy === undefined || options.control === null ? undefined : (options.control ?? `${options.audit}.control`);
+  const onNotice = (notice: Notice): void => say(describeNotice(notice));
+  const gate = options.policy === undefined
+    ? undefined
+    : new Gate({
+        policy: options.policy,
+        ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
+        ...(options.role === undefined ? {} : { role: options.role }),
+        ...(options.session === undefined ? {} : { session: options.session }),
+        ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
+      });
+  const recorder = new McpRecorder({
+    writer,
+    ...(gate === undefined ? {} : { gate }),
+    ...(envelope === undefined ? {} : { toolSpecs: envelope }),
+    ...(controlPath === undefined ? {} : { control: controlPath }),
+    onNotice,
+  });
+
+  let control: ControlServer | undefined;
+  let child: ChildProcess;
+  try {
+    if (controlPath !== undefined && gate !== undefined) {
+      control = await listenControl(controlPath, {
+        answer: async (id, answer) => {
+          const r = await recorder.answerPark(id, answer);
+          return r.ok ? { ok: true, seq: r.appended.seq, lineHash: r.appended.lineHash } : r;
+        },
+        pending: () => gate.parks.pending().map((p) => ({ approval_id: p.approvalId, tool_id: p.toolId, rule: p.rule ?? null, parked_at: p.parkedAt.toISOString() })),
+      }).catch((error: unknown) => {
+        if (error instanceof ControlError) throw new WrapError({ code: "control", error });
+        throw error;
+      });
+      say(`approvals: control socket ${control.path}`);
+    }
+    child = await start(options);
+  } catch (error) {
+    await control?.close();
+    await writer.close().catch(() => undefined);
+    await envelope?.close().catch(() => undefined);
+    throw error;
+  }
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  let childExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  void exited.then((e) => (childExit = e));
+  const stderrDone = teeStderr(child, stderr);
+
+  const { stdin: serverIn, stdout: serverOut } = child;
+  if (serverIn === null || serverOut === null) throw new Error("the child was spawned without pipes");
+  const relay = new Relay(
+    { clientIn: stdin, clientOut: stdout, serverIn, serverOut },
+    { recorder, maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, graceMs: options.graceMs ?? GRACE_MS, stopGraceMs: STOP_GRACE_MS, onNotice },
+  );
+  const signals = options.signals ?? ["SIGINT", "SIGTERM", "SIGHUP"];
+  let signalled: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signalled ??= signal;
+    relay.stop(signal);
+  };
+  for (const s of signals) process.on(s, onSignal);
+
+  let end: RelayEnd | undefined;
+  let failure: Error | undefined;
+  try {
+    end = await relay.run();
+    await recorder.finish(end.why);
+    failure = recorder.failed;
+  } finally {
+    try {
+      await writer.close();
+    } catch (error) {
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    }
+    await envelope?.close().catch((error: unknown) => void (failure ??= error instanceof Error ? error : new Error(String(error))));
+    // A server still running after its silence outlasted the grace, or after wrap was told
+    // to stop, is asked to terminate at once; one whose output ended is given time to exit.
+    const stillWanted = end?.why.code === "child_exited";
+    await reap(child, exited, signalled === undefined ? REAP_MS : STOP_REAP_MS, !stillWanted);
+    await Promise.race([stderrDone, delay(STDERR_DRAIN_MS)]);
+    await control?.close();
+    for (const s of signals) process.off(s, onSignal);
+    stdin.pause();
+    if ("destroy" in stdin && typeof stdin.destroy === "function") stdin.destroy();
+  }
+  if (end === undefined) throw new Error("the relay ended without an end");
+  if (end.serverEndedFirst) say("child process exited before the client closed stdin");
+  if (failure !== undefined) say(`the record is incomplete: ${failure.message}`);
+  return { exitCode: exitCodeOf(end, childExit, signalled, failure), end, child: childExit, failure };
+}
+
+async function openEnvelope(dir: string): Promise<EnvelopeStore> {
+  try {
+    return await EnvelopeStore.open(dir);
+  } catch (error) {
+    if (error instanceof EnvelopeError) throw new WrapError({ code: "envelope", error });
+    throw error;
+  }
+}
+
+/** Spawn the server; resolves once it runs, so a bad command is an error before any relaying. */
+async function start(options: WrapOptions): Promise<ChildProcess> {
+  const child = spawn(options.command, [...options.args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  });
+  try {
+    await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
+  } catch (error) {
+    const detail = error instanceof Error && "code" in error && error.code === "ENOENT" ? "no such program (is it on PATH?)" : error instanceof Error ? error.message : String(error);
+    throw new WrapError({ code: "spawn", command: options.command, detail });
+  }
+  return child;
+}
+
+/** The server's stderr, byte for byte, on ours: never parsed, never merged into stdout. */
+function teeStderr(child: ChildProcess, stderr: Writable): Promise<void> {
+  const source = child.stderr;
+  if (source === null) return Promise.resolve();
+  source.on("data", (chunk: Buffer) => void stderr.write(chunk));
+  return new Promise((resolve) => {
+    source.once("end", resolve);
+    source.once("error", () => resolve());
+  });
+}
+
+/** Wait for the child, bounded; then kill it. Never an unbounded wait. */
+async function reap(child: ChildProcess, exited: Promise<unknown>, ms: number, terminate: boolean): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (terminate) child.kill("SIGTERM");
+  if (await Promise.race([exited.then(() => true), delay(ms).then(() => false)])) return;
+  child.kill("SIGKILL");
+  await Promise.race([exited, delay(2000)]);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * The exit code (SPEC §17.7): the server's own, so a script around the server reads the same
+ * with wrap in front; 1 when it was killed by a signal, or left before its client, or the
+ * record failed; 128 + n when wrap itself was stopped by signal n.
+ */
+function exitCodeOf(end: RelayEnd, child: { code: number | null; signal: NodeJS.Signals | null } | undefined, signalled: NodeJS.Signals | undefined, failure: Error | undefined): number {
+  if (failure !== undefined) return 1;
+  if (signalled !== undefined) return 128 + (SIGNAL_NUMBERS[signalled] ?? 15);
+  const code = child?.code ?? null;
+  const own = code === null ? 1 : code === 0 ? 0 : code & 0xff || 1;
+  return end.serverEndedFirst && own === 0 ? 1 : own;
+}

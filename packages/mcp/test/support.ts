@@ -1,0 +1,56 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ChainWriter, SigningKey, verifyChainFile } from "@aegis/format";
+
+export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+export const BIN = join(ROOT, "packages/cli/bin/aegis.js");
+export const MIRROR = fileURLToPath(new URL("./fixtures/mirror-server.mjs", import.meta.url));
+export const FILESYSTEM_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+export const EVERYTHING_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+
+/** A fixed key, so that failures reproduce; never the published development key. */
+export const KEY = SigningKey.fromSeed(new Uint8Array(32).fill(7));
+
+export function tempDir(prefix = "aegis-mcp-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function openWriter(path: string): Promise<ChainWriter> {
+  return ChainWriter.open(path, { key: KEY });
+}
+
+export type Line = Record<string, unknown> & { readonly line_type: string };
+
+/** The record's Lines, parsed, in file order. */
+export function linesOf(path: string): Line[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Line);
+}
+
+export function outcomes(path: string): Line[] {
+  return linesOf(path).filter((l) => l.line_type === "outcome");
+}
+
+export async function verdictOf(path: string): Promise<string> {
+  const v = await verifyChainFile(path, { trust: [KEY.publicKeyHex] });
+  return v.verdict.status;
+}
+
+export function sha256(bytes: Uint8Array | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+export const frame = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
+
+export function call(id: unknown, name: string, args: Record<string, unknown> = {}): Buffer {
+  return frame({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+}
+
+export function result(id: unknown, value: unknown = { content: [] }): Buffer {
+  return frame({ jsonrpc: "2.0", id, result: value });
+}
