@@ -122,13 +122,20 @@ async function inFlight(client: RawClient, n: number): Promise<{ samples: number
   return { samples, perCall: Number(process.hrtime.bigint() - t) / 1000 / n };
 }
 
-/** One write+fsync of a 400-byte line, as the writer pays it, in the record's directory. */
-function fsyncCost(n: number): number {
+const idle = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * One write+fsync of a 400-byte line, as the writer pays it, in the record's directory;
+ * with `idleUs`, each after that long asleep, as a relay's intent comes (the disk and the
+ * CPU have gone quiet meanwhile, and the pair costs more here).
+ */
+function fsyncCost(n: number, idleUs = 0): number {
   const path = join(dir, "fsync.bin");
   const fd = openSync(path, "a");
   const line = Buffer.alloc(400, 0x61);
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
+    if (idleUs > 0) Atomics.wait(idle, 0, 0, idleUs / 1000);
     const t = process.hrtime.bigint();
     writeSync(fd, line);
     fsyncSync(fd);
@@ -148,12 +155,14 @@ const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --p
 const seq = new Map<Setup, number[][]>(SETUPS.map((s) => [s, []]));
 const flight = new Map<Setup, { samples: number[]; perCall: number }[]>(SETUPS.map((s) => [s, []]));
 const fsyncs: number[] = [];
+const idleFsyncs: number[] = [];
 /** ping is relayed and not recorded: what the relay costs without the record. */
 const pings = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 
 console.log(`aegis wrap: added latency per tools/call (server-everything echo; ${ROUNDS} rounds of ${SEQUENTIAL} sequential and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`);
 for (let round = 0; round < ROUNDS; round++) {
   fsyncs.push(fsyncCost(200));
+  idleFsyncs.push(fsyncCost(100, 300));
   for (const setup of SETUPS) {
     const client = start(setup, round);
     await client.initialize();
@@ -170,7 +179,7 @@ const directSeq = all(seq.get("direct"));
 const directFlight = (flight.get("direct") ?? []).map((r) => r.perCall);
 const directFlightSamples = (flight.get("direct") ?? []).flatMap((r) => r.samples);
 
-console.log(`\none write+fsync (400 B) in this run: ${fmt(fsync)} (median of ${fsyncs.length} x 200)\n`);
+console.log(`\none write+fsync (400 B) in this run: ${fmt(fsync)} (median of ${fsyncs.length} x 200); after 300 µs asleep, as a relayed call's intent: ${fmt(median(idleFsyncs))}\n`);
 console.log(`${"".padEnd(18)}${"sequential median".padStart(19)}${"p99".padStart(11)}${"16 in flight: median".padStart(23)}${"p99".padStart(11)}${"wall per call".padStart(15)}`);
 for (const setup of SETUPS) {
   const s = all(seq.get(setup));
