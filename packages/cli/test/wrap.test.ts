@@ -16,6 +16,7 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
 
   it.each([
     ["no server to start", ["wrap", "--audit", audit, "--signing-key", key], "wrap requires the server to start: -- <CMD> [ARGS...]"],
+    ["an empty program name", ["wrap", "--audit", audit, "--signing-key", key, "--", ""], "wrap needs the server to start after --"],
     ["no --audit", ["wrap", "--signing-key", key, "--", "true"], "--audit"],
     ["--bindings without --policy", ["wrap", "--audit", audit, "--signing-key", key, "--bindings", "b.yaml", "--", "true"], "--bindings is read only with --policy"],
     ["--role without --policy", ["wrap", "--audit", audit, "--signing-key", key, "--role", "agent", "--", "true"], "--role is read only with --policy"],

@@ -64,7 +64,12 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
     throw new ControlError("path_too_long", path, `a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES} bytes; this one has ${Buffer.byteLength(path)}`);
   }
   await clearStale(path);
-  const server = createServer((socket) => serve(socket, handler));
+  const open = new Set<Socket>();
+  const server = createServer((socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+    serve(socket, handler);
+  });
   // Created 0600 (no window in which another user could connect), and chmod'd to be sure.
   const umask = process.umask(0o177);
   try {
@@ -82,7 +87,7 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
   }
   await chmod(path, 0o600);
   server.unref();
-  return { path, close: () => closeServer(server, path) };
+  return { path, close: () => closeServer(server, path, open) };
 }
 
 async function clearStale(path: string): Promise<void> {
@@ -105,9 +110,11 @@ async function clearStale(path: string): Promise<void> {
   await unlink(path);
 }
 
-function closeServer(server: Server, path: string): Promise<void> {
+/** Stop listening, and drop connections still open: a peer that trickles bytes cannot hold wrap up. */
+function closeServer(server: Server, path: string, open: Set<Socket>): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
+    for (const socket of open) socket.destroy();
     void unlink(path).catch(() => undefined);
   });
 }
@@ -179,6 +186,7 @@ export function describeRefusal(refusal: ParkRefusal): string {
 function describeState(state: ParkState): string {
   return match(state)
     .with({ code: "pending" }, () => "asked about")
+    .with({ code: "deciding" }, () => "being answered")
     .with({ code: "approved" }, (s) => (s.used ? "approved, and a call has run under it" : "approved"))
     .with({ code: "denied" }, (s) => `denied (${s.reason})`)
     .exhaustive(unreachable);

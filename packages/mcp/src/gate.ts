@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { posix } from "node:path";
 import {
   RateWindows,
@@ -10,6 +10,7 @@ import {
   type Derived,
   type PolicySet,
 } from "@aegis/policy";
+import { canonicalJson } from "./canonical-json.js";
 import type { JsonRecord } from "./message.js";
 import { Parks, type Park } from "./parks.js";
 
@@ -25,8 +26,9 @@ export interface GateOptions {
   /** `decision_axes.session`: the policy's session scope. */
   readonly session?: string;
   /**
-   * Follow symbolic links in bound paths, on this host, as a file server does before it
-   * opens them. Default true: a policy about `/etc` must see `/work/link-to-etc/passwd`.
+   * Resolve bound paths on this host, symbolic links followed, as the kernel does (default
+   * true): a policy about `/etc` must see `/work/link-to-etc/passwd`. Off, they are resolved
+   * lexically (the records of a host that is not the server's).
    */
   readonly followSymlinks?: boolean;
   /** Milliseconds on a clock that does not go backwards, for rate windows. */
@@ -66,7 +68,7 @@ export class Gate {
       ? { axes: {}, paths: [], unresolved: [] }
       : deriveAxes(options.bindings, toolId, message, {
           roots: this.learnedRoots,
-          ...(options.followSymlinks === false ? {} : { canonicalPath: followLinks }),
+          ...(options.followSymlinks === false ? {} : { canonicalPath: resolveOnDisk }),
         });
     const axes: CallAxes = {
       ...derived.axes,
@@ -78,7 +80,8 @@ export class Gate {
     const first = decide(options.policy, { tool_id: toolId, axes, request }, { ...live, mintApprovalId: () => "" });
     if (first.code !== "pending_approval") return { decision: first, derived };
     // Deciding again is safe: a park counted no rate window.
-    const approval = this.parks.claim(toolId, derived);
+    const params = canonicalJson(message["params"] ?? null);
+    const approval = this.parks.claim(toolId, derived, params);
     if (approval !== undefined) {
       const resumed = decide(options.policy, { tool_id: toolId, axes: { ...axes, approval_ref: approval.approvalId }, request }, live);
       return { decision: resumed, derived, approval };
@@ -86,26 +89,83 @@ export class Gate {
     const decision = decide(options.policy, { tool_id: toolId, axes, request }, { ...live, ...(options.mintApprovalId === undefined ? {} : { mintApprovalId: options.mintApprovalId }) });
     if (decision.code !== "pending_approval") return { decision, derived };
     const rule = decision.matched.kind === "rule" ? decision.matched.rule.id : undefined;
-    return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, rule, new Date()) };
+    return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, params, rule, new Date()) };
   }
 }
 
 /**
- * The path on the disk: the longest existing prefix with its links followed, and the rest
- * as named. A path the call will create has no link in its missing part to follow.
+ * The file an absolute path names on this host (SPEC §17.4), or undefined when servers could
+ * take it for two: symbolic links are followed component by component as the kernel does,
+ * and `..` then steps out of where a link led. A server that removes `..` first (Node's
+ * `path.resolve`, as server-filesystem does) opens another file when a `..` follows a link,
+ * and one that matches names by another Unicode spelling (server-filesystem again) opens an
+ * existing file the path does not spell: neither is guessed.
  */
-export function followLinks(path: string): string {
-  let head = path;
-  const tail: string[] = [];
-  for (;;) {
-    try {
-      const real = realpathSync(head);
-      return tail.length === 0 ? real : posix.join(real, ...tail.reverse());
-    } catch {
-      const parent = posix.dirname(head);
-      if (parent === head) return path;
-      tail.push(posix.basename(head));
-      head = parent;
+export function resolveOnDisk(path: string): string | undefined {
+  const physical = physicalPath(path);
+  if (physical === undefined) return undefined;
+  return physicalPath(posix.resolve(path)) === physical ? physical : undefined;
+}
+
+/** Symbolic links a path may pass through before it is taken to loop (as Linux's ELOOP). */
+const MAX_LINKS = 40;
+
+function physicalPath(path: string): string | undefined {
+  let pending = path.split("/").filter((part) => part !== "");
+  let current = "/";
+  let links = 0;
+  while (pending.length > 0) {
+    const [part, ...rest] = pending;
+    pending = rest;
+    if (part === undefined || part === ".") continue;
+    if (part === "..") {
+      current = posix.dirname(current);
+      continue;
     }
+    const next = posix.join(current, part);
+    const info = lstatOrUndefined(next);
+    if (info === undefined) {
+      // Nothing here exists: no link is left to follow, and what is named is as named. A name
+      // another spelling of which exists is one a server may take for that file.
+      if (otherSpellingExists(current, part)) return undefined;
+      return posix.resolve(current, part, ...rest);
+    }
+    if (info.isSymbolicLink()) {
+      if (++links > MAX_LINKS) return undefined;
+      const target = readlinkOrUndefined(next);
+      if (target === undefined) return undefined;
+      pending = [...target.split("/").filter((p) => p !== ""), ...pending];
+      if (target.startsWith("/")) current = "/";
+      continue;
+    }
+    current = next;
   }
+  return current;
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function readlinkOrUndefined(path: string): string | undefined {
+  try {
+    return readlinkSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function otherSpellingExists(directory: string, name: string): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync(directory);
+  } catch {
+    return false;
+  }
+  const nfc = name.normalize("NFC");
+  return entries.some((entry) => entry !== name && entry.normalize("NFC") === nfc);
 }

@@ -7,7 +7,7 @@
 export { runWrap, WrapError, describeWrapFault, type WrapFault, type WrapOptions, type WrapResult } from "./wrap.js";
 export { McpRecorder, type FrameVerdict, type RecorderOptions, type ToolSpecSink } from "./recorder.js";
 export { Relay, type RelayEnd, type RelayEnds, type RelayOptions } from "./relay.js";
-export { Gate, followLinks, type GateOptions, type GateVerdict } from "./gate.js";
+export { Gate, resolveOnDisk, type GateOptions, type GateVerdict } from "./gate.js";
 export { Parks, covers, scopeOf, type Park, type ParkAnswer, type ParkRefusal, type ParkState } from "./parks.js";
 export {
   ControlError,

@@ -33,9 +33,31 @@ export function isRecord(value: Json | undefined): value is JsonRecord {
  */
 export function idKeyOf(message: JsonRecord): string | undefined {
   if (!Object.hasOwn(message, "id")) return undefined;
-  const id = message["id"];
+  return keyOf(message["id"]);
+}
+
+/**
+ * An id's key; undefined for `null`, and for an id too deeply nested to write (a peer can
+ * send one JSON.parse reads and JSON.stringify cannot), which is then no id.
+ */
+function keyOf(id: Json | undefined): string | undefined {
   if (id === null || id === undefined) return undefined;
-  return JSON.stringify(id);
+  try {
+    return JSON.stringify(id);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A tool name the record can carry: well-formed Unicode, at most this many UTF-8 bytes. A
+ * longer one, or one with a lone surrogate, names no tool (SPEC §17.2).
+ */
+export const MAX_TOOL_NAME_BYTES = 4096;
+
+function recordableName(name: Json | undefined): string | undefined {
+  if (typeof name !== "string" || !name.isWellFormed()) return undefined;
+  return Buffer.byteLength(name, "utf8") <= MAX_TOOL_NAME_BYTES ? name : undefined;
 }
 
 /** The elements of a frame: a batch's members, or the one message. */
@@ -52,11 +74,13 @@ export type ClientElement =
   /** A `tools/call` with an id and no string `params.name`. */
   | { readonly code: "malformed_call"; readonly id: Json; readonly key: string }
   /** A `tools/list` request, whose answer pins tool definitions. */
-  | { readonly code: "list_tools"; readonly key: string; readonly continued: boolean }
+  | { readonly code: "list_tools"; readonly id: Json; readonly key: string; readonly continued: boolean }
   /** `notifications/cancelled`: the client gave up on one of its requests. */
   | { readonly code: "cancel"; readonly requestKey: string | undefined; readonly reason: string | undefined }
   /** The client answering a request the server made. */
   | { readonly code: "response"; readonly key: string; readonly message: JsonRecord }
+  /** Any other request: its id is in flight until the server answers it. */
+  | { readonly code: "request"; readonly id: Json; readonly key: string }
   | { readonly code: "other" };
 
 export function classifyClient(element: Json): ClientElement {
@@ -68,7 +92,7 @@ export function classifyClient(element: Json): ClientElement {
   }
   if (method === "tools/call") {
     const params = element["params"];
-    const name = isRecord(params) && typeof params["name"] === "string" ? params["name"] : undefined;
+    const name = isRecord(params) ? recordableName(params["name"]) : undefined;
     const key = idKeyOf(element);
     if (key === undefined) return { code: "call_notification", name, message: element };
     const id = element["id"] ?? null;
@@ -78,7 +102,7 @@ export function classifyClient(element: Json): ClientElement {
     const key = idKeyOf(element);
     if (key === undefined) return { code: "other" };
     const params = element["params"];
-    return { code: "list_tools", key, continued: isRecord(params) && params["cursor"] !== undefined };
+    return { code: "list_tools", id: element["id"] ?? null, key, continued: isRecord(params) && params["cursor"] !== undefined };
   }
   if (method === "notifications/cancelled") {
     const params = element["params"];
@@ -87,11 +111,12 @@ export function classifyClient(element: Json): ClientElement {
     const reason = params["reason"];
     return {
       code: "cancel",
-      requestKey: requestId === undefined || requestId === null ? undefined : JSON.stringify(requestId),
+      requestKey: keyOf(requestId),
       reason: typeof reason === "string" ? reason : undefined,
     };
   }
-  return { code: "other" };
+  const key = idKeyOf(element);
+  return key === undefined ? { code: "other" } : { code: "request", id: element["id"] ?? null, key };
 }
 
 /**
@@ -118,4 +143,15 @@ export function classifyServer(element: Json): ServerElement {
   if (isResponseShaped(element)) return { code: "response", key, message: element };
   if (element["method"] === "roots/list") return { code: "roots_request", key };
   return { code: "other" };
+}
+
+/**
+ * Whether a frame holds a carriage return anywhere but at its very end. JSON allows one as
+ * white space, and a reader that also ends lines at a lone `\r` (Python's text streams, which
+ * the MCP Python SDK reads stdin with) would read such a frame as several messages, none of
+ * which wrap would have read (SPEC §17.1).
+ */
+export function hasInnerCarriageReturn(frame: Uint8Array): boolean {
+  const at = frame.indexOf(0x0d);
+  return at !== -1 && at !== frame.length - 1;
 }

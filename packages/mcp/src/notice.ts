@@ -15,6 +15,7 @@ export type Notice =
   | { readonly code: "unbound"; readonly toolId: string; readonly unresolved: readonly UnresolvedBinding[] }
   | { readonly code: "oversize_frame"; readonly from: "client" | "server"; readonly bytes: number; readonly limit: number }
   | { readonly code: "record_failed"; readonly detail: string }
+  | { readonly code: "unreadable_frame"; readonly bytes: number; readonly why: "inner_cr" | "not_json" }
   | { readonly code: "envelope_refused"; readonly callId: string; readonly detail: string };
 
 export function describeNotice(notice: Notice): string {
@@ -31,6 +32,11 @@ export function describeNotice(notice: Notice): string {
       n.from === "client"
         ? `dropped a ${n.bytes}-byte frame from the client (over the ${n.limit}-byte bound); it did not reach the server, and the client was told`
         : `dropped a ${n.bytes}-byte frame from the server (over the ${n.limit}-byte bound); the call it answered stays unanswered`,
+    )
+    .with({ code: "unreadable_frame" }, (n) =>
+      n.why === "inner_cr"
+        ? `refused a ${n.bytes}-byte frame from the client: it holds a carriage return before its end, which a server could read as several messages`
+        : `refused a ${n.bytes}-byte frame from the client that is not JSON: under a Policy Set, what wrap cannot read does not reach the server`,
     )
     .with({ code: "record_failed" }, (n) => `the record cannot be written (${n.detail}); no further call may run, and wrap is stopping`)
     .with({ code: "envelope_refused" }, (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`)

@@ -9,6 +9,8 @@ import type { Derived } from "@aegis/policy";
 
 export type ParkState =
   | { readonly code: "pending" }
+  /** An answer is being recorded: a second answer is refused meanwhile. */
+  | { readonly code: "deciding" }
   | { readonly code: "approved"; readonly used: boolean }
   | { readonly code: "denied"; readonly reason: string };
 
@@ -17,6 +19,11 @@ export interface Park {
   readonly toolId: string;
   readonly rule: string | undefined;
   readonly scope: ApprovedScope;
+  /**
+   * The call's `params` (tool name and arguments) in canonical form: an approval lets
+   * through a retry of this call, and nothing else (SPEC §17.5).
+   */
+  readonly request: string | undefined;
   readonly parkedAt: Date;
   state: ParkState;
 }
@@ -33,8 +40,8 @@ export type ParkRefusal =
 export class Parks {
   private readonly parks = new Map<string, Park>();
 
-  park(approvalId: string, toolId: string, derived: Derived, rule: string | undefined, now: Date): Park {
-    const park: Park = { approvalId, toolId, rule, scope: scopeOf(toolId, derived), parkedAt: now, state: { code: "pending" } };
+  park(approvalId: string, toolId: string, derived: Derived, request: string | undefined, rule: string | undefined, now: Date): Park {
+    const park: Park = { approvalId, toolId, rule, scope: scopeOf(toolId, derived), request, parkedAt: now, state: { code: "pending" } };
     this.parks.set(approvalId, park);
     return park;
   }
@@ -43,27 +50,41 @@ export class Parks {
     return this.parks.get(approvalId);
   }
 
-  /** The `decision` to record for an answer, or why it cannot be given. Changes nothing. */
-  decisionFor(approvalId: string, answer: ParkAnswer): { readonly ok: true; readonly park: Park; readonly decision: DecisionPayload } | { readonly ok: false; readonly refusal: ParkRefusal } {
+  /**
+   * Take an answer: the `decision` to record, or why it cannot be given. The park is then
+   * `deciding` until {@link settle} (the Line is durable) or {@link unsettle} (it was not
+   * written), so that two answers racing each other cannot both be recorded.
+   */
+  decide(approvalId: string, answer: ParkAnswer): { readonly ok: true; readonly park: Park; readonly decision: DecisionPayload } | { readonly ok: false; readonly refusal: ParkRefusal } {
     const park = this.parks.get(approvalId);
     if (park === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
     if (park.state.code !== "pending") return { ok: false, refusal: { code: "already_decided", approvalId, state: park.state } };
+    park.state = { code: "deciding" };
     const verdict = answer.code === "approve" ? { verdict: "approved" as const, scope: park.scope } : { verdict: "denied" as const, reason: answer.reason };
     return { ok: true, park, decision: { approval_id: approvalId, verdict } };
   }
 
-  /** Mark an answer as recorded: only once its `decision` Line is durable. */
+  /** The answer's `decision` Line is durable: from now on it counts. */
   settle(park: Park, answer: ParkAnswer): void {
+    if (park.state.code !== "deciding") return;
     park.state = answer.code === "approve" ? { code: "approved", used: false } : { code: "denied", reason: answer.reason };
   }
 
+  /** The answer could not be recorded: the park waits for one again. */
+  unsettle(park: Park): void {
+    if (park.state.code === "deciding") park.state = { code: "pending" };
+  }
+
   /**
-   * Take the first unused approval whose scope covers this call, and use it up: an approval
-   * lets one call through, the one a human was shown.
+   * Take the first unused approval for a retry of this very call (its tool and arguments,
+   * whose paths, when bound, lie within the scope recorded), and use it up: an approval lets
+   * one call through, the one a human was shown.
    */
-  claim(toolId: string, derived: Derived): Park | undefined {
+  claim(toolId: string, derived: Derived, request: string | undefined): Park | undefined {
+    // Arguments with no canonical form are never a retry of anything.
+    if (request === undefined) return undefined;
     for (const park of this.parks.values()) {
-      if (park.state.code === "approved" && !park.state.used && covers(park.scope, toolId, derived)) {
+      if (park.state.code === "approved" && !park.state.used && park.request === request && covers(park.scope, toolId, derived)) {
         park.state = { code: "approved", used: true };
         return park;
       }

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type DecisionAxes, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { Gate, GateVerdict } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, isRecord, parseFrame, type ClientElement, type Json, type JsonRecord } from "./message.js";
+import { classifyClient, classifyServer, elementsOf, hasInnerCarriageReturn, isRecord, parseFrame, type ClientElement, type Json, type JsonRecord } from "./message.js";
 import type { Notice } from "./notice.js";
 import {
   PASSTHROUGH_POLICY_SET_HASH,
@@ -63,7 +63,8 @@ interface PendingCall {
 type Planned =
   | { readonly code: "allow"; readonly element: CallElement; readonly governance: Governance }
   | { readonly code: "refuse"; readonly element: CallElement; readonly refusal: RefusalCode; readonly policy: PolicyOutcome; readonly axes: DecisionAxes; readonly verdict: GateVerdict | undefined }
-  | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" }> }
+  /** A request reusing an id in flight, whose answer could not be told from the other's. */
+  | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" | "malformed_call" | "request" | "list_tools" }> }
   | { readonly code: "malformed"; readonly element: Extract<ClientElement, { code: "malformed_call" }> };
 
 type CallElement = Extract<ClientElement, { code: "call" | "call_notification" }>;
@@ -77,6 +78,8 @@ export class McpRecorder {
   private readonly calls = new Map<string, PendingCall>();
   /** `tools/list` requests in flight, by id key: whether each asked for a later page. */
   private readonly listings = new Map<string, boolean>();
+  /** The client's other requests in flight, by id key: a call may not reuse one. */
+  private readonly requests = new Set<string>();
   /** The server's `roots/list` requests in flight, by the server's id key. */
   private readonly rootsRequests = new Set<string>();
   private readonly specs = new ToolSpecs();
@@ -110,7 +113,20 @@ export class McpRecorder {
    * the frame. A frame whose calls cannot be recorded never reaches the server.
    */
   admit(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): Promise<FrameVerdict> {
+    try {
+      return this.admitParsed(frame, parsed);
+    } catch (error) {
+      // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.
+      return Promise.resolve(this.failedVerdict(parsed, this.fail(error)));
+    }
+  }
+
+  private admitParsed(frame: Buffer, parsed: Json | undefined): Promise<FrameVerdict> {
     if (this.failure !== undefined) return Promise.resolve(this.failedVerdict(parsed, this.failure));
+    // A frame another reader could split into messages wrap did not read, and (under a Policy
+    // Set) a frame wrap cannot read at all, never reach the server (SPEC §17.1).
+    const unreadable = hasInnerCarriageReturn(frame) ? "inner_cr" : parsed === undefined && this.options.gate !== undefined ? "not_json" : undefined;
+    if (unreadable !== undefined) return Promise.resolve(this.unreadable(frame, unreadable));
     // Not JSON: not a message, relayed as the bytes it is (SPEC §17.1).
     if (parsed === undefined) return Promise.resolve({ code: "forward" });
     const batch = Array.isArray(parsed);
@@ -121,15 +137,36 @@ export class McpRecorder {
     return this.tracked(ready).catch((error: unknown) => this.failedVerdict(parsed, this.fail(error)));
   }
 
+  private unreadable(frame: Buffer, why: "inner_cr" | "not_json"): FrameVerdict {
+    this.notify({ code: "unreadable_frame", bytes: frame.length, why });
+    const reason =
+      why === "inner_cr"
+        ? "the frame holds a carriage return before its end, which a server reading lines could take for several messages"
+        : "the frame is not JSON: wrap cannot tell what it asks, so under a Policy Set it may not reach the server";
+    return { code: "answer", frame: refusalFrame([{ id: null, code: "UNREADABLE_FRAME", detail: { reason } }], false) };
+  }
+
+  /**
+   * Decide every element. A request whose id is in flight is refused when either of the two
+   * is a call: an answer with that id could not be told to be the call's (SPEC §17.2).
+   */
   private plan(elements: readonly ClientElement[], frame: Buffer): Planned[] {
     const plans: Planned[] = [];
-    const taken = new Set<string>();
+    const frameKeys = new Set<string>();
+    const frameCalls = new Set<string>();
     for (const element of elements) {
-      if (element.code === "malformed_call") plans.push({ code: "malformed", element });
-      else if (element.code === "call" && (this.calls.has(element.key) || this.listings.has(element.key) || taken.has(element.key))) {
-        plans.push({ code: "duplicate", element });
-      } else if (element.code === "call" || element.code === "call_notification") {
-        if (element.code === "call") taken.add(element.key);
+      if (element.code === "call" || element.code === "malformed_call") {
+        const key = element.key;
+        const taken = this.calls.has(key) || this.listings.has(key) || this.requests.has(key) || frameKeys.has(key);
+        frameKeys.add(key);
+        frameCalls.add(key);
+        if (taken) plans.push({ code: "duplicate", element });
+        else if (element.code === "malformed_call") plans.push({ code: "malformed", element });
+        else plans.push(this.decide(element, frame));
+      } else if (element.code === "request" || element.code === "list_tools") {
+        if (this.calls.has(element.key) || frameCalls.has(element.key)) plans.push({ code: "duplicate", element });
+        frameKeys.add(element.key);
+      } else if (element.code === "call_notification") {
         plans.push(this.decide(element, frame));
       }
     }
@@ -200,7 +237,7 @@ export class McpRecorder {
     const refusals: Refusal[] = [];
     for (const plan of plans) {
       const element = plan.element;
-      const toolId = element.code === "malformed_call" ? UNKNOWN_TOOL : (element.name ?? UNKNOWN_TOOL);
+      const toolId = element.code === "call" || element.code === "call_notification" ? (element.name ?? UNKNOWN_TOOL) : UNKNOWN_TOOL;
       const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
         if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail });
       };
@@ -209,9 +246,13 @@ export class McpRecorder {
           writes.push(this.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
           answer("HOST_DENIED", { reason: "tools/call without a string params.name" });
         })
-        .with({ code: "duplicate" }, () => {
-          writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
-          answer("DUPLICATE_REQUEST_ID", { reason: "a call with this id is still in flight; MCP forbids reusing a request id" });
+        .with({ code: "duplicate" }, (p) => {
+          const reason = "a request with this id is still in flight; MCP forbids reusing a request id";
+          // A call is recorded as refused; another request reusing a call's id runs nothing.
+          if (p.element.code === "call" || p.element.code === "malformed_call") {
+            writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
+            answer("DUPLICATE_REQUEST_ID", { reason });
+          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason } });
         })
         .with({ code: "allow" }, (p) => {
           const governance = p.governance;
@@ -254,6 +295,7 @@ export class McpRecorder {
   private note(element: ClientElement): void {
     match(element)
       .with({ code: "list_tools" }, (e) => void this.listings.set(e.key, e.continued))
+      .with({ code: "request" }, (e) => void this.requests.add(e.key))
       .with({ code: "cancel" }, (e) => {
         const call = e.requestKey === undefined ? undefined : this.calls.get(e.requestKey);
         if (call !== undefined) call.cancelled = true;
@@ -272,6 +314,14 @@ export class McpRecorder {
    * closes the call it answers, with this frame as its response (a batch's calls share it).
    */
   observe(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): void {
+    try {
+      this.observeParsed(frame, parsed);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private observeParsed(frame: Buffer, parsed: Json | undefined): void {
     if (parsed === undefined) return;
     for (const element of elementsOf(parsed)) {
       const seen = classifyServer(element);
@@ -287,7 +337,7 @@ export class McpRecorder {
       if (continued !== undefined) {
         this.listings.delete(seen.key);
         this.pin(seen.message["result"], continued);
-      }
+      } else this.requests.delete(seen.key);
     }
   }
 
@@ -337,9 +387,15 @@ export class McpRecorder {
   async answerPark(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
     const parks = this.options.gate?.parks;
     if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
-    const decided = parks.decisionFor(approvalId, answer);
+    const decided = parks.decide(approvalId, answer);
     if (!decided.ok) return decided;
-    const appended = await this.tracked(this.options.writer.decision(decided.decision));
+    let appended: Appended;
+    try {
+      appended = await this.tracked(this.options.writer.decision(decided.decision));
+    } catch (error) {
+      parks.unsettle(decided.park);
+      throw error;
+    }
     parks.settle(decided.park, answer);
     return { ok: true, appended };
   }

@@ -22,7 +22,9 @@ export type RefusalCode =
   /** aegis-ts: the call's intent could not be made durable, so it may not run. */
   | "RECORD_FAILED"
   /** aegis-ts: the frame was longer than the relay's bound and could not be read. */
-  | "FRAME_TOO_LARGE";
+  | "FRAME_TOO_LARGE"
+  /** aegis-ts: the frame could be read more than one way, or (under a Policy Set) not at all. */
+  | "UNREADABLE_FRAME";
 
 /** What aegis-ts adds inside `data.aegis`: the rule, the reason, the park's id. */
 export interface RefusalDetail {

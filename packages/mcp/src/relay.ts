@@ -60,6 +60,9 @@ export class Relay {
   private serverInOpen = true;
   private clientWritable = true;
   private stopping: string | undefined;
+  /** The server's stdin (or the client's stdout) asked us to wait for `drain`. */
+  private serverBusy = false;
+  private clientBusy = false;
   private grace: NodeJS.Timeout | undefined;
   private graceReason: Unanswered = { code: "grace_expired" };
   private ended = false;
@@ -131,7 +134,7 @@ export class Relay {
       .then((v) => this.act(v, frame))
       .finally(() => {
         this.queued--;
-        if (this.queued < MAX_QUEUED_FRAMES / 2 && this.clientOpen && this.stopping === undefined) this.ends.clientIn.resume();
+        this.resumeClient();
       });
   }
 
@@ -144,6 +147,7 @@ export class Relay {
         if (v.frame !== undefined) this.toClient(v.frame);
         // No call may run without its record: read nothing more, and let the server go.
         this.hangUpClient();
+        this.armGrace(this.options.graceMs);
       })
       .exhaustive(unreachable);
   }
@@ -151,11 +155,13 @@ export class Relay {
   private toServer(frame: Buffer): void {
     if (!this.serverInOpen) return;
     const serverIn = this.ends.serverIn;
-    if (!writeFrame(serverIn, frame)) {
+    if (!writeFrame(serverIn, frame) && !this.serverBusy) {
       // The server reads slower than the client writes: hold the client until it drains.
+      this.serverBusy = true;
       this.ends.clientIn.pause();
       serverIn.once("drain", () => {
-        if (this.clientOpen && this.stopping === undefined && this.queued < MAX_QUEUED_FRAMES) this.ends.clientIn.resume();
+        this.serverBusy = false;
+        this.resumeClient();
       });
     }
   }
@@ -163,15 +169,25 @@ export class Relay {
   private toClient(frame: Buffer): void {
     if (!this.clientWritable) return;
     const clientOut = this.ends.clientOut;
-    if (!writeFrame(clientOut, frame)) {
+    if (!writeFrame(clientOut, frame) && !this.clientBusy) {
+      this.clientBusy = true;
       this.ends.serverOut.pause();
-      clientOut.once("drain", () => this.ends.serverOut.resume());
+      clientOut.once("drain", () => {
+        this.clientBusy = false;
+        this.ends.serverOut.resume();
+      });
     }
   }
 
+  /** Read from the client again, unless frames are piling up or the server is not reading. */
+  private resumeClient(): void {
+    if (this.clientOpen && this.stopping === undefined && !this.serverBusy && this.queued < MAX_QUEUED_FRAMES / 2) this.ends.clientIn.resume();
+  }
+
   private fromServer(events: readonly FrameEvent[]): void {
-    // Any output proves the server alive and working: a shutdown's grace starts again.
-    if (this.grace !== undefined) this.armGrace(this.stopping === undefined ? this.options.graceMs : this.options.stopGraceMs);
+    // Any output proves the server alive and working: the grace after the client hung up
+    // starts again. Not after a signal: then the grace is a fixed budget (SPEC §17.7).
+    if (this.grace !== undefined && this.stopping === undefined) this.armGrace(this.options.graceMs);
     for (const event of events) {
       if (event.code === "oversize") {
         this.options.onNotice({ code: "oversize_frame", from: "server", bytes: event.bytes, limit: this.options.maxFrameBytes });

@@ -209,11 +209,17 @@ async function openEnvelope(dir: string): Promise<EnvelopeStore> {
 
 /** Spawn the server; resolves once it runs, so a bad command is an error before any relaying. */
 async function start(options: WrapOptions): Promise<ChildProcess> {
-  const child = spawn(options.command, [...options.args], {
-    stdio: ["pipe", "pipe", "pipe"],
-    ...(options.env === undefined ? {} : { env: options.env }),
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(options.command, [...options.args], {
+      stdio: ["pipe", "pipe", "pipe"],
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
+  } catch (error) {
+    // An empty program name, a NUL in an argument: refused before any process exists.
+    throw new WrapError({ code: "spawn", command: options.command, detail: error instanceof Error ? error.message : String(error) });
+  }
   try {
     await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
   } catch (error) {

@@ -78,20 +78,18 @@ describe("aegis wrap, as a process, between a client and a server", () => {
   it("[M17.2] does not let the server's own request close the client's call with the same id", async () => {
     const w = await workspace();
     const wrap = wrapMirror(w);
-    wrap.send(frame({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo" } }));
-    // The mirror answers a tools/call at once; use the hook for the colliding request.
-    await wrap.next();
-    wrap.send(frame({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { name: "never" } }));
-    wrap.send(frame({ jsonrpc: "2.0", id: 9, method: "test/server-request" }));
+    wrap.send(call(9, "never"));
+    wrap.send(frame({ jsonrpc: "2.0", id: 10, method: "test/server-request", params: { collide: 9 } }));
     const serverRequest = await wrap.next();
     expect(JSON.parse(serverRequest.toString())).toMatchObject({ id: 9, method: "sampling/createMessage" });
     const answer = await wrap.next();
+    expect(JSON.parse(answer.toString())).toMatchObject({ id: 9, result: { content: [{ text: "the real answer" }] } });
+    await wrap.next();
     wrap.end();
     await wrap.finished();
-    // The hook's answer closed call 9 (it carries id 9): never the server's request before it.
     const nine = outcomes(w.audit).find((o) => o["tool_id"] === "never");
     expect(nine?.["response_digest"]).toBe(sha256(answer));
-    expect(nine?.["response_digest"]).not.toBe(sha256(serverRequest));
+    expect(nine?.["execution"]).toEqual({ status: "success" });
   });
 
   it("records each call of a batch over the one frame, relayed whole", async () => {
@@ -164,6 +162,33 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(await verdictOf(w.audit)).toBe("verified");
   });
 
+  it("[M17.6] does not let a server that keeps talking hold the Session open after SIGTERM", async () => {
+    const w = await workspace();
+    const wrap = wrapMirror(w);
+    wrap.send(frame({ jsonrpc: "2.0", id: 1, method: "test/chatter", params: { ms: 20_000 } }));
+    wrap.send(call(2, "never"));
+    await wrap.stderrHas("mirror: received tools/call 2");
+    await wrap.next();
+    wrap.child.kill("SIGTERM");
+    expect(await wrap.finished()).toEqual({ code: 143, signal: null });
+    // The chatter's answer (after 20 s) never came: wrap stopped while the server still talked.
+    expect(Buffer.concat(wrap.stdout).toString()).not.toContain('"mirrored":"test/chatter"');
+    expect(linesOf(w.audit).at(-1)?.line_type).toBe("close");
+    expect(await verdictOf(w.audit)).toBe("verified");
+  }, 30_000);
+
+  it("stops after a record failure even when the client keeps its end open", async () => {
+    const w = await workspace();
+    const wrap = wrapMirror(w, [], { shell: "ulimit -f 2" });
+    wrap.send(call(1, "echo"));
+    await wrap.next();
+    await wrap.stderrHas("the record cannot be written");
+    wrap.send(call(2, "echo"));
+    expect(await wrap.nextJson()).toMatchObject({ id: 2, error: { data: { aegis: { code: "RECORD_FAILED" } } } });
+    // No end of stdin from the client: wrap goes on its own, within the grace.
+    expect((await wrap.finished()).code).toBe(1);
+  }, 30_000);
+
   it("relays a 64 MiB frame each way, and records both digests", async () => {
     const w = await workspace();
     const wrap = wrapMirror(w);
@@ -179,7 +204,7 @@ describe("aegis wrap, as a process, between a client and a server", () => {
       [sha256(big), false],
       [expect.any(String), true],
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it("[M17.4] lets no call run once the record cannot be written (a file size limit reached), and exits 1", async () => {
     const w = await workspace();

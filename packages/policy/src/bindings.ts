@@ -203,6 +203,9 @@ export type UnresolvedBinding =
   | { readonly code: "several"; readonly what: "paths" | "endpoints"; readonly count: number }
   | { readonly code: "relative_path"; readonly pointer: string; readonly roots: number }
   | { readonly code: "home_path"; readonly pointer: string }
+  | { readonly code: "path_too_long"; readonly pointer: string; readonly bytes: number }
+  /** The disk gives the path two readings (see {@link DeriveContext.canonicalPath}). */
+  | { readonly code: "ambiguous_path"; readonly pointer: string }
   | { readonly code: "bad_url"; readonly pointer: string }
   | { readonly code: "unknown_port"; readonly pointer: string };
 
@@ -225,10 +228,11 @@ export interface DeriveContext {
   /** Bases learned at run time (an MCP client's roots); used only when the file declares none. */
   readonly roots?: readonly string[];
   /**
-   * The path a lexically resolved one names on the disk (symbolic links followed), for a
-   * caller on the server's host; the lexical path when absent.
+   * For a caller on the server's host: the path an absolute one (as named, `.` and `..`
+   * not yet removed) names on the disk, or undefined when servers could take it for two
+   * files. Without it, `path_canonical` is the lexical resolution.
    */
-  readonly canonicalPath?: (resolved: string) => string;
+  readonly canonicalPath?: (absolute: string) => string | undefined;
 }
 
 /**
@@ -252,9 +256,14 @@ export function deriveAxes(bindings: Bindings, toolId: string, request: JsonValu
       continue;
     }
     for (const raw of named) {
-      const resolved = resolvePath(raw, roots);
-      if (typeof resolved === "string") paths.push({ raw, resolved: context.canonicalPath?.(resolved) ?? resolved, access: p.access });
-      else unresolved.push({ ...resolved, pointer: p.pointer });
+      const absolute = absolutePath(raw, roots);
+      if (typeof absolute !== "string") {
+        unresolved.push({ ...absolute, pointer: p.pointer });
+        continue;
+      }
+      const resolved = context.canonicalPath === undefined ? posix.resolve(absolute) : context.canonicalPath(absolute);
+      if (resolved === undefined) unresolved.push({ code: "ambiguous_path", pointer: p.pointer });
+      else paths.push({ raw, resolved, access: p.access });
     }
   }
   const endpoints = binding.net === undefined || request === undefined ? [] : netOf(binding.net, request, unresolved);
@@ -277,12 +286,21 @@ function pathsIn(value: JsonValue | undefined): readonly string[] | undefined {
   return undefined;
 }
 
-function resolvePath(raw: string, roots: readonly string[]): string | { readonly code: "relative_path"; readonly roots: number } | { readonly code: "home_path" } {
+/** Longer than any path a file system takes (PATH_MAX): bound, so a Line that names it stays small. */
+const MAX_PATH_BYTES = 4096;
+
+/** The path made absolute, its `.` and `..` left for whoever resolves it. */
+function absolutePath(
+  raw: string,
+  roots: readonly string[],
+): string | { readonly code: "relative_path"; readonly roots: number } | { readonly code: "home_path" } | { readonly code: "path_too_long"; readonly bytes: number } {
+  const bytes = Buffer.byteLength(raw, "utf8");
+  if (bytes > MAX_PATH_BYTES || !raw.isWellFormed()) return { code: "path_too_long", bytes };
   if (raw.startsWith("~")) return { code: "home_path" };
-  if (posix.isAbsolute(raw)) return posix.resolve(raw);
+  if (posix.isAbsolute(raw)) return raw;
   const root = roots.length === 1 ? roots[0] : undefined;
   if (root === undefined) return { code: "relative_path", roots: roots.length };
-  return posix.resolve(root, raw);
+  return `${root}/${raw}`;
 }
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { "http:": 80, "https:": 443, "ws:": 80, "wss:": 443, "ftp:": 21 };
@@ -330,6 +348,8 @@ export function describeUnresolved(u: UnresolvedBinding): string {
     .with({ code: "several" }, (x) => `the call names ${x.count} ${x.what}; an axis is recorded only for exactly one`)
     .with({ code: "relative_path" }, (x) => `${x.pointer} is a relative path and there ${x.roots === 0 ? "is no root" : `are ${x.roots} roots`} to resolve it against`)
     .with({ code: "home_path" }, (x) => `${x.pointer} starts with ~, whose meaning depends on the server's account`)
+    .with({ code: "path_too_long" }, (x) => `${x.pointer} is ${x.bytes} bytes, longer than a path can be (or not well-formed Unicode)`)
+    .with({ code: "ambiguous_path" }, (x) => `${x.pointer} names two files, depending on how a server reads it (a .. after a symbolic link, or a name another spelling of which exists)`)
     .with({ code: "bad_url" }, (x) => `${x.pointer} is not an absolute URL with a host`)
     .with({ code: "unknown_port" }, (x) => `${x.pointer} names no port, and its scheme has no known default`)
     .exhaustive(unreachable);

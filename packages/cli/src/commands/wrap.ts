@@ -53,7 +53,7 @@ export class WrapCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     this.refuseConfinement();
     const [command, ...args] = this.child;
-    if (command === undefined) throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    if (command === undefined || command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
     if (this.policy === undefined) {
       for (const [flag, value] of [["--bindings", this.bindings], ["--role", this.role], ["--session", this.session], ["--control", this.control]] as const) {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
