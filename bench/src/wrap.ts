@@ -3,7 +3,11 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SigningKey, writeKeyFile } from "@aegis/format";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { SigningKey, readKeyFile, writeKeyFile } from "@aegis/format";
+import { recordingTransport } from "@aegis/mcp";
 import { fmt, median, verdict } from "./measure.js";
 
 /**
@@ -34,29 +38,15 @@ await writeKeyFile(keyPath, SigningKey.generate());
 const policyPath = join(dir, "policy.yaml");
 writeFileSync(policyPath, "version: 2\ndefault: deny\nrules:\n  - { id: echo, action: allow, tool: echo }\n");
 
-/** A client that writes frames and matches answers by id. */
-class RawClient {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private parts: Buffer[] = [];
-  private readonly waiting = new Map<number, (at: bigint) => void>();
+/** A client that writes requests and matches answers by id, over some link to the server. */
+abstract class RawClient {
+  protected readonly waiting = new Map<number, (at: bigint) => void>();
   private nextId = 1;
 
-  constructor(command: string, argv: readonly string[]) {
-    this.child = spawn(command, [...argv], { stdio: "pipe" });
-    this.child.stderr.resume();
-    this.child.stdout.on("data", (chunk: Buffer) => {
-      const at = process.hrtime.bigint();
-      let start = 0;
-      let newline;
-      while ((newline = chunk.indexOf(0x0a, start)) !== -1) {
-        this.parts.push(chunk.subarray(start, newline));
-        const message = JSON.parse(Buffer.concat(this.parts).toString("utf8")) as { id?: number };
-        this.parts = [];
-        if (typeof message.id === "number") this.waiting.get(message.id)?.(at);
-        start = newline + 1;
-      }
-      if (start < chunk.length) this.parts.push(chunk.subarray(start));
-    });
+  protected abstract send(message: object): void;
+
+  protected answered(message: { id?: unknown }, at: bigint): void {
+    if (typeof message.id === "number") this.waiting.get(message.id)?.(at);
   }
 
   /** Send a request; resolves with its latency in µs, from the write to the answer's arrival. */
@@ -64,13 +54,13 @@ class RawClient {
     const id = this.nextId++;
     const sent = process.hrtime.bigint();
     const answered = new Promise<number>((resolve) => this.waiting.set(id, (at) => resolve(Number(at - sent) / 1000)));
-    this.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    this.send({ jsonrpc: "2.0", id, method, params });
     return answered.finally(() => this.waiting.delete(id));
   }
 
   async initialize(): Promise<void> {
     await this.request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } });
-    this.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     await this.request("tools/list", {});
   }
 
@@ -82,6 +72,36 @@ class RawClient {
     return this.request("ping", {});
   }
 
+  abstract close(): Promise<void>;
+}
+
+/** Frames on a child process's stdio: the server itself, or aegis wrap in front of it. */
+class ProcessClient extends RawClient {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private parts: Buffer[] = [];
+
+  constructor(command: string, argv: readonly string[]) {
+    super();
+    this.child = spawn(command, [...argv], { stdio: "pipe" });
+    this.child.stderr.resume();
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      const at = process.hrtime.bigint();
+      let start = 0;
+      let newline;
+      while ((newline = chunk.indexOf(0x0a, start)) !== -1) {
+        this.parts.push(chunk.subarray(start, newline));
+        this.answered(JSON.parse(Buffer.concat(this.parts).toString("utf8")) as { id?: unknown }, at);
+        this.parts = [];
+        start = newline + 1;
+      }
+      if (start < chunk.length) this.parts.push(chunk.subarray(start));
+    });
+  }
+
+  protected send(message: object): void {
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
   async close(): Promise<void> {
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.stdin.end();
@@ -90,13 +110,39 @@ class RawClient {
   }
 }
 
-type Setup = "direct" | "wrap" | "wrap --envelope" | "wrap --policy";
+/** Messages on the MCP SDK's stdio transport, recorded in process or not: no relay hop. */
+class TransportClient extends RawClient {
+  constructor(private readonly transport: Transport) {
+    super();
+    transport.onmessage = (message) => this.answered(message as { id?: unknown }, process.hrtime.bigint());
+  }
 
-function start(setup: Setup, round: number): RawClient {
-  if (setup === "direct") return new RawClient(process.execPath, [SERVER, "stdio"]);
+  static async start(recorded: string | undefined): Promise<TransportClient> {
+    const stdio = new StdioClientTransport({ command: process.execPath, args: [SERVER, "stdio"], stderr: "ignore" });
+    const transport = recorded === undefined ? stdio : await recordingTransport(stdio, { audit: recorded, key: await readKeyFile(keyPath) });
+    const client = new TransportClient(transport);
+    await transport.start();
+    return client;
+  }
+
+  protected send(message: object): void {
+    void this.transport.send(message as JSONRPCMessage);
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}
+
+type Setup = "direct" | "wrap" | "wrap --envelope" | "wrap --policy" | "sdk transport" | "recordingTransport";
+
+async function start(setup: Setup, round: number): Promise<RawClient> {
   const audit = join(dir, `r${round}-${setup.replace(/\W+/g, "-")}.aarl`);
+  if (setup === "direct") return new ProcessClient(process.execPath, [SERVER, "stdio"]);
+  if (setup === "sdk transport") return TransportClient.start(undefined);
+  if (setup === "recordingTransport") return TransportClient.start(audit);
   const extra = setup === "wrap --envelope" ? ["--envelope", `${audit}.envelope`] : setup === "wrap --policy" ? ["--policy", policyPath] : [];
-  return new RawClient(process.execPath, [BIN, "wrap", "--audit", audit, "--signing-key", keyPath, ...extra, "--", process.execPath, SERVER, "stdio"]);
+  return new ProcessClient(process.execPath, [BIN, "wrap", "--audit", audit, "--signing-key", keyPath, ...extra, "--", process.execPath, SERVER, "stdio"]);
 }
 
 async function sequential(client: RawClient, n: number): Promise<number[]> {
@@ -151,7 +197,9 @@ function p99(samples: readonly number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
 }
 
-const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy"];
+const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy", "sdk transport", "recordingTransport"];
+/** What each setup is compared with: wrap with the server alone, the recording transport with the bare one. */
+const BASELINE: Readonly<Record<Setup, Setup>> = { direct: "direct", wrap: "direct", "wrap --envelope": "direct", "wrap --policy": "direct", "sdk transport": "sdk transport", recordingTransport: "sdk transport" };
 const seq = new Map<Setup, number[][]>(SETUPS.map((s) => [s, []]));
 const flight = new Map<Setup, { samples: number[]; perCall: number }[]>(SETUPS.map((s) => [s, []]));
 const fsyncs: number[] = [];
@@ -164,7 +212,7 @@ for (let round = 0; round < ROUNDS; round++) {
   fsyncs.push(fsyncCost(200));
   idleFsyncs.push(fsyncCost(100, 300));
   for (const setup of SETUPS) {
-    const client = start(setup, round);
+    const client = await start(setup, round);
     await client.initialize();
     seq.get(setup)?.push(await sequential(client, SEQUENTIAL));
     for (let i = 0; i < SEQUENTIAL; i++) pings.get(setup)?.push(await client.ping());
@@ -177,27 +225,29 @@ const fsync = median(fsyncs);
 const all = (rounds: readonly number[][] | undefined): number[] => (rounds ?? []).flat();
 const directSeq = all(seq.get("direct"));
 const directFlight = (flight.get("direct") ?? []).map((r) => r.perCall);
-const directFlightSamples = (flight.get("direct") ?? []).flatMap((r) => r.samples);
 
 console.log(`\none write+fsync (400 B) in this run: ${fmt(fsync)} (median of ${fsyncs.length} x 200); after 300 µs asleep, as a relayed call's intent: ${fmt(median(idleFsyncs))}\n`);
-console.log(`${"".padEnd(18)}${"sequential median".padStart(19)}${"p99".padStart(11)}${"16 in flight: median".padStart(23)}${"p99".padStart(11)}${"wall per call".padStart(15)}`);
+console.log(`${"".padEnd(20)}${"sequential median".padStart(19)}${"p99".padStart(11)}${"16 in flight: median".padStart(23)}${"p99".padStart(11)}${"wall per call".padStart(15)}`);
 for (const setup of SETUPS) {
   const s = all(seq.get(setup));
   const f = flight.get(setup) ?? [];
   const samples = f.flatMap((r) => r.samples);
-  console.log(`${setup.padEnd(18)}${fmt(median(s)).padStart(19)}${fmt(p99(s)).padStart(11)}${fmt(median(samples)).padStart(23)}${fmt(p99(samples)).padStart(11)}${fmt(median(f.map((r) => r.perCall))).padStart(15)}`);
+  console.log(`${setup.padEnd(20)}${fmt(median(s)).padStart(19)}${fmt(p99(s)).padStart(11)}${fmt(median(samples)).padStart(23)}${fmt(p99(samples)).padStart(11)}${fmt(median(f.map((r) => r.perCall))).padStart(15)}`);
 }
 
-console.log("\nadded by wrap, per call (wrapped minus direct), and as fsyncs of this run:");
-for (const setup of SETUPS.slice(1)) {
+console.log("\nadded per call (recorded minus its baseline: wrap against the server alone, recordingTransport against the bare SDK transport), and as fsyncs of this run:");
+for (const setup of SETUPS.filter((s) => BASELINE[s] !== s)) {
   const s = all(seq.get(setup));
   const f = flight.get(setup) ?? [];
-  const addedSeq = median(s) - median(directSeq);
-  const addedSeqP99 = p99(s) - p99(directSeq);
-  const addedFlight = median(f.map((r) => r.perCall)) - median(directFlight);
-  const addedFlightMedian = median(f.flatMap((r) => r.samples)) - median(directFlightSamples);
+  const base = BASELINE[setup];
+  const baseSeq = all(seq.get(base));
+  const baseFlight = flight.get(base) ?? [];
+  const addedSeq = median(s) - median(baseSeq);
+  const addedSeqP99 = p99(s) - p99(baseSeq);
+  const addedFlight = median(f.map((r) => r.perCall)) - median(baseFlight.map((r) => r.perCall));
+  const addedFlightMedian = median(f.flatMap((r) => r.samples)) - median(baseFlight.flatMap((r) => r.samples));
   console.log(
-    `  ${setup.padEnd(16)} sequential ${fmt(addedSeq)} median (${(addedSeq / fsync).toFixed(2)} fsyncs), ${fmt(addedSeqP99)} p99 (${(addedSeqP99 / fsync).toFixed(2)}); ` +
+    `  ${setup.padEnd(20)} sequential ${fmt(addedSeq)} median (${(addedSeq / fsync).toFixed(2)} fsyncs), ${fmt(addedSeqP99)} p99 (${(addedSeqP99 / fsync).toFixed(2)}); ` +
       `16 in flight ${fmt(addedFlight)} wall per call (${(addedFlight / fsync).toFixed(2)} fsyncs), ${fmt(addedFlightMedian)} median latency (${(addedFlightMedian / fsync).toFixed(2)})`,
   );
 }
