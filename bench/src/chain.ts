@@ -46,7 +46,13 @@ function outcome(i: number): OutcomePayload {
     capability: { status: "denied", reason: "not evaluated" },
     execution: { status: "success" },
     wall_ms: 12,
-    decision_axes: { capability: "fs.read", role: "ops", session: "bench", matched_rule: "allow-workspace-read", fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" } },
+    decision_axes: {
+      capability: "fs.read",
+      role: "ops",
+      session: "bench",
+      matched_rule: "allow-workspace-read",
+      fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" },
+    },
   };
 }
 
@@ -187,7 +193,9 @@ for (const kind of ["calls", "outcomes"] as const) {
   const two = median(pairs);
   console.log(`  sequential calls (intent + outcome, both durable), ${SEQUENTIAL_CALLS} calls: ${fmt(us)}/call (median)`);
   console.log(`    two write+fsync pairs, interleaved: ${fmt(two)}; target ≤ 1.2x: ${verdict(us <= 1.2 * two)} (${(us / two).toFixed(2)}x)`);
-  console.log(`    the writer's own time per call (the call less the two pairs): ${fmt(us - two)}, ${((us - two) / primitives.signAfterFsync).toFixed(1)}x one signature right after an fsync`);
+  console.log(
+    `    the writer's own time per call (the call less the two pairs): ${fmt(us - two)}, ${((us - two) / primitives.signAfterFsync).toFixed(1)}x one signature right after an fsync`,
+  );
   rmSync(path);
 }
 
@@ -200,9 +208,18 @@ for (const kind of ["calls", "outcomes"] as const) {
   await write(tail.text);
   for (let i = 1; i < VERIFY_LINES - 1; i++) {
     const o = outcome(i);
-    const line = i % 2 === 1
-      ? sealLine({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest, schema_version: 2, line_type: "intent", seq: i, prev_hash: PrevHash.after(tail.lineHash) })
-      : sealLine({ ...o, schema_version: 2, line_type: "outcome", seq: i, prev_hash: PrevHash.after(tail.lineHash) }, key);
+    const line =
+      i % 2 === 1
+        ? sealLine({
+            call_id: o.call_id,
+            tool_id: o.tool_id,
+            request_digest: o.request_digest,
+            schema_version: 2,
+            line_type: "intent",
+            seq: i,
+            prev_hash: PrevHash.after(tail.lineHash),
+          })
+        : sealLine({ ...o, schema_version: 2, line_type: "outcome", seq: i, prev_hash: PrevHash.after(tail.lineHash) }, key);
     tail = line;
     const wait = write(line.text);
     if (wait !== undefined) await wait;
@@ -212,14 +229,23 @@ for (const kind of ["calls", "outcomes"] as const) {
   await new Promise<void>((resolve) => out.end(() => resolve()));
   const size = statSync(path).size;
   const child = fileURLToPath(new URL("./verify-child.js", import.meta.url));
-  const report = JSON.parse(execFileSync(process.execPath, [child, path], { encoding: "utf8" })) as { verdict: string; lines: number; seconds: number; maxRssKiB: number };
+  const report = JSON.parse(execFileSync(process.execPath, [child, path], { encoding: "utf8" })) as {
+    verdict: string;
+    lines: number;
+    seconds: number;
+    maxRssKiB: number;
+  };
   const us = (report.seconds * 1e6) / report.lines;
   const rssMB = (report.maxRssKiB * 1024) / 1e6;
   console.log("");
   console.log("verifier");
   console.log(`  ${report.lines} lines (${(size / 1e6).toFixed(0)} MB, half of them signed): ${report.verdict}`);
-  console.log(`  ${fmt(us)}/line, ${Math.round(report.lines / report.seconds)} lines/s, ${report.seconds.toFixed(1)} s; ${(us / (primitives.verify / 2)).toFixed(2)}x the signature checks alone`);
-  console.log(`  peak RSS ${rssMB.toFixed(0)} MB: target < 150 MB for a 1,000,000-line file: ${report.lines >= 1_000_000 ? verdict(rssMB < 150) : "not measured (fewer lines)"}`);
+  console.log(
+    `  ${fmt(us)}/line, ${Math.round(report.lines / report.seconds)} lines/s, ${report.seconds.toFixed(1)} s; ${(us / (primitives.verify / 2)).toFixed(2)}x the signature checks alone`,
+  );
+  console.log(
+    `  peak RSS ${rssMB.toFixed(0)} MB: target < 150 MB for a 1,000,000-line file: ${report.lines >= 1_000_000 ? verdict(rssMB < 150) : "not measured (fewer lines)"}`,
+  );
   rmSync(path);
 }
 rmSync(dir, { recursive: true, force: true });

@@ -28,7 +28,8 @@ const GETS = Math.min(ENTRIES, 20_000);
 const dir = mkdtempSync(join(tmpdir(), "aegis-envelope-bench-"));
 const seconds = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e9;
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
-const rate = (count: number, s: number, bytes: number): string => `${Math.round(count / s).toLocaleString("en-US")} entries/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`;
+const rate = (count: number, s: number, bytes: number): string =>
+  `${Math.round(count / s).toLocaleString("en-US")} entries/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`;
 
 /** Distinct values: a counter in the first bytes of a random block, so none dedups. */
 const block = randomBytes(SIZE);
@@ -96,7 +97,9 @@ console.log("put");
   closeSync(side);
   const s = total / 1e6;
   console.log(`  sequential, each put awaited, ${SEQUENTIAL.toLocaleString("en-US")} puts: ${rate(SEQUENTIAL, s, SEQUENTIAL * SIZE)} (time in put only)`);
-  console.log(`    median ${fmt(median(puts))}/put against ${fmt(median(raw))} for a raw write + fsync interleaved: ${(median(puts) / median(raw)).toFixed(2)}x`);
+  console.log(
+    `    median ${fmt(median(puts))}/put against ${fmt(median(raw))} for a raw write + fsync interleaved: ${(median(puts) / median(raw)).toFixed(2)}x`,
+  );
   rmSync(join(dir, "sequential"), { recursive: true });
   rmSync(join(dir, "side.bin"));
 }
@@ -181,6 +184,8 @@ console.log("");
   const t = process.hrtime.bigint();
   const check = await checkEnvelope(storePath);
   const s = seconds(t);
-  console.log(`check (every frame, every value re-hashed): ${s.toFixed(2)} s, ${check.verified.toLocaleString("en-US")} of ${check.entries.toLocaleString("en-US")} verified, ${check.damage.length} damage`);
+  console.log(
+    `check (every frame, every value re-hashed): ${s.toFixed(2)} s, ${check.verified.toLocaleString("en-US")} of ${check.entries.toLocaleString("en-US")} verified, ${check.damage.length} damage`,
+  );
 }
 rmSync(dir, { recursive: true, force: true });

@@ -99,7 +99,10 @@ interface Call {
 function callAt(i: number): Call {
   const bucket = (Math.imul(i + 1, 2654435761) >>> 0) % 20;
   const common = { role: "agent", session: "bench-session" };
-  const fs = (tool: string, raw: string, canonical: string): Call => ({ tool_id: tool, axes: { ...common, capability: tool, fs: { path_raw: raw, path_canonical: canonical } } });
+  const fs = (tool: string, raw: string, canonical: string): Call => ({
+    tool_id: tool,
+    axes: { ...common, capability: tool, fs: { path_raw: raw, path_canonical: canonical } },
+  });
   const net = (host: string, port: number): Call => ({ tool_id: "http.get", axes: { ...common, capability: "http.get", net: { host, port } } });
   if (bucket < 8) return fs("fs.read", `./src/mod-${i % 997}.ts`, `/workspace/src/mod-${i % 997}.ts`);
   if (bucket === 8) return fs("fs.read", `./secrets/token-${i % 7}`, `/workspace/secrets/token-${i % 7}`);
@@ -156,7 +159,15 @@ try {
     const call = callAt(i);
     const callId = `call-${i}`;
     const requestDigest = RequestDigest.of(Buffer.from(`{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"${call.tool_id}"}}`));
-    tail = sealLine({ schema_version: 2, line_type: "intent", seq, prev_hash: PrevHash.after(tail.lineHash), call_id: callId, tool_id: call.tool_id, request_digest: requestDigest });
+    tail = sealLine({
+      schema_version: 2,
+      line_type: "intent",
+      seq,
+      prev_hash: PrevHash.after(tail.lineHash),
+      call_id: callId,
+      tool_id: call.tool_id,
+      request_digest: requestDigest,
+    });
     seq++;
     await push(tail);
     const decision = decide(recordedSet, { tool_id: call.tool_id, axes: call.axes }, live);
@@ -191,7 +202,9 @@ try {
   console.log(`aegis recheck bench (node ${process.version}, ${new Date().toISOString().slice(0, 10)})`);
   console.log("");
   if (LINES !== REQUESTED_LINES) console.log(`(${n(REQUESTED_LINES)} lines asked for; ${n(LINES)} written, so that every call has its outcome)`);
-  console.log(`record: ${n(LINES)} lines, ${(size / 1e6).toFixed(0)} MB, one Session of ${n(CALLS)} calls (unsigned intent + signed outcome); written in ${writeSeconds.toFixed(1)} s`);
+  console.log(
+    `record: ${n(LINES)} lines, ${(size / 1e6).toFixed(0)} MB, one Session of ${n(CALLS)} calls (unsigned intent + signed outcome); written in ${writeSeconds.toFixed(1)} s`,
+  );
   console.log(`  calls by the rule that decided them, under the recorded set (${recordedSet.rules.length} rules, default ${recordedSet.default}):`);
   console.log(`    ${[...byRule.entries()].map(([id, c]) => `${id} ${n(c)}`).join(", ")}`);
   if (idle.length > 0) console.log(`    (too few calls for every rule: none decided by ${idle.join(", ")})`);
@@ -215,7 +228,9 @@ try {
   const tally = (s: RecheckSummary): string => [...codes.map((c) => `${c} ${n(s[c])}`), `indeterminate ${n(s.indeterminate)}`].join(", ");
   if (same.skipped !== 0 || stricter.skipped !== 0) throw new Error(`recheck skipped rows: ${same.skipped} and ${stricter.skipped}`);
   if (same.summary.outcomes !== CALLS || same.summary.unchanged !== CALLS) {
-    throw new Error(`recheck under the recorded set: ${n(same.summary.unchanged)} unchanged of ${n(same.summary.outcomes)} outcomes; want ${n(CALLS)} of ${n(CALLS)} (${tally(same.summary)})`);
+    throw new Error(
+      `recheck under the recorded set: ${n(same.summary.unchanged)} unchanged of ${n(same.summary.outcomes)} outcomes; want ${n(CALLS)} of ${n(CALLS)} (${tally(same.summary)})`,
+    );
   }
   for (const c of codes) {
     const want = expectedStricter.get(c) ?? 0;
@@ -229,14 +244,18 @@ try {
   const mb = (kib: number): string => `${((kib * 1024) / 1e6).toFixed(0)} MB`;
   const row = (label: string, seconds: number, outcomes: number, kib: number): string =>
     `${label.padEnd(24)}${outcomes.toLocaleString("en-US").padStart(10)}${seconds.toFixed(1).padStart(9)}${n(Math.round(outcomes / seconds)).padStart(13)}${fmt((seconds * 1e6) / outcomes).padStart(12)}${mb(kib).padStart(10)}`;
-  console.log(`${"".padEnd(24)}${"outcomes".padStart(10)}${"seconds".padStart(9)}${"calls/s".padStart(13)}${"per call".padStart(12)}${"peak RSS".padStart(10)}`);
+  console.log(
+    `${"".padEnd(24)}${"outcomes".padStart(10)}${"seconds".padStart(9)}${"calls/s".padStart(13)}${"per call".padStart(12)}${"peak RSS".padStart(10)}`,
+  );
   console.log(row("(a) recheck, same set", same.seconds, same.summary.outcomes, same.maxRssKiB));
   console.log(row("(b) recheck, stricter", stricter.seconds, stricter.summary.outcomes, stricter.maxRssKiB));
   console.log(row("(c) verify", verify.seconds, CALLS, verify.maxRssKiB));
   console.log("");
   console.log(`(a) ${n(same.summary.unchanged)} of ${n(same.summary.outcomes)} outcomes unchanged (checked: every one of the ${n(CALLS)} calls)`);
   console.log(`(b) ${tally(stricter.summary)} (checked against decide under the stricter set)`);
-  console.log(`(c) ${verify.verdict}: ${n(verify.lines)} lines, ${fmt((verify.seconds * 1e6) / verify.lines)}/line, ${n(Math.round(verify.lines / verify.seconds))} lines/s`);
+  console.log(
+    `(c) ${verify.verdict}: ${n(verify.lines)} lines, ${fmt((verify.seconds * 1e6) / verify.lines)}/line, ${n(Math.round(verify.lines / verify.seconds))} lines/s`,
+  );
   console.log("");
   console.log(`recheck / verify time: (a) ${(same.seconds / verify.seconds).toFixed(2)}x, (b) ${(stricter.seconds / verify.seconds).toFixed(2)}x`);
   console.log(`recheck / verify peak RSS: (a) ${(same.maxRssKiB / verify.maxRssKiB).toFixed(2)}x, (b) ${(stricter.maxRssKiB / verify.maxRssKiB).toFixed(2)}x`);

@@ -199,7 +199,14 @@ function p99(samples: readonly number[]): number {
 
 const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy", "sdk transport", "recordingTransport"];
 /** What each setup is compared with: wrap with the server alone, the recording transport with the bare one. */
-const BASELINE: Readonly<Record<Setup, Setup>> = { direct: "direct", wrap: "direct", "wrap --envelope": "direct", "wrap --policy": "direct", "sdk transport": "sdk transport", recordingTransport: "sdk transport" };
+const BASELINE: Readonly<Record<Setup, Setup>> = {
+  direct: "direct",
+  wrap: "direct",
+  "wrap --envelope": "direct",
+  "wrap --policy": "direct",
+  "sdk transport": "sdk transport",
+  recordingTransport: "sdk transport",
+};
 const seq = new Map<Setup, number[][]>(SETUPS.map((s) => [s, []]));
 const flight = new Map<Setup, { samples: number[]; perCall: number }[]>(SETUPS.map((s) => [s, []]));
 const fsyncs: number[] = [];
@@ -207,7 +214,9 @@ const idleFsyncs: number[] = [];
 /** ping is relayed and not recorded: what the relay costs without the record. */
 const pings = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 
-console.log(`aegis wrap: added latency per tools/call (server-everything echo; ${ROUNDS} rounds of ${SEQUENTIAL} sequential and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`);
+console.log(
+  `aegis wrap: added latency per tools/call (server-everything echo; ${ROUNDS} rounds of ${SEQUENTIAL} sequential and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`,
+);
 for (let round = 0; round < ROUNDS; round++) {
   fsyncs.push(fsyncCost(200));
   idleFsyncs.push(fsyncCost(100, 300));
@@ -226,16 +235,24 @@ const all = (rounds: readonly number[][] | undefined): number[] => (rounds ?? []
 const directSeq = all(seq.get("direct"));
 const directFlight = (flight.get("direct") ?? []).map((r) => r.perCall);
 
-console.log(`\none write+fsync (400 B) in this run: ${fmt(fsync)} (median of ${fsyncs.length} x 200); after 300 µs asleep, as a relayed call's intent: ${fmt(median(idleFsyncs))}\n`);
-console.log(`${"".padEnd(20)}${"sequential median".padStart(19)}${"p99".padStart(11)}${"16 in flight: median".padStart(23)}${"p99".padStart(11)}${"wall per call".padStart(15)}`);
+console.log(
+  `\none write+fsync (400 B) in this run: ${fmt(fsync)} (median of ${fsyncs.length} x 200); after 300 µs asleep, as a relayed call's intent: ${fmt(median(idleFsyncs))}\n`,
+);
+console.log(
+  `${"".padEnd(20)}${"sequential median".padStart(19)}${"p99".padStart(11)}${"16 in flight: median".padStart(23)}${"p99".padStart(11)}${"wall per call".padStart(15)}`,
+);
 for (const setup of SETUPS) {
   const s = all(seq.get(setup));
   const f = flight.get(setup) ?? [];
   const samples = f.flatMap((r) => r.samples);
-  console.log(`${setup.padEnd(20)}${fmt(median(s)).padStart(19)}${fmt(p99(s)).padStart(11)}${fmt(median(samples)).padStart(23)}${fmt(p99(samples)).padStart(11)}${fmt(median(f.map((r) => r.perCall))).padStart(15)}`);
+  console.log(
+    `${setup.padEnd(20)}${fmt(median(s)).padStart(19)}${fmt(p99(s)).padStart(11)}${fmt(median(samples)).padStart(23)}${fmt(p99(samples)).padStart(11)}${fmt(median(f.map((r) => r.perCall))).padStart(15)}`,
+  );
 }
 
-console.log("\nadded per call (recorded minus its baseline: wrap against the server alone, recordingTransport against the bare SDK transport), and as fsyncs of this run:");
+console.log(
+  "\nadded per call (recorded minus its baseline: wrap against the server alone, recordingTransport against the bare SDK transport), and as fsyncs of this run:",
+);
 for (const setup of SETUPS.filter((s) => BASELINE[s] !== s)) {
   const s = all(seq.get(setup));
   const f = flight.get(setup) ?? [];
@@ -253,7 +270,9 @@ for (const setup of SETUPS.filter((s) => BASELINE[s] !== s)) {
 }
 
 const relayOnly = median(pings.get("wrap") ?? []) - median(pings.get("direct") ?? []);
-console.log(`\nthe relay alone (a ping, relayed and not recorded): ${fmt(median(pings.get("direct") ?? []))} direct, ${fmt(median(pings.get("wrap") ?? []))} through wrap: ${fmt(relayOnly)} added by the two extra pipe hops`);
+console.log(
+  `\nthe relay alone (a ping, relayed and not recorded): ${fmt(median(pings.get("direct") ?? []))} direct, ${fmt(median(pings.get("wrap") ?? []))} through wrap: ${fmt(relayOnly)} added by the two extra pipe hops`,
+);
 
 const plainSeq = median(all(seq.get("wrap"))) - median(directSeq);
 const plainFlight = median((flight.get("wrap") ?? []).map((r) => r.perCall)) - median(directFlight);

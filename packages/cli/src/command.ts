@@ -17,7 +17,8 @@ export abstract class AegisCommand extends Command {
     } catch (error) {
       if (error instanceof StdoutClosed) return 0;
       const fault: CliFault = error instanceof CliError ? error.fault : { code: "internal", detail: error instanceof Error ? error.message : String(error) };
-      if (!(error instanceof CliError) && process.env["AEGIS_DEBUG"] === "1") this.context.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
+      if (!(error instanceof CliError) && process.env["AEGIS_DEBUG"] === "1")
+        this.context.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
       return this.fail(fault);
     }
   }

@@ -45,26 +45,35 @@ export class CliError extends Error {
 }
 
 export function exitCodeOfFault(fault: CliFault): ExitCode {
-  return match(fault)
-    .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "bad_trust_store_line" }, { code: "empty_trust_store" }, () => 1 as const)
-    .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, () => 2 as const)
-    .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
-    .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
-    .with({ code: "no_such_call" }, () => 1 as const)
-    .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, { code: "record_changed" }, () => 2 as const)
-    // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
-    .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
-    .with({ code: "envelope_entry" }, () => 1 as const)
-    // The evidence did not hold, or showed nothing: a failure, never a pass.
-    .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
-    .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
-    // wrap could not start: nothing ran (the reference's exit code for it).
-    .with({ code: "no_confinement" }, { code: "wrap" }, () => 1 as const)
-    // No wrap answered: nothing was decided. A wrap that refused the answer: a failure.
-    .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
-    // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
-    .with({ code: "internal" }, () => 2 as const)
-    .exhaustive();
+  return (
+    match(fault)
+      .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "bad_trust_store_line" }, { code: "empty_trust_store" }, () => 1 as const)
+      .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, () => 2 as const)
+      .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
+      .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
+      .with({ code: "no_such_call" }, () => 1 as const)
+      .with(
+        { code: "bad_vectors" },
+        { code: "policy_parse" },
+        { code: "unreadable_policy" },
+        { code: "no_policies" },
+        { code: "record_changed" },
+        () => 2 as const,
+      )
+      // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
+      .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
+      .with({ code: "envelope_entry" }, () => 1 as const)
+      // The evidence did not hold, or showed nothing: a failure, never a pass.
+      .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
+      .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
+      // wrap could not start: nothing ran (the reference's exit code for it).
+      .with({ code: "no_confinement" }, { code: "wrap" }, () => 1 as const)
+      // No wrap answered: nothing was decided. A wrap that refused the answer: a failure.
+      .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
+      // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
+      .with({ code: "internal" }, () => 2 as const)
+      .exhaustive()
+  );
 }
 
 /** The two lines a user sees: what went wrong, and what to do about it. */
@@ -98,7 +107,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "io" }, () => "check the path and its permissions")
         .exhaustive(),
     }))
-    .with({ code: "writer" }, (f) => ({ error: describeWriterFault(f.fault), help: "check the output directory and that no other aegis process is writing there" }))
+    .with({ code: "writer" }, (f) => ({
+      error: describeWriterFault(f.fault),
+      help: "check the output directory and that no other aegis process is writing there",
+    }))
     .with({ code: "no_such_call" }, (f) => ({ error: `no call ${f.callId} in this record`, help: "run `aegis show <PATH>` to list the calls" }))
     .with({ code: "bad_vectors" }, (f) => ({
       error: `cannot run the vectors in ${f.path}: ${f.detail}`,
@@ -108,7 +120,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: f.message,
       help: `fix ${f.path}: a Policy Set is YAML with version, default and rules (see SPEC.md §15)`,
     }))
-    .with({ code: "unreadable_policy" }, (f) => ({ error: `read policy ${f.path}: ${f.detail}`, help: "check the path; --policy takes a Policy Set YAML file" }))
+    .with({ code: "unreadable_policy" }, (f) => ({
+      error: `read policy ${f.path}: ${f.detail}`,
+      help: "check the path; --policy takes a Policy Set YAML file",
+    }))
     .with({ code: "no_policies" }, (f) => ({
       error: `${f.path} holds no Policy Set (*.yaml or *.yml)`,
       help: "--policies takes a directory of the Policy Sets that governed the record",
@@ -151,7 +166,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: `cannot read the current tools from ${f.path}: ${f.detail}`,
       help: "--current-tools takes a file holding a server's tools/list answer, e.g. the result member of its response",
     }))
-    .with({ code: "unreadable_bindings" }, (f) => ({ error: `read bindings ${f.path}: ${f.detail}`, help: "check the path; --bindings takes a bindings YAML file" }))
+    .with({ code: "unreadable_bindings" }, (f) => ({
+      error: `read bindings ${f.path}: ${f.detail}`,
+      help: "check the path; --bindings takes a bindings YAML file",
+    }))
     .with({ code: "no_confinement" }, (f) => ({
       error: `${f.flags.join(", ")}: this build of aegis wrap does not confine the server`,
       help: "run the server in a container or sandbox of its own; wrap records and enforces tool calls, it does not restrict what the server process can reach",
@@ -168,7 +186,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "control" }, (f) => ({
       error: `${f.path}: ${f.detail}`,
       help: match(f.problem)
-        .with("no_wrap", "bad_answer", () => "pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs")
+        .with(
+          "no_wrap",
+          "bad_answer",
+          () => "pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs",
+        )
         .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
         .exhaustive(),
     }))

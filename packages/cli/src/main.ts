@@ -54,10 +54,12 @@ function alignOptions(text: string): string {
   const option = /^ {2}(--\S+(?: <[A-Z|]+>)?) {2,}(\S.*)$/;
   const lines = text.split("\n");
   const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
-  return lines.map((l) => {
-    const m = option.exec(l);
-    return m === null ? l : `  ${(m[1] ?? "").padEnd(width + 2)}${m[2] ?? ""}`;
-  }).join("\n");
+  return lines
+    .map((l) => {
+      const m = option.exec(l);
+      return m === null ? l : `  ${(m[1] ?? "").padEnd(width + 2)}${m[2] ?? ""}`;
+    })
+    .join("\n");
 }
 
 /** Every command by its path as typed (`envelope get`), for usage errors' synopsis. */
@@ -174,7 +176,9 @@ interface SyntaxFailure {
 }
 
 function isSyntaxFailure(error: unknown): error is SyntaxFailure {
-  return error instanceof Error && (error.name === "UnknownSyntaxError" || error.name === "AmbiguousSyntaxError") && "input" in error && Array.isArray(error.input);
+  return (
+    error instanceof Error && (error.name === "UnknownSyntaxError" || error.name === "AmbiguousSyntaxError") && "input" in error && Array.isArray(error.input)
+  );
 }
 
 /** One line saying what was wrong with the command line, from clipanion's diagnosis. */
@@ -185,7 +189,10 @@ function usageMessage(error: unknown, name: CommandName | undefined, argv: reado
     if (name === undefined) {
       const first = argv[0] ?? "";
       const subs = commandGroups().get(first);
-      if (subs !== undefined) return argv[1] === undefined ? `${first} needs a subcommand: ${subs.join(", ")}` : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})`;
+      if (subs !== undefined)
+        return argv[1] === undefined
+          ? `${first} needs a subcommand: ${subs.join(", ")}`
+          : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})`;
       return first.startsWith("-") ? `unknown flag: ${first}` : `unknown command: ${first}`;
     }
     if (name === "keygen" && !argv.includes("--out")) return "keygen requires --out <PATH>";

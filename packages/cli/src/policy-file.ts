@@ -26,4 +26,3 @@ export async function readPolicyDir(dir: string): Promise<PolicySet[]> {
   for (const name of names) sets.push(await readPolicy(join(dir, name)));
   return sets;
 }
-

@@ -27,11 +27,7 @@ function inFlight(v: Verification): readonly string[] {
 }
 
 /** Where a reason points: a position, a row number, a Session, or nowhere. */
-export type Where =
-  | { readonly session_index: number; readonly seq: number }
-  | { readonly line: number }
-  | { readonly session_index: number }
-  | null;
+export type Where = { readonly session_index: number; readonly seq: number } | { readonly line: number } | { readonly session_index: number } | null;
 
 function whereTampered(r: TamperedReason): Where {
   return match(r)

@@ -51,7 +51,8 @@ describe("aegis show", () => {
       "    answers     call call-golden-3 (session 0 seq 4)",
       "    execution   resource exceeded: wall_clock",
       "  close  session 0 seq 11",
-    ]) expect(run.stdout).toContain(expected);
+    ])
+      expect(run.stdout).toContain(expected);
     expect(run.stdout.match(/^ {2}call /gm)).toHaveLength(9);
   });
 
@@ -114,7 +115,11 @@ describe("aegis demo", () => {
     expect(stranger.status).toBe(0);
     expect(stranger.stdout).toMatch(/^Verified \(pinned to /);
     const approval = /parked for approval (apr-[0-9a-f-]{36}) \(rule park-shell\)/.exec(run.stdout)?.[1] ?? "no park";
-    for (const verdict of ["allowed (rule read-workspace) -> success", "denied: no matching rule (default deny)", `allowed under approval ${approval} -> success`]) {
+    for (const verdict of [
+      "allowed (rule read-workspace) -> success",
+      "denied: no matching rule (default deny)",
+      `allowed under approval ${approval} -> success`,
+    ]) {
       expect(run.stdout).toContain(verdict);
     }
     // The operator's commands it prints work too: the stricter set changes exactly the two shell calls,
@@ -148,18 +153,22 @@ describe("aegis demo", () => {
 });
 
 describe("help and version", () => {
-  it.each(["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])("aegis %s --help prints usage with examples to stdout, exit 0", (command) => {
-    const run = aegis([...command.split(" "), "--help"]);
-    expect(run.status).toBe(0);
-    expect(run.stdout).toContain(`$ aegis ${command}`);
-    expect(run.stdout).toContain("Examples");
-    expect(run.stdout).not.toContain("#0");
-  });
+  it.each(["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])(
+    "aegis %s --help prints usage with examples to stdout, exit 0",
+    (command) => {
+      const run = aegis([...command.split(" "), "--help"]);
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain(`$ aegis ${command}`);
+      expect(run.stdout).toContain("Examples");
+      expect(run.stdout).not.toContain("#0");
+    },
+  );
 
   it("aegis --help lists every command; --version prints the version", () => {
     const help = aegis(["--help"]);
     expect(help.status).toBe(0);
-    for (const command of ["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"]) expect(help.stdout).toContain(`aegis ${command}`);
+    for (const command of ["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])
+      expect(help.stdout).toContain(`aegis ${command}`);
     const version = aegis(["--version"]);
     expect(version.status).toBe(0);
     expect(version.stdout).toBe(`${(JSON.parse(readFileSync(join(BIN, "../../package.json"), "utf8")) as { version: string }).version}\n`);

@@ -22,7 +22,11 @@ const POLICY_YAML = [
 ].join("\n");
 const POLICY = parsePolicySet(POLICY_YAML);
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
-const REQUESTS = { c1: '{"branch":"main","force":false,"n":"c1-unique"}', c2: '{"branch":"dev","force":false,"n":"c2-unique"}', c3: '{"branch":"x","force":true,"n":"c3-unique"}' } as const;
+const REQUESTS = {
+  c1: '{"branch":"main","force":false,"n":"c1-unique"}',
+  c2: '{"branch":"dev","force":false,"n":"c2-unique"}',
+  c3: '{"branch":"x","force":true,"n":"c3-unique"}',
+} as const;
 
 interface Fixture {
   readonly dir: string;
@@ -44,7 +48,13 @@ async function writeFixture(): Promise<Fixture> {
     const request = bytes(text);
     const d = decide(POLICY, { tool_id: "git.push", axes: { role: "ops" }, request });
     await writer.beginCall({ call_id: id, tool_id: "git.push", policy_set_hash: d.policy_set_hash, request });
-    await writer.endCall(id, { policy: d.policy, capability: { status: "denied", reason: "n/a" }, execution: { status: "success" }, decision_axes: d.decision_axes, response: bytes(`pushed ${id}`) });
+    await writer.endCall(id, {
+      policy: d.policy,
+      capability: { status: "denied", reason: "n/a" },
+      execution: { status: "success" },
+      decision_axes: d.decision_axes,
+      response: bytes(`pushed ${id}`),
+    });
   }
   await writer.close();
   await envelope.close();
@@ -88,10 +98,15 @@ describe("aegis envelope verify", () => {
     expect(run.stdout).toMatch(new RegExp(`call c2 session 0 seq 3 request ${digestOf("c2")}: digest_mismatch found=[0-9a-f]{64}\\n`));
     expect(run.stdout).toContain("envelope: 5 present, 0 missing, 1 digest_mismatch, 0 redacted");
     expect(run.status).toBe(1);
-    const json = JSON.parse(aegis(["envelope", "verify", "--json", "--envelope", f.store, f.record]).stdout) as { summary: { digest_mismatch: number }; exit_code: number };
+    const json = JSON.parse(aegis(["envelope", "verify", "--json", "--envelope", f.store, f.record]).stdout) as {
+      summary: { digest_mismatch: number };
+      exit_code: number;
+    };
     expect(json).toMatchObject({ summary: { digest_mismatch: 1 }, exit_code: 1 });
     const verify = aegis(["verify", "--envelope", f.store, f.record]);
-    expect(verify.stdout).toMatch(/^Verified \(unpinned\)\n[\s\S]*\nenvelope: 5 present, 0 missing, 1 digest_mismatch, 0 redacted \(of 6 digests the record names\)\n$/);
+    expect(verify.stdout).toMatch(
+      /^Verified \(unpinned\)\n[\s\S]*\nenvelope: 5 present, 0 missing, 1 digest_mismatch, 0 redacted \(of 6 digests the record names\)\n$/,
+    );
     expect(verify.status).toBe(0);
   });
 
@@ -224,7 +239,11 @@ describe("found in review", () => {
   });
 
   it("envelope verify --json is one valid document, streamed", () => {
-    const doc = JSON.parse(aegis(["envelope", "verify", "--json", "--envelope", fresh.store, fresh.record]).stdout) as { digests: unknown[]; summary: { present: number }; exit_code: number };
+    const doc = JSON.parse(aegis(["envelope", "verify", "--json", "--envelope", fresh.store, fresh.record]).stdout) as {
+      digests: unknown[];
+      summary: { present: number };
+      exit_code: number;
+    };
     expect(doc.digests).toHaveLength(6);
     expect(doc).toMatchObject({ summary: { present: 6 }, exit_code: 0 });
   });

@@ -9,7 +9,11 @@ import { BIN, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
 const fixture = (name: string): string => vector(`external/rust-aegis/recheck/${name}`);
 const recheck = (policy: string, record: string, ...flags: string[]) => aegis(["recheck", ...flags, "--policy", fixture(policy), fixture(record)]);
 
-const UNCHANGED = ["call call-1 session 0 seq 2: unchanged allowed", "call call-2 session 0 seq 3: unchanged denied", "call call-3 session 0 seq 4: unchanged pending_approval"];
+const UNCHANGED = [
+  "call call-1 session 0 seq 2: unchanged allowed",
+  "call call-2 session 0 seq 3: unchanged denied",
+  "call call-3 session 0 seq 4: unchanged pending_approval",
+];
 const LEGACY = ["call call-4 session 0 seq 0: indeterminate unknown_policy_set_hash", "call call-5 session 0 seq 6: indeterminate no_binding"];
 
 /** The table of ../shared/interop/README.md: the reference CLI's stdout and exit code on its fixtures. */
@@ -47,7 +51,9 @@ describe("aegis recheck: beyond the reference", () => {
     const run = recheck("unchanged.yaml", "session_clean.jsonl", "--require-verified");
     expect(run.status).toBe(1);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain("error: the record is not Verified (Tampered: line at session 0 seq 0: line carries no signature), and --require-verified was given\n");
+    expect(run.stderr).toContain(
+      "error: the record is not Verified (Tampered: line at session 0 seq 0: line carries no signature), and --require-verified was given\n",
+    );
   });
 
   it("--json gives every verdict with both matched rules, the counts, the record's verdict and the exit code", () => {
@@ -62,7 +68,12 @@ describe("aegis recheck: beyond the reference", () => {
     };
     expect(doc.schema).toBe("aegis.recheck/1");
     expect(doc.record.verdict).toBe("tampered");
-    expect(doc.verdicts[0]).toMatchObject({ call_id: "call-1", code: "newly_blocked", recorded: { status: "allowed", matched_rule: "allow-reader" }, now: { kind: "rule", id: "block-reader" } });
+    expect(doc.verdicts[0]).toMatchObject({
+      call_id: "call-1",
+      code: "newly_blocked",
+      recorded: { status: "allowed", matched_rule: "allow-reader" },
+      now: { kind: "rule", id: "block-reader" },
+    });
     expect(doc.summary).toMatchObject({ outcomes: 3, unchanged: 2, newly_blocked: 1 });
     expect(doc.exit_code).toBe(1);
   });
@@ -84,17 +95,27 @@ describe("aegis recheck: beyond the reference", () => {
     const set = parsePolicySet(strict);
     const path = join(dir, "r.aarl");
     const writer = await ChainWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true });
-    for (const [id, tool] of [["c1", "fs.read"], ["c2", "fs.write"]] as const) {
+    for (const [id, tool] of [
+      ["c1", "fs.read"],
+      ["c2", "fs.write"],
+    ] as const) {
       const d = decide(set, { tool_id: tool, axes: { role: "ops" } });
       await writer.beginCall({ call_id: id, tool_id: tool, policy_set_hash: d.policy_set_hash, request_digest: RequestDigest.of(Buffer.from(id)) });
-      await writer.endCall(id, { policy: d.policy, capability: { status: "denied", reason: "n/a" }, execution: { status: "success" }, decision_axes: d.decision_axes });
+      await writer.endCall(id, {
+        policy: d.policy,
+        capability: { status: "denied", reason: "n/a" },
+        execution: { status: "success" },
+        decision_axes: d.decision_axes,
+      });
     }
     await writer.close();
     const policies = join(dir, "policies");
     mkdirSync(policies);
     writeFileSync(join(policies, "loose.yaml"), loose);
     const onlyLoose = aegis(["recheck", "--as-recorded", "--policies", policies, path]);
-    expect(onlyLoose.stdout).toBe("call c1 session 0 seq 2: indeterminate unknown_policy_set_hash\ncall c2 session 0 seq 4: indeterminate unknown_policy_set_hash\n");
+    expect(onlyLoose.stdout).toBe(
+      "call c1 session 0 seq 2: indeterminate unknown_policy_set_hash\ncall c2 session 0 seq 4: indeterminate unknown_policy_set_hash\n",
+    );
     expect(onlyLoose.status).toBe(3);
     writeFileSync(join(policies, "strict.yml"), strict);
     const both = aegis(["recheck", "--as-recorded", "--policies", policies, "--require-verified", path]);
@@ -129,7 +150,11 @@ describe("aegis recheck: beyond the reference", () => {
 
 describe("aegis recheck: found in review", () => {
   it("a pipe is refused with a reason (the record is read twice), not rechecked as empty", () => {
-    const run = spawnSync("/bin/sh", ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --policy '${fixture("unchanged.yaml")}' /dev/stdin`], { encoding: "utf8" });
+    const run = spawnSync(
+      "/bin/sh",
+      ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --policy '${fixture("unchanged.yaml")}' /dev/stdin`],
+      { encoding: "utf8" },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^error: read \/dev\/stdin: not a regular file: recheck reads the record twice/);
   });

@@ -42,11 +42,29 @@ export async function largeRecord(path: string, lines: number): Promise<void> {
   let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
   const chunks: string[] = [tail.text];
   for (let seq = 1; seq < lines - 1; seq++) {
-    const base = { schema_version: 2, seq, prev_hash: PrevHash.after(tail.lineHash), call_id: `call-${seq >> 1}`, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`r${seq >> 1}`)) };
+    const base = {
+      schema_version: 2,
+      seq,
+      prev_hash: PrevHash.after(tail.lineHash),
+      call_id: `call-${seq >> 1}`,
+      tool_id: "fs.read",
+      request_digest: RequestDigest.of(Buffer.from(`r${seq >> 1}`)),
+    };
     tail =
       seq % 2 === 1
         ? sealLine({ ...base, line_type: "intent" })
-        : sealLine({ ...base, line_type: "outcome", policy_set_hash: PolicySetHash.of("p"), policy: { status: "allowed" }, capability: { status: "denied", reason: "not evaluated" }, execution: { status: "success" }, decision_axes: { capability: "fs.read", matched_rule: "allow", fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" } } }, key);
+        : sealLine(
+            {
+              ...base,
+              line_type: "outcome",
+              policy_set_hash: PolicySetHash.of("p"),
+              policy: { status: "allowed" },
+              capability: { status: "denied", reason: "not evaluated" },
+              execution: { status: "success" },
+              decision_axes: { capability: "fs.read", matched_rule: "allow", fs: { path_raw: "./notes.md", path_canonical: "/workspace/notes.md" } },
+            },
+            key,
+          );
     chunks.push(tail.text);
   }
   chunks.push(sealLine({ schema_version: 2, line_type: "close", seq: lines - 1, prev_hash: PrevHash.after(tail.lineHash) }, key).text);

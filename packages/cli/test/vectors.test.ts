@@ -23,14 +23,18 @@ beforeAll(async () => {
 describe("vectors/ (issue 6)", () => {
   it("the generator reproduces every committed vector file byte for byte, and nothing else is in its directories", () => {
     for (const [path, bytes] of set.files) {
-      expect(Buffer.compare(readFileSync(join(VECTORS, path)), Buffer.from(bytes)), `${path} differs from the generator's; run npm run vectors:generate`).toBe(0);
+      expect(Buffer.compare(readFileSync(join(VECTORS, path)), Buffer.from(bytes)), `${path} differs from the generator's; run npm run vectors:generate`).toBe(
+        0,
+      );
     }
     const committed = GENERATED_DIRS.flatMap((dir) => filesUnder(join(VECTORS, dir))).map((p) => relative(VECTORS, p));
     for (const path of committed) expect(set.files.has(path), `${path} is not generated: remove it or regenerate`).toBe(true);
   });
 
   it("SPEC.md lists the manifest's SHA-256", () => {
-    const digest = createHash("sha256").update(readFileSync(join(VECTORS, "manifest.json"))).digest("hex");
+    const digest = createHash("sha256")
+      .update(readFileSync(join(VECTORS, "manifest.json")))
+      .digest("hex");
     expect(readFileSync(join(ROOT, "SPEC.md"), "utf8")).toContain(`\`${digest}\``);
   });
 
@@ -65,7 +69,9 @@ describe("vectors/ (issue 6)", () => {
 });
 
 describe("vectors/manifest.json covers what issue 6 asks", () => {
-  const manifest = JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as { vectors: { id: string; kind: string; spec: string[]; flags: string[]; expected: { reason?: { code: string } | null } }[] };
+  const manifest = JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as {
+    vectors: { id: string; kind: string; spec: string[]; flags: string[]; expected: { reason?: { code: string } | null } }[];
+  };
 
   it("at least 150 vectors, at least two thirds of them negative", () => {
     expect(manifest.vectors.length).toBeGreaterThanOrEqual(150);

@@ -78,14 +78,24 @@ describe("bad invocations: exit code, error: on stderr, never a stack trace", ()
 
   const table: [string, string[], number, RegExp][] = [
     ["an unknown flag", ["verify", "--frobnicate", GOLDEN], 1, /^error: unknown flag: --frobnicate\nhelp: usage: aegis verify /],
-    ["an uppercase hex key", ["verify", "--key", GOLDEN_PUBLIC_KEY.toUpperCase(), GOLDEN], 1, /^error: --key needs a 64-hex public key: not a lowercase hex character at position 1\n/],
+    [
+      "an uppercase hex key",
+      ["verify", "--key", GOLDEN_PUBLIC_KEY.toUpperCase(), GOLDEN],
+      1,
+      /^error: --key needs a 64-hex public key: not a lowercase hex character at position 1\n/,
+    ],
     ["a key of the wrong length", ["verify", "--key", "abcd", GOLDEN], 1, /^error: --key needs a 64-hex public key: expected 64 hex characters, got 4\n/],
     ["a missing path", ["verify"], 1, /^error: verify requires <PATH>\n/],
     ["a flag with no value", ["verify", GOLDEN, "--key"], 1, /^error: --key needs a value\n/],
     ["two paths", ["verify", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
     ["an unreadable file (a directory)", ["verify", unreadableDir], 2, /^error: read .*a-directory: Is a directory \(os error 21\)\n/],
     ["a missing trust store", ["verify", "--trust-store", join(dir, "nope.txt"), GOLDEN], 2, /^error: read trust store .*nope\.txt: No such file or directory/],
-    ["a bad trust store line", ["verify", "--trust-store", badStore, GOLDEN], 1, /^error: trust store .*bad-store\.txt line 3 is not a public key: not a lowercase hex character at position 2\n/],
+    [
+      "a bad trust store line",
+      ["verify", "--trust-store", badStore, GOLDEN],
+      1,
+      /^error: trust store .*bad-store\.txt line 3 is not a public key: not a lowercase hex character at position 2\n/,
+    ],
     ["an empty trust store", ["verify", "--trust-store", emptyStore, GOLDEN], 1, /^error: trust store .*empty-store\.txt holds no public keys/],
     ["an unknown command", ["verfiy", GOLDEN], 1, /^error: unknown command: verfiy\nhelp: commands: /],
     ["no command", [], 1, /^error: no command given\n/],
@@ -168,7 +178,13 @@ describe("--json (schema aegis.verify/1, documented in the README)", () => {
 
   it("Indeterminate: in_flight and a Session position", () => {
     const doc = JSON.parse(aegis(["verify", "--json", vector("external/rust-aegis/indeterminate/unanchored_tail.aarl")]).stdout) as Record<string, unknown>;
-    expect(doc).toMatchObject({ verdict: "indeterminate", reason: { code: "unanchored_tail", in_flight: ["call-unanchored-tail"] }, position: { session_index: 0 }, in_flight: ["call-unanchored-tail"], exit_code: 3 });
+    expect(doc).toMatchObject({
+      verdict: "indeterminate",
+      reason: { code: "unanchored_tail", in_flight: ["call-unanchored-tail"] },
+      position: { session_index: 0 },
+      in_flight: ["call-unanchored-tail"],
+      exit_code: 3,
+    });
   });
 
   it("the same answer as the text form", () => {
@@ -199,7 +215,11 @@ describe("progress", () => {
   it("on stderr when stderr is a terminal, never on stdout", () => {
     // script(1) gives the child a terminal; stdout is sent to a file so only stderr shows.
     const out = join(dir, "stdout.txt");
-    const probe = spawnSync("script", ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} verify ${JSON.stringify(big)} > ${JSON.stringify(out)}`, "/dev/null"], { encoding: "utf8" });
+    const probe = spawnSync(
+      "script",
+      ["-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} verify ${JSON.stringify(big)} > ${JSON.stringify(out)}`, "/dev/null"],
+      { encoding: "utf8" },
+    );
     // script(1) (util-linux) is on every machine this runs on; its absence must fail, not pass.
     expect(probe.error, "script(1) is needed to give the CLI a terminal").toBeUndefined();
     expect(probe.status).toBe(0);

@@ -100,7 +100,16 @@ class Tally {
     // A redacted entry's value is zeros by design: its tombstone explains it.
     const mismatched = this.unverified.filter((m) => !this.redacted.has(m.digest));
     const unscrubbed = [...this.redacted].flatMap((digest) => this.verifiedAt.get(digest) ?? []);
-    return { path: this.path, kind: this.kind, entries: this.entries, verified: this.verified, tombstones: this.tombstones, mismatched, damage: this.damage, unscrubbed };
+    return {
+      path: this.path,
+      kind: this.kind,
+      entries: this.entries,
+      verified: this.verified,
+      tombstones: this.tombstones,
+      mismatched,
+      damage: this.damage,
+      unscrubbed,
+    };
   }
 }
 
@@ -143,7 +152,11 @@ async function checkPack(path: string, tally: Tally): Promise<void> {
     if (version !== FORMAT_VERSION) throw new EnvelopeError({ code: "unsupported_version", path, version });
     let end = size;
     const trailer = Buffer.alloc(PACK_TRAILER_BYTES);
-    if (size >= PACK_HEADER_BYTES + PACK_TRAILER_BYTES && (await readAt(handle, trailer, size - PACK_TRAILER_BYTES)) === PACK_TRAILER_BYTES && trailer.toString("latin1", 8) === PACK_TRAILER_MAGIC) {
+    if (
+      size >= PACK_HEADER_BYTES + PACK_TRAILER_BYTES &&
+      (await readAt(handle, trailer, size - PACK_TRAILER_BYTES)) === PACK_TRAILER_BYTES &&
+      trailer.toString("latin1", 8) === PACK_TRAILER_MAGIC
+    ) {
       const indexOffset = Number(trailer.readBigUInt64BE(0));
       if (indexOffset >= PACK_HEADER_BYTES && indexOffset <= size - PACK_TRAILER_BYTES) end = indexOffset;
     }

@@ -4,15 +4,7 @@ import { join } from "node:path";
 import { EnvelopeError, io } from "./errors.js";
 import { sha256Of } from "./hash.js";
 import { replaceFileDurably } from "./replace-file.js";
-import {
-  DESCRIPTOR_BYTES,
-  DESCRIPTOR_FILE,
-  DESCRIPTOR_MAGIC,
-  FORMAT_VERSION,
-  SALT_BYTES,
-  SEGMENT_HEADER_BYTES,
-  SEGMENT_MAGIC,
-} from "./layout.js";
+import { DESCRIPTOR_BYTES, DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, FORMAT_VERSION, SALT_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./layout.js";
 
 /**
  * The store descriptor, `<dir>/aegis-envelope` (SPEC §14.2):
@@ -41,8 +33,10 @@ export async function readDescriptor(dir: string): Promise<Buffer> {
   }
   const version = bytes.readUInt16BE(8);
   if (version !== FORMAT_VERSION) throw new EnvelopeError({ code: "unsupported_version", path, version });
-  if (bytes.length !== DESCRIPTOR_BYTES) throw new EnvelopeError({ code: "damaged_descriptor", path, detail: `${bytes.length} bytes, not ${DESCRIPTOR_BYTES}` });
-  if (!sha256Of(bytes.subarray(0, 32)).equals(bytes.subarray(32))) throw new EnvelopeError({ code: "damaged_descriptor", path, detail: "its checksum does not match" });
+  if (bytes.length !== DESCRIPTOR_BYTES)
+    throw new EnvelopeError({ code: "damaged_descriptor", path, detail: `${bytes.length} bytes, not ${DESCRIPTOR_BYTES}` });
+  if (!sha256Of(bytes.subarray(0, 32)).equals(bytes.subarray(32)))
+    throw new EnvelopeError({ code: "damaged_descriptor", path, detail: "its checksum does not match" });
   return Buffer.from(bytes.subarray(16, 16 + SALT_BYTES));
 }
 

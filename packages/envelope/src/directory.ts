@@ -190,7 +190,13 @@ async function applyIndexed(record: IndexRecord, handle: FileHandle, load: Segme
     if (tombstone.ok && tombstone.digest === record.digest) {
       catalog.addTombstone(record.digest, tombstone);
     } else {
-      damage.push({ code: "damaged_frame", path, offset: record.offset, length: 0, detail: tombstone.ok ? "the tombstone names another digest than its index record" : tombstone.detail });
+      damage.push({
+        code: "damaged_frame",
+        path,
+        offset: record.offset,
+        length: 0,
+        detail: tombstone.ok ? "the tombstone names another digest than its index record" : tombstone.detail,
+      });
     }
   }
 }

@@ -45,13 +45,17 @@ function checkOf(salt: Uint8Array, frame: Uint8Array): string {
 }
 
 /** The lengths a frame prefix declares, or why it is not a frame prefix. */
-export type Prefix =
-  | { readonly ok: true; readonly headLength: number; readonly valueLength: number }
-  | { readonly ok: false; readonly detail: string };
+export type Prefix = { readonly ok: true; readonly headLength: number; readonly valueLength: number } | { readonly ok: false; readonly detail: string };
 
 export function readPrefix(prefix: Uint8Array): Prefix {
   // Byte by byte: Buffer#equals costs more than the comparison for 4 bytes, once per frame.
-  if (prefix.length < FRAME_PREFIX_BYTES || prefix[0] !== FRAME_MAGIC[0] || prefix[1] !== FRAME_MAGIC[1] || prefix[2] !== FRAME_MAGIC[2] || prefix[3] !== FRAME_MAGIC[3]) {
+  if (
+    prefix.length < FRAME_PREFIX_BYTES ||
+    prefix[0] !== FRAME_MAGIC[0] ||
+    prefix[1] !== FRAME_MAGIC[1] ||
+    prefix[2] !== FRAME_MAGIC[2] ||
+    prefix[3] !== FRAME_MAGIC[3]
+  ) {
     return { ok: false, detail: "no frame magic" };
   }
   const headLength = uint32At(prefix, 4);

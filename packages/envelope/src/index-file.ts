@@ -1,13 +1,5 @@
 import { sha256Of } from "./hash.js";
-import {
-  ENTRY_HEAD_BYTES,
-  FORMAT_VERSION,
-  FRAME_PREFIX_BYTES,
-  INDEX_HEADER_BYTES,
-  INDEX_MAGIC,
-  INDEX_RECORD_BYTES,
-  MAX_ENTRY_BYTES,
-} from "./layout.js";
+import { ENTRY_HEAD_BYTES, FORMAT_VERSION, FRAME_PREFIX_BYTES, INDEX_HEADER_BYTES, INDEX_MAGIC, INDEX_RECORD_BYTES, MAX_ENTRY_BYTES } from "./layout.js";
 
 /**
  * An index block (SPEC §14.4): what a segment (or a pack) holds, so that opening reads
@@ -63,16 +55,22 @@ export type IndexRead =
  * segment number, records in file order inside `covered`, and `covered` no longer than
  * the file. Anything else and the caller scans instead.
  */
-export function decodeIndex(bytes: Buffer, salt: Uint8Array, expected: { readonly segment: number; readonly fileSize: number; readonly firstFrame: number }): IndexRead {
+export function decodeIndex(
+  bytes: Buffer,
+  salt: Uint8Array,
+  expected: { readonly segment: number; readonly fileSize: number; readonly firstFrame: number },
+): IndexRead {
   if (bytes.length < INDEX_HEADER_BYTES || bytes.toString("latin1", 0, 8) !== INDEX_MAGIC) return { ok: false, detail: "no index magic" };
   const version = bytes.readUInt16BE(8);
   if (version !== FORMAT_VERSION) return { ok: false, detail: `index version ${version} is not 1`, version };
   const count = bytes.readUInt32BE(24);
   if (bytes.length !== INDEX_HEADER_BYTES + count * INDEX_RECORD_BYTES) return { ok: false, detail: `index length does not hold ${count} records` };
-  if (!sha256Of(salt, bytes.subarray(0, 32), bytes.subarray(INDEX_HEADER_BYTES)).equals(bytes.subarray(32, 64))) return { ok: false, detail: "index checksum does not match" };
+  if (!sha256Of(salt, bytes.subarray(0, 32), bytes.subarray(INDEX_HEADER_BYTES)).equals(bytes.subarray(32, 64)))
+    return { ok: false, detail: "index checksum does not match" };
   if (bytes.readUInt32BE(12) !== expected.segment) return { ok: false, detail: `index names segment ${bytes.readUInt32BE(12)}` };
   const covered = Number(bytes.readBigUInt64BE(16));
-  if (covered < expected.firstFrame || covered > expected.fileSize) return { ok: false, detail: `index covers ${covered} bytes of a ${expected.fileSize}-byte file` };
+  if (covered < expected.firstFrame || covered > expected.fileSize)
+    return { ok: false, detail: `index covers ${covered} bytes of a ${expected.fileSize}-byte file` };
   const records: IndexRecord[] = [];
   let after = expected.firstFrame;
   for (let i = 0; i < count; i++) {

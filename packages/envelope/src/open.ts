@@ -40,5 +40,9 @@ export async function openEnvelope(path: string): Promise<EnvelopeSource> {
   if (magic === DESCRIPTOR_MAGIC) {
     throw new EnvelopeError({ code: "not_an_envelope", path, detail: "this is a store's descriptor: open the directory that holds it" });
   }
-  throw new EnvelopeError({ code: "not_an_envelope", path, detail: `a file that starts with neither "${PACK_MAGIC}" (a pack) nor belongs to a store directory` });
+  throw new EnvelopeError({
+    code: "not_an_envelope",
+    path,
+    detail: `a file that starts with neither "${PACK_MAGIC}" (a pack) nor belongs to a store directory`,
+  });
 }

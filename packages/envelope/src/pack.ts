@@ -8,15 +8,7 @@ import { EnvelopeError, io, ioError } from "./errors.js";
 import { framePrefix } from "./frame.js";
 import { encodeHead } from "./head.js";
 import { decodeIndex, encodeIndex, type IndexRecord } from "./index-file.js";
-import {
-  FORMAT_VERSION,
-  PACK_HEADER_BYTES,
-  PACK_MAGIC,
-  PACK_TRAILER_BYTES,
-  PACK_TRAILER_MAGIC,
-  SALT_BYTES,
-  valueOffsetOf,
-} from "./layout.js";
+import { FORMAT_VERSION, PACK_HEADER_BYTES, PACK_MAGIC, PACK_TRAILER_BYTES, PACK_TRAILER_MAGIC, SALT_BYTES, valueOffsetOf } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
 import { syncDirectory } from "./sync.js";
@@ -158,7 +150,7 @@ class BufferedWriter {
     this.parts = [];
     this.held = 0;
     for (const part of parts) {
-      for (let done = 0; done < part.length; ) {
+      for (let done = 0; done < part.length;) {
         const { bytesWritten } = await io(this.path, () => this.handle.write(part, done, part.length - done));
         done += bytesWritten;
       }
@@ -203,7 +195,14 @@ export class PackSource implements EnvelopeSource {
           } else if (record.kind === "tombstone") {
             const tombstone = await io(path, () => readTombstone(handle, id, record.offset));
             if (tombstone.ok && tombstone.digest === record.digest) catalog.addTombstone(record.digest, tombstone);
-            else damage.push({ code: "damaged_frame", path, offset: record.offset, length: 0, detail: tombstone.ok ? "the tombstone names another digest than its index record" : tombstone.detail });
+            else
+              damage.push({
+                code: "damaged_frame",
+                path,
+                offset: record.offset,
+                length: 0,
+                detail: tombstone.ok ? "the tombstone names another digest than its index record" : tombstone.detail,
+              });
           } else {
             damage.push({ code: "damaged_frame", path, offset: record.offset, length: record.size, detail: record.detail });
           }
@@ -274,7 +273,8 @@ async function readPackIndex(handle: FileHandle, path: string, id: Uint8Array, s
   await io(path, () => readAt(handle, trailer, size - PACK_TRAILER_BYTES));
   if (trailer.toString("latin1", 8) !== PACK_TRAILER_MAGIC) return { ok: false, detail: `no "${PACK_TRAILER_MAGIC}" trailer`, framesEnd: size };
   const indexOffset = Number(trailer.readBigUInt64BE(0));
-  if (indexOffset < PACK_HEADER_BYTES || indexOffset > size - PACK_TRAILER_BYTES) return { ok: false, detail: `the trailer points at byte ${indexOffset}`, framesEnd: size };
+  if (indexOffset < PACK_HEADER_BYTES || indexOffset > size - PACK_TRAILER_BYTES)
+    return { ok: false, detail: `the trailer points at byte ${indexOffset}`, framesEnd: size };
   const bytes = Buffer.alloc(size - PACK_TRAILER_BYTES - indexOffset);
   await io(path, () => readAt(handle, bytes, indexOffset));
   const index = decodeIndex(bytes, id, { segment: 0, fileSize: indexOffset, firstFrame: PACK_HEADER_BYTES });

@@ -27,7 +27,7 @@ export async function scrubValue(dir: string, location: Location): Promise<void>
   const handle = await open(join(dir, segmentFileName(location.segment)), "r+");
   try {
     const start = valueOffsetOf(location.frame);
-    for (let done = 0; done < location.size; ) {
+    for (let done = 0; done < location.size;) {
       const n = Math.min(ZEROS.length, location.size - done);
       const { bytesWritten } = await handle.write(ZEROS, 0, n, start + done);
       done += bytesWritten;
@@ -44,7 +44,7 @@ export async function isScrubbed(dir: string, location: Location): Promise<boole
   try {
     const buffer = Buffer.alloc(Math.min(ZEROS.length, location.size));
     const start = valueOffsetOf(location.frame);
-    for (let done = 0; done < location.size; ) {
+    for (let done = 0; done < location.size;) {
       const n = Math.min(buffer.length, location.size - done);
       const got = await readAt(handle, buffer.subarray(0, n), start + done);
       if (got === 0) return true;

@@ -80,7 +80,7 @@ async function frameAt(reader: WindowReader, salt: Uint8Array, position: number,
 }
 
 async function allZero(reader: WindowReader, from: number, end: number): Promise<boolean> {
-  for (let position = from; position < end; ) {
+  for (let position = from; position < end;) {
     const chunk = await reader.read(position, Math.min(1 << 20, end - position));
     if (chunk.length === 0) return true;
     for (const byte of chunk) if (byte !== 0) return false;

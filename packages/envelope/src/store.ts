@@ -125,7 +125,11 @@ export class EnvelopeStore implements EnvelopeSource {
       throw new RangeError(`segmentBytes must be an integer above ${SEGMENT_HEADER_BYTES}`);
     }
     if (options.create === false && !(await exists(join(dir, DESCRIPTOR_FILE)))) {
-      throw new EnvelopeError({ code: "not_an_envelope", path: dir, detail: `no ${DESCRIPTOR_FILE} descriptor: not a store (and this open does not create one)` });
+      throw new EnvelopeError({
+        code: "not_an_envelope",
+        path: dir,
+        detail: `no ${DESCRIPTOR_FILE} descriptor: not a store (and this open does not create one)`,
+      });
     }
     await io(dir, () => makeDirectories(dir));
     const lockPath = join(dir, LOCK_FILE);
@@ -138,7 +142,11 @@ export class EnvelopeStore implements EnvelopeSource {
       if (!(await exists(join(dir, DESCRIPTOR_FILE)))) {
         const others = (await io(dir, () => readdir(dir))).filter((name) => name !== LOCK_FILE && name !== `${DESCRIPTOR_FILE}.tmp`);
         if (others.length > 0) {
-          throw new EnvelopeError({ code: "not_an_envelope", path: dir, detail: `the directory holds files (${others.slice(0, 3).join(", ")}) but no ${DESCRIPTOR_FILE}` });
+          throw new EnvelopeError({
+            code: "not_an_envelope",
+            path: dir,
+            detail: `the directory holds files (${others.slice(0, 3).join(", ")}) but no ${DESCRIPTOR_FILE}`,
+          });
         }
         await createDescriptor(dir, options.id);
       }
@@ -159,7 +167,8 @@ export class EnvelopeStore implements EnvelopeSource {
       const reusable = last !== undefined && last.segment === loaded.highest && !damage.some((d) => d.code === "damaged_header" && d.path === last.path);
       for (const segment of loaded.segments) {
         if (segment === last && reusable) continue;
-        if (!segment.indexed || cut.has(segment.path)) await io(segment.path, () => writeIndexFile(dir, salt, segment.segment, endAfterRepair(segment), segment.records ?? []));
+        if (!segment.indexed || cut.has(segment.path))
+          await io(segment.path, () => writeIndexFile(dir, salt, segment.segment, endAfterRepair(segment), segment.records ?? []));
       }
       const files = new SegmentFiles(dir);
       let active: Active;
@@ -319,7 +328,11 @@ export class EnvelopeStore implements EnvelopeSource {
         await writeIndexFile(this.path, this.salt, full.segment, full.size, full.records);
       })
       .catch((error: unknown) => {
-        this.found.push({ code: "index_not_written", path: join(this.path, indexFileName(full.segment)), detail: error instanceof Error ? error.message : String(error) });
+        this.found.push({
+          code: "index_not_written",
+          path: join(this.path, indexFileName(full.segment)),
+          detail: error instanceof Error ? error.message : String(error),
+        });
       })
       .finally(() => {
         this.dirty.delete(full.fd);
@@ -460,7 +473,13 @@ export class EnvelopeStore implements EnvelopeSource {
           throw this.fail(error, []);
         }
       })
-      .then((): RedactOutcome => ({ code: "redacted", digest, redactedAt, reason, removedBytes: this.catalog.locations(digest).reduce((n, l) => n + l.size, 0) }));
+      .then((): RedactOutcome => ({
+        code: "redacted",
+        digest,
+        redactedAt,
+        reason,
+        removedBytes: this.catalog.locations(digest).reduce((n, l) => n + l.size, 0),
+      }));
     this.redactions.set(digest, job);
     const forget = (): void => void this.redactions.delete(digest);
     job.then(forget, forget);
@@ -489,7 +508,11 @@ export class EnvelopeStore implements EnvelopeSource {
       if (this.failure === undefined) {
         const { segment, size, records } = this.active;
         await writeIndexFile(this.path, this.salt, segment, size, records).catch((error: unknown) => {
-          this.found.push({ code: "index_not_written", path: join(this.path, indexFileName(segment)), detail: error instanceof Error ? error.message : String(error) });
+          this.found.push({
+            code: "index_not_written",
+            path: join(this.path, indexFileName(segment)),
+            detail: error instanceof Error ? error.message : String(error),
+          });
         });
       }
     } finally {

@@ -1,15 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  ChainWriter,
-  PolicySetHash,
-  RequestDigest,
-  ResponseDigest,
-  insecureDevKey,
-  verifyChainFile,
-  type EnvelopeSink,
-} from "@aegis/format";
+import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, verifyChainFile, type EnvelopeSink } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 
@@ -34,7 +26,10 @@ describe("the Chain writer with a real Envelope (SPEC §9, §13.2)", () => {
     });
     await writer.close();
 
-    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const outcome = lines.find((l) => l["line_type"] === "outcome") ?? {};
     const requestDigest = RequestDigest.parse(String(outcome["request_digest"]));
     const responseDigest = ResponseDigest.parse(String(outcome["response_digest"]));

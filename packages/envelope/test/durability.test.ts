@@ -67,9 +67,7 @@ describe("durability (SPEC §14.5)", () => {
   it("[M14.7] every put resolves only after an fsync of its segment that began after its frame was written", async () => {
     const store = await EnvelopeStore.open(join(tempDir(), "store"));
     log.length = 0;
-    const digests = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => store.putRequest(marked(`c${i}`)).then((d) => (log.push(`resolve ${d}`), d))),
-    );
+    const digests = await Promise.all(Array.from({ length: 40 }, (_, i) => store.putRequest(marked(`c${i}`)).then((d) => (log.push(`resolve ${d}`), d))));
     // And one alone, which takes the inline path.
     const alone = await store.putResponse(marked("alone"));
     log.push(`resolve ${alone}`);
@@ -113,7 +111,11 @@ describe("durability (SPEC §14.5)", () => {
     const rotated = log.indexOf("open 00000002.seg");
     expect(rotated).toBeGreaterThan(0);
     // The first put written into the new segment.
-    const first = log.slice(rotated).find((l) => l.startsWith("write "))?.slice(6) ?? "";
+    const first =
+      log
+        .slice(rotated)
+        .find((l) => l.startsWith("write "))
+        ?.slice(6) ?? "";
     expect(digests).toContain(first);
     const dirSynced = log.indexOf("fsync done store", rotated);
     expect(dirSynced, "the directory is synced after the segment was created").toBeGreaterThan(rotated);

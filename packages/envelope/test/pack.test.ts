@@ -8,7 +8,14 @@ import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } f
 const FIXED = new Date("2025-06-01T12:00:00.000Z");
 const FRAME_OVERHEAD = 56;
 
-async function storeWith(): Promise<{ dir: string; store: EnvelopeStore; kept: RequestDigest[]; secret: Uint8Array; redacted: RequestDigest; response: ResponseDigest }> {
+async function storeWith(): Promise<{
+  dir: string;
+  store: EnvelopeStore;
+  kept: RequestDigest[];
+  secret: Uint8Array;
+  redacted: RequestDigest;
+  response: ResponseDigest;
+}> {
   const dir = join(tempDir(), "store");
   const store = await EnvelopeStore.open(dir, { segmentBytes: 2048, now: () => FIXED });
   const kept: RequestDigest[] = [];
@@ -46,7 +53,13 @@ describe("packs (SPEC §14.9)", () => {
       [response, "present"],
       [redacted, "redacted"],
     ]);
-    expect(await pack.entry(redacted)).toEqual({ state: "redacted", digest: redacted, size: secret.length, redactedAt: FIXED.toISOString(), reason: "credentials" });
+    expect(await pack.entry(redacted)).toEqual({
+      state: "redacted",
+      digest: redacted,
+      size: secret.length,
+      redactedAt: FIXED.toISOString(),
+      reason: "credentials",
+    });
     expect(await pack.stats()).toEqual({ present: { count: 3, bytes: 103 + 117 }, redacted: { count: 1, bytes: 150 }, files: 1, diskBytes: report.bytes });
     expect(await checkEnvelope(out)).toMatchObject({ kind: "pack", entries: 3, verified: 3, tombstones: 1, mismatched: [], damage: [] });
     await pack.close();
@@ -171,8 +184,15 @@ describe("openEnvelope (SPEC §14.1)", () => {
     const other = join(empty, "x.json");
     writeFileSync(other, "{}");
     expect(await faultOf(openEnvelope(other))).toMatchObject({ code: "not_an_envelope", path: other });
-    expect(await faultOf(openEnvelope(join(dir, "aegis-envelope")))).toMatchObject({ code: "not_an_envelope", detail: expect.stringContaining("open the directory") });
-    expect(await faultOf(openEnvelope(join(empty, "absent")))).toMatchObject({ code: "io", path: join(empty, "absent"), detail: "No such file or directory (os error 2)" });
+    expect(await faultOf(openEnvelope(join(dir, "aegis-envelope")))).toMatchObject({
+      code: "not_an_envelope",
+      detail: expect.stringContaining("open the directory"),
+    });
+    expect(await faultOf(openEnvelope(join(empty, "absent")))).toMatchObject({
+      code: "io",
+      path: join(empty, "absent"),
+      detail: "No such file or directory (os error 2)",
+    });
   });
 
   it("[M14.4] a version this reader does not know is refused, for a store and for a pack", async () => {

@@ -108,7 +108,10 @@ describe("a torn tail (SPEC §14.5)", () => {
 
   it("[M14.8] a segment whose header never reached the disk is started again", async () => {
     const { dir, digests } = await storeOf(values, { segmentBytes: 400 });
-    const segments = (await import("node:fs")).readdirSync(dir).filter((n) => n.endsWith(".seg")).sort();
+    const segments = (await import("node:fs"))
+      .readdirSync(dir)
+      .filter((n) => n.endsWith(".seg"))
+      .sort();
     const next = join(dir, `${String(segments.length + 1).padStart(8, "0")}.seg`);
     writeFileSync(next, Buffer.from("AEGIS"));
     const writer = await EnvelopeStore.open(dir, { segmentBytes: 400 });
@@ -131,7 +134,13 @@ describe("damage in the middle (SPEC §14.7)", () => {
     const value = values[2] ?? new Uint8Array();
     const frame = offsetIn(segment, value) - FRAME_OVERHEAD;
     flipByte(segment, frame + 14); // a byte of the frame check
-    const expected = { code: "damaged_frame" as const, path: segment, offset: frame, length: FRAME_OVERHEAD + value.length, detail: "frame check does not match" };
+    const expected = {
+      code: "damaged_frame" as const,
+      path: segment,
+      offset: frame,
+      length: FRAME_OVERHEAD + value.length,
+      detail: "frame check does not match",
+    };
 
     const reader = await openEnvelope(dir);
     expect(reader.damage).toEqual([expected]);

@@ -21,7 +21,13 @@ describe("put and get (SPEC §14.1)", () => {
         expect(read).toEqual({ code: "present", bytes: Buffer.from(bytes) });
         kept.push({ digest, bytes });
       }),
-      { numRuns: 300, examples: [[new Uint8Array(0), true], [new Uint8Array(0), false]] },
+      {
+        numRuns: 300,
+        examples: [
+          [new Uint8Array(0), true],
+          [new Uint8Array(0), false],
+        ],
+      },
     );
     await store.close();
     // And the same from a fresh reader, through the indexes the writer left.
@@ -191,7 +197,13 @@ describe("redaction (SPEC §14.8)", () => {
     expect(filesContaining(dir, secret)).toHaveLength(1);
 
     const outcome = await store.redact(digest, "an API token was sent to the tool");
-    expect(outcome).toEqual({ code: "redacted", digest, redactedAt: FIXED.toISOString(), reason: "an API token was sent to the tool", removedBytes: secret.length });
+    expect(outcome).toEqual({
+      code: "redacted",
+      digest,
+      redactedAt: FIXED.toISOString(),
+      reason: "an API token was sent to the tool",
+      removedBytes: secret.length,
+    });
     expect(filesContaining(dir, secret)).toEqual([]);
     expect(await store.get(digest)).toEqual({ code: "redacted", redactedAt: FIXED.toISOString(), reason: "an API token was sent to the tool" });
     await store.close();
@@ -358,7 +370,12 @@ describe("one writer per store (SPEC §14.6)", () => {
     const dir = join(tempDir(), "store");
     const first = await EnvelopeStore.open(dir);
     const digest = await first.putRequest(text("held"));
-    expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({ code: "locked", lockPath: join(dir, "writer.lock"), holder: { pid: process.pid }, stale: false });
+    expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({
+      code: "locked",
+      lockPath: join(dir, "writer.lock"),
+      holder: { pid: process.pid },
+      stale: false,
+    });
     const reader = await openEnvelope(dir);
     expect((await reader.get(digest)).code).toBe("present");
     await reader.close();

@@ -8,14 +8,7 @@ import { checkHex, describeHexFault, type HexFault } from "./hex.js";
  */
 declare const digestKind: unique symbol;
 
-export type DigestKind =
-  | "LineHash"
-  | "PrevHash"
-  | "PolicySetHash"
-  | "RequestDigest"
-  | "ResponseDigest"
-  | "ToolSpecDigest"
-  | "KeyId";
+export type DigestKind = "LineHash" | "PrevHash" | "PolicySetHash" | "RequestDigest" | "ResponseDigest" | "ToolSpecDigest" | "KeyId";
 
 export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
 
@@ -55,9 +48,9 @@ function parse<K extends DigestKind>(kind: K, text: string): Digest<K> {
   return text as Digest<K>;
 }
 
-/** Parse without throwing: the digest, or why the text is not one. */
+/** Parse without throwing: the digest, or why the text is not one. `kind` names the brand. */
 export function tryParseDigest<K extends DigestKind>(
-  kind: K,
+  _kind: K,
   text: string,
 ): { readonly ok: true; readonly digest: Digest<K> } | { readonly ok: false; readonly fault: HexFault } {
   const fault = checkHex(text, 64);
@@ -79,8 +72,7 @@ export const PrevHash = {
 };
 
 export const PolicySetHash = {
-  of: (canonicalProjection: Uint8Array | string): PolicySetHash =>
-    sha256Hex(canonicalProjection) as PolicySetHash,
+  of: (canonicalProjection: Uint8Array | string): PolicySetHash => sha256Hex(canonicalProjection) as PolicySetHash,
   parse: (text: string): PolicySetHash => parse("PolicySetHash", text),
 };
 
@@ -91,8 +83,7 @@ export const RequestDigest = {
 };
 
 export const ResponseDigest = {
-  of: (verbatimResponse: Uint8Array): ResponseDigest =>
-    sha256Hex(verbatimResponse) as ResponseDigest,
+  of: (verbatimResponse: Uint8Array): ResponseDigest => sha256Hex(verbatimResponse) as ResponseDigest,
   parse: (text: string): ResponseDigest => parse("ResponseDigest", text),
 };
 

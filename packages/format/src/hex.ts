@@ -5,8 +5,7 @@
 
 /** Why a hex string was refused; the text matches the reference's wording. */
 export type HexFault =
-  | { readonly code: "wrong_length"; readonly expected: number; readonly found: number }
-  | { readonly code: "not_lowercase_hex"; readonly position: number };
+  { readonly code: "wrong_length"; readonly expected: number; readonly found: number } | { readonly code: "not_lowercase_hex"; readonly position: number };
 
 export function describeHexFault(fault: HexFault): string {
   return fault.code === "wrong_length"

@@ -33,14 +33,7 @@ export {
   type JsonValue,
   type OutOfSpaceKind,
 } from "./json.js";
-export {
-  CanonicalFormError,
-  MAX_SAFE_INTEGER,
-  canonicalize,
-  describeCanonicalFault,
-  tryCanonicalize,
-  type CanonicalFault,
-} from "./canonical.js";
+export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./canonical.js";
 export { SMALL_ORDER_ENCODINGS, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./keys.js";
 export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./key-file.js";

@@ -44,12 +44,7 @@ const U64_MAX = 18446744073709551615n;
 const MAX_SAFE = 9007199254740991;
 
 export function isJsonObject(value: JsonValue | undefined): value is JsonObject {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    !(value instanceof OutOfSpaceNumber)
-  );
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof OutOfSpaceNumber);
 }
 
 /** Parse one row. Throws {@link JsonSyntaxError}; never any other error for any input. */
@@ -191,10 +186,7 @@ class Reader {
       // An integer lexeme that is negative is a negative integer unless it is -0 or
       // below i64::MIN, which serde_json reads as a float.
       this.canonical = false;
-      const kind: OutOfSpaceKind =
-        !fractional && negative && lexeme !== "-0" && BigInt(lexeme) >= -(2n ** 63n)
-          ? "negative"
-          : "float";
+      const kind: OutOfSpaceKind = !fractional && negative && lexeme !== "-0" && BigInt(lexeme) >= -(2n ** 63n) ? "negative" : "float";
       return new OutOfSpaceNumber(lexeme, kind);
     }
     if (lexeme.length <= 15) return Number(lexeme);
@@ -245,14 +237,31 @@ class Reader {
       if (this.i >= s.length) this.fail("EOF while parsing a string", s.length);
       const e = s.charCodeAt(this.i++);
       switch (e) {
-        case 0x22: out += '"'; break;
-        case 0x5c: out += "\\"; break;
-        case 0x2f: out += "/"; this.canonical = false; break;
-        case 0x62: out += "\b"; break;
-        case 0x66: out += "\f"; break;
-        case 0x6e: out += "\n"; break;
-        case 0x72: out += "\r"; break;
-        case 0x74: out += "\t"; break;
+        case 0x22:
+          out += '"';
+          break;
+        case 0x5c:
+          out += "\\";
+          break;
+        case 0x2f:
+          out += "/";
+          this.canonical = false;
+          break;
+        case 0x62:
+          out += "\b";
+          break;
+        case 0x66:
+          out += "\f";
+          break;
+        case 0x6e:
+          out += "\n";
+          break;
+        case 0x72:
+          out += "\r";
+          break;
+        case 0x74:
+          out += "\t";
+          break;
         case 0x75: {
           const start = this.i;
           const decoded = this.unicodeEscape();
@@ -263,7 +272,8 @@ class Reader {
           out += decoded;
           break;
         }
-        default: this.fail("invalid escape", this.i);
+        default:
+          this.fail("invalid escape", this.i);
       }
       run = this.i;
     }
@@ -275,11 +285,7 @@ class Reader {
     let n = 0;
     for (let k = 0; k < 4; k++) {
       const c = s.charCodeAt(this.i++);
-      const d =
-        c >= 0x30 && c <= 0x39 ? c - 0x30
-        : c >= 0x61 && c <= 0x66 ? c - 0x57
-        : c >= 0x41 && c <= 0x46 ? c - 0x37
-        : -1;
+      const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
       if (d < 0) this.fail("invalid escape", this.i);
       n = n * 16 + d;
     }

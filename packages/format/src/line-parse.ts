@@ -36,9 +36,7 @@ export type TypedLine =
   | { readonly line_type: "checkpoint"; readonly line: JsonObject }
   | { readonly line_type: "unknown"; readonly token: string; readonly line: JsonObject };
 
-export type TypedLineResult =
-  | { readonly ok: true; readonly value: TypedLine }
-  | { readonly ok: false; readonly problems: readonly string[] };
+export type TypedLineResult = { readonly ok: true; readonly value: TypedLine } | { readonly ok: false; readonly problems: readonly string[] };
 
 class Fields {
   readonly problems: string[] = [];
@@ -225,10 +223,7 @@ function axes(f: Fields, v: JsonValue | undefined, path: string): DecisionAxes |
     session: f.optStr(o, "session", path),
     matched_rule: f.optStr(o, "matched_rule", path),
     approval_ref: f.optStr(o, "approval_ref", path),
-    fs:
-      fsAxis === undefined
-        ? undefined
-        : { path_raw: f.str(fsAxis, "path_raw", `${path}.fs`), path_canonical: f.str(fsAxis, "path_canonical", `${path}.fs`) },
+    fs: fsAxis === undefined ? undefined : { path_raw: f.str(fsAxis, "path_raw", `${path}.fs`), path_canonical: f.str(fsAxis, "path_canonical", `${path}.fs`) },
     net: netAxis === undefined ? undefined : { host: f.str(netAxis, "host", `${path}.net`), port: f.int(netAxis, "port", `${path}.net`) },
   });
 }

@@ -15,9 +15,7 @@ export type KnownLineType = (typeof KNOWN_LINE_TYPES)[number];
 export type LineType = { readonly known: KnownLineType } | { readonly unknown: string };
 
 export function lineTypeOf(token: string): LineType {
-  return (KNOWN_LINE_TYPES as readonly string[]).includes(token)
-    ? { known: token as KnownLineType }
-    : { unknown: token };
+  return (KNOWN_LINE_TYPES as readonly string[]).includes(token) ? { known: token as KnownLineType } : { unknown: token };
 }
 
 /** 128 lowercase hex: a 64-byte Ed25519 signature. */
@@ -55,8 +53,7 @@ export type PolicyOutcome =
   | { readonly status: "pending_approval"; readonly approval_id: string };
 
 export type CapabilityOutcome =
-  | { readonly status: "granted"; readonly grant: CapabilityGrant }
-  | { readonly status: "denied"; readonly reason: string; readonly denied_capability?: string };
+  { readonly status: "granted"; readonly grant: CapabilityGrant } | { readonly status: "denied"; readonly reason: string; readonly denied_capability?: string };
 
 export type ExecutionOutcome =
   | { readonly status: "success" }
@@ -82,9 +79,7 @@ export interface ApprovedScope {
   readonly net?: NetGrant;
 }
 
-export type ApprovalVerdict =
-  | { readonly verdict: "approved"; readonly scope: ApprovedScope }
-  | { readonly verdict: "denied"; readonly reason: string };
+export type ApprovalVerdict = { readonly verdict: "approved"; readonly scope: ApprovedScope } | { readonly verdict: "denied"; readonly reason: string };
 
 /** What a caller supplies for an `intent`: everything but the chain fields. */
 export interface IntentPayload {

@@ -57,11 +57,7 @@ export interface SessionKey {
  * off the Line itself. The order of checks fixes which fault is reported; it is the
  * reference's: presence, encodings, key id, key, then the signature.
  */
-export function checkLineSignature(
-  line: JsonObject,
-  session: SessionKey,
-  input: () => string = () => signingInput(line),
-): SignatureFault | undefined {
+export function checkLineSignature(line: JsonObject, session: SessionKey, input: () => string = () => signingInput(line)): SignatureFault | undefined {
   const signature = line["signature"];
   const keyId = line["key_id"];
   if (signature === undefined || keyId === undefined) return { code: "unsigned" };

@@ -14,7 +14,6 @@ export type FileTail =
   | { readonly kind: "torn"; readonly offset: number; readonly length: number; readonly detail: string }
   | { readonly kind: "too_long"; readonly offset: number };
 
-
 /**
  * Find and judge the last non-blank row by reading backwards from the end, so opening a
  * file of any size costs one row's worth of reading.

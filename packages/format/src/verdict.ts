@@ -86,17 +86,20 @@ export function describeSignatureFault(fault: SignatureFault): string {
 
 export function describeTampered(reason: TamperedReason): string {
   return match(reason)
-    .with({ code: "chain_broken" }, (r) =>
-      `line at ${describePosition(r.at)} chains to ${r.found}, but the line before it hashes to ${r.expected}`)
+    .with({ code: "chain_broken" }, (r) => `line at ${describePosition(r.at)} chains to ${r.found}, but the line before it hashes to ${r.expected}`)
     .with({ code: "seq_out_of_order" }, (r) => `session ${r.session_index} expected seq ${r.expected}, found ${r.found}`)
     .with({ code: "bad_signature" }, (r) => `line at ${describePosition(r.at)}: ${describeSignatureFault(r.source)}`)
     .with({ code: "session_boundary_broken" }, (r) =>
       r.found === undefined
         ? `session ${r.session_index} carries no prev_session_tail, but the previous session ends at ${r.expected}`
-        : `session ${r.session_index} back-references ${r.found}, but the previous session ends at ${r.expected}`)
+        : `session ${r.session_index} back-references ${r.found}, but the previous session ends at ${r.expected}`,
+    )
     .with({ code: "malformed_line" }, (r) => `line ${r.line}: ${r.detail}`)
-    .with({ code: "untrusted_key" }, (r) =>
-      `session opened at ${describePosition(r.at)} publishes a key with fingerprint ${r.key_id}, which is not in the supplied trust store (--key takes the 64-hex public key, not this fingerprint)`)
+    .with(
+      { code: "untrusted_key" },
+      (r) =>
+        `session opened at ${describePosition(r.at)} publishes a key with fingerprint ${r.key_id}, which is not in the supplied trust store (--key takes the 64-hex public key, not this fingerprint)`,
+    )
     .with({ code: "duplicate_decision" }, (r) => `line at ${describePosition(r.at)} decides approval ${r.approval_id} a second time`)
     .exhaustive(unreachable);
 }
@@ -106,10 +109,11 @@ export function describeIndeterminate(reason: IndeterminateReason): string {
     .with({ code: "unknown_line_type" }, (r) => `unknown line type \`${r.line_type}\` at ${describePosition(r.at)}, newer emitter`)
     .with({ code: "reserved_checkpoint" }, (r) => `reserved checkpoint line at ${describePosition(r.at)}, not defined by v0`)
     .with({ code: "torn_final_line" }, (r) => `final line ${r.line} does not parse; torn write`)
-    .with({ code: "unanchored_tail" }, (r) =>
-      `session ${r.session_index} has no close record and nothing anchors beyond it; ${r.in_flight.length} call(s) in flight`)
-    .with({ code: "missing_line" }, (r) =>
-      `session ${r.session_index} skips seq ${r.expected}..${r.found} with the chain intact; a write did not land`)
+    .with(
+      { code: "unanchored_tail" },
+      (r) => `session ${r.session_index} has no close record and nothing anchors beyond it; ${r.in_flight.length} call(s) in flight`,
+    )
+    .with({ code: "missing_line" }, (r) => `session ${r.session_index} skips seq ${r.expected}..${r.found} with the chain intact; a write did not land`)
     .with({ code: "empty_chain" }, () => "no lines to verify")
     .with({ code: "line_too_long" }, (r) => `line ${r.line} is longer than ${r.limit} bytes; not read`)
     .exhaustive(unreachable);

@@ -6,13 +6,7 @@ import { readRow } from "./row.js";
 import { lineTypeOf, type LineType } from "./lines.js";
 import type { Row } from "./rows.js";
 import { checkLineSignature, type SessionKey } from "./signing.js";
-import type {
-  IndeterminateReason,
-  Position,
-  TamperedReason,
-  Verification,
-  Verdict,
-} from "./verdict.js";
+import type { IndeterminateReason, Position, TamperedReason, Verification, Verdict } from "./verdict.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
 export interface WalkedLine {
@@ -138,9 +132,7 @@ export class ChainWalk {
 
     this.endsWithVerifiedClose = false;
     const stop =
-      "known" in lineType && lineType.known === "open"
-        ? this.openSession(value, line, seq, prev.digest)
-        : this.continueSession(line, seq, prev.digest);
+      "known" in lineType && lineType.known === "open" ? this.openSession(value, line, seq, prev.digest) : this.continueSession(line, seq, prev.digest);
     if (stop !== undefined) return stop;
     const at: Position = { session_index: this.sessionIndex ?? 0, seq };
 

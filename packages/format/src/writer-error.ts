@@ -20,7 +20,9 @@ export function describeWriterFault(fault: WriterFault): string {
   switch (fault.code) {
     case "locked": {
       const who = fault.holder === undefined ? "another writer" : `pid ${fault.holder.pid} on ${fault.holder.host}`;
-      const stale = fault.stale ? ` (pid ${fault.holder?.pid ?? "?"} is not running: the lock looks stale; remove ${fault.lockPath} if no writer is running)` : "";
+      const stale = fault.stale
+        ? ` (pid ${fault.holder?.pid ?? "?"} is not running: the lock looks stale; remove ${fault.lockPath} if no writer is running)`
+        : "";
       return `${fault.path} is being written by ${who}: ${fault.lockPath} exists${stale}`;
     }
     case "torn_tail":

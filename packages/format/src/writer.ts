@@ -2,14 +2,7 @@ import { open as openFile, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fsync, fsyncSync, writeSync } from "node:fs";
 import { CanonicalFormError } from "./canonical.js";
-import {
-  PrevHash,
-  RequestDigest,
-  ResponseDigest,
-  sameDigest,
-  type LineHash as LineHashT,
-  type PolicySetHash,
-} from "./digest.js";
+import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash as LineHashT, type PolicySetHash } from "./digest.js";
 import { sealLine, type SealedLine } from "./signing.js";
 import type { SigningKey } from "./keys.js";
 import {
@@ -325,7 +318,13 @@ export class ChainWriter {
 
   private recordOutcome(start: CallStart, result: CallResult, sync: "now" | "soon" = "now"): Promise<Appended> {
     const callId = start.call_id;
-    const payload: OutcomePayload = { ...result, call_id: start.call_id, tool_id: start.tool_id, request_digest: start.request_digest, policy_set_hash: start.policy_set_hash };
+    const payload: OutcomePayload = {
+      ...result,
+      call_id: start.call_id,
+      tool_id: start.tool_id,
+      request_digest: start.request_digest,
+      policy_set_hash: start.policy_set_hash,
+    };
     const appended = this.append("outcome", payload, true, sync);
     // Still in flight until an outcome is taken: a refused one (outside the value space,
     // too long) leaves the call for close() to record as abandoned. Only this call's entry
@@ -348,10 +347,7 @@ export class ChainWriter {
    * Run `body` as one call: the intent is durable before `body` starts, and an outcome is
    * written however it ends: its result when it returns, a trap when it throws.
    */
-  async call<T>(
-    start: CallStart | CallOpening,
-    body: () => Promise<{ readonly value: T; readonly outcome: CallResult | CallEnding }>,
-  ): Promise<T> {
+  async call<T>(start: CallStart | CallOpening, body: () => Promise<{ readonly value: T; readonly outcome: CallResult | CallEnding }>): Promise<T> {
     await this.beginCall(start);
     let finished: Awaited<ReturnType<typeof body>>;
     try {
@@ -379,9 +375,7 @@ export class ChainWriter {
       // put (then abandoned below), outcomes whose response is. Drained until none is left,
       // because one may begin while another is awaited.
       while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-      const abandoned = [...this.calls.keys()].map((callId) =>
-        this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })),
-      );
+      const abandoned = [...this.calls.keys()].map((callId) => this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })));
       const close = this.appendSigned({ line_type: "close", payload: {} });
       this.closed = true;
       // Wait for all of them: a rejection left unobserved would end the process.
@@ -503,10 +497,7 @@ export class ChainWriter {
   private lastSynced: Promise<unknown> = Promise.resolve();
 
   private fail(error: unknown, waiters: readonly Waiter[]): void {
-    this.failure ??= new ChainWriterError(
-      { code: "failed", detail: error instanceof Error ? error.message : String(error) },
-      { cause: error },
-    );
+    this.failure ??= new ChainWriterError({ code: "failed", detail: error instanceof Error ? error.message : String(error) }, { cause: error });
     for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
     this.waiters = [];
     this.batch = [];

@@ -77,7 +77,11 @@ const inSpace = fc.letrec<{ value: JsonValue }>((tie) => ({
     fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
     fc.boolean(),
     fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.string({ unit: "binary" }).filter((s) => s.isWellFormed() && s !== "__proto__"), tie("value"), { maxKeys: 4 }),
+    fc.dictionary(
+      fc.string({ unit: "binary" }).filter((s) => s.isWellFormed() && s !== "__proto__"),
+      tie("value"),
+      { maxKeys: 4 },
+    ),
   ),
 })).value;
 
@@ -107,7 +111,7 @@ describe("properties", () => {
 
 /** Write a value as JSON text with random spacing, member order and escapes. */
 function anyText(value: JsonValue, r: () => number): string {
-  const space = () => (r() < 0.1 ? [" ", "\n", "\t", "\r"][Math.floor(r() * 4)] ?? "" : "");
+  const space = () => (r() < 0.1 ? ([" ", "\n", "\t", "\r"][Math.floor(r() * 4)] ?? "") : "");
   const str = (s: string) =>
     r() < 0.2
       ? `"${[...s].map((ch) => (r() < 0.3 && (ch.codePointAt(0) ?? 0) < 0x10000 ? `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}` : JSON.stringify(ch).slice(1, -1))).join("")}"`
@@ -125,21 +129,29 @@ function anyText(value: JsonValue, r: () => number): string {
 describe("the canonical fast path of the row reader", () => {
   it("flags a row as canonical exactly when it is, and then its signing input is the canonical form without signature", () => {
     fc.assert(
-      fc.property(inSpace, fc.boolean(), fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 128, maxLength: 128 }), fc.integer(), (inner, signed, sig, seed) => {
-        let state = seed;
-        const r = () => ((state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-        const line: Record<string, JsonValue> = { line_type: "outcome", seq: 1, payload: inner };
-        if (signed) line["signature"] = sig;
-        for (const text of [canonicalize(line), anyText(line, r)]) {
-          const row = parseRow(text);
-          expect(row.canonical, text).toBe(text === canonicalize(row.value));
-          if (row.canonical && row.signature !== undefined) {
-            const span = row.signature;
-            const input = span.first ? text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1) : text.slice(0, span.start - 1) + text.slice(span.end);
-            expect(input).toBe(canonicalize(row.value, "signature"));
+      fc.property(
+        inSpace,
+        fc.boolean(),
+        fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 128, maxLength: 128 }),
+        fc.integer(),
+        (inner, signed, sig, seed) => {
+          let state = seed;
+          const r = () => (state = (state * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+          const line: Record<string, JsonValue> = { line_type: "outcome", seq: 1, payload: inner };
+          if (signed) line["signature"] = sig;
+          for (const text of [canonicalize(line), anyText(line, r)]) {
+            const row = parseRow(text);
+            expect(row.canonical, text).toBe(text === canonicalize(row.value));
+            if (row.canonical && row.signature !== undefined) {
+              const span = row.signature;
+              const input = span.first
+                ? text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1)
+                : text.slice(0, span.start - 1) + text.slice(span.end);
+              expect(input).toBe(canonicalize(row.value, "signature"));
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 400 },
     );
   });

@@ -50,7 +50,21 @@ describe("vectors/chains", () => {
 
   it("every verdict reason of SPEC §8.3 but line_too_long has a vector", () => {
     const codes = new Set(entries.map((e) => (e.expected["reason"] as { code?: string } | null)?.code));
-    for (const code of ["chain_broken", "seq_out_of_order", "bad_signature", "session_boundary_broken", "malformed_line", "untrusted_key", "duplicate_decision", "unknown_line_type", "reserved_checkpoint", "torn_final_line", "unanchored_tail", "missing_line", "empty_chain"]) {
+    for (const code of [
+      "chain_broken",
+      "seq_out_of_order",
+      "bad_signature",
+      "session_boundary_broken",
+      "malformed_line",
+      "untrusted_key",
+      "duplicate_decision",
+      "unknown_line_type",
+      "reserved_checkpoint",
+      "torn_final_line",
+      "unanchored_tail",
+      "missing_line",
+      "empty_chain",
+    ]) {
       expect(codes.has(code), code).toBe(true);
     }
   });

@@ -124,7 +124,9 @@ function diagnose(pk: string, sig: string): string {
 function verdicts(): Expected[] {
   return cases.map((c) => {
     const ours = strict(hex(c.pk), hex(c.msg), hex(c.sig)) ? "valid" : "invalid";
-    return c.result === ours ? { tcId: c.tcId, wycheproof: c.result, strict: ours } : { tcId: c.tcId, wycheproof: c.result, strict: ours, why: diagnose(c.pk, c.sig) };
+    return c.result === ours
+      ? { tcId: c.tcId, wycheproof: c.result, strict: ours }
+      : { tcId: c.tcId, wycheproof: c.result, strict: ours, why: diagnose(c.pk, c.sig) };
   });
 }
 
@@ -143,7 +145,12 @@ describe("RFC 8032 §7.1 test vectors", () => {
   });
 
   it("agree with Wycheproof's copies of TEST 1, 2, 3 and 1024 (tcIds 80 to 83), transcribed from another source", () => {
-    for (const [index, tcId] of [[0, 80], [1, 81], [2, 82], [3, 83]] as const) {
+    for (const [index, tcId] of [
+      [0, 80],
+      [1, 81],
+      [2, 82],
+      [3, 83],
+    ] as const) {
       const v = rfc[index];
       const c = byId(tcId);
       expect(c.comment).toBe(`draft-josefsson-eddsa-ed25519-02: ${v?.name.replace("TEST", "Test")}`);

@@ -43,7 +43,10 @@ describe("reference SPEC §11.1: canonical form and hash", () => {
 });
 
 describe("reference SPEC §11.2: the golden Session", () => {
-  const rows = readVector(GOLDEN).toString("utf8").split("\n").filter((r) => r.length > 0);
+  const rows = readVector(GOLDEN)
+    .toString("utf8")
+    .split("\n")
+    .filter((r) => r.length > 0);
 
   it("verifies unpinned, covered to session 0 seq 11", async () => {
     const v = await verifyChainFile(vectorPath(GOLDEN));
@@ -69,7 +72,20 @@ describe("reference SPEC §11.2: the golden Session", () => {
   });
 
   it("each golden file is one canonical line, the same bytes as the Session's rows", () => {
-    const names = ["session_open", "intent", "policy_deny", "rate_limit", "pending_approval", "capability_denied", "trap", "resource_exceeded", "panic", "abandoned_session", "decision", "session_close"];
+    const names = [
+      "session_open",
+      "intent",
+      "policy_deny",
+      "rate_limit",
+      "pending_approval",
+      "capability_denied",
+      "trap",
+      "resource_exceeded",
+      "panic",
+      "abandoned_session",
+      "decision",
+      "session_close",
+    ];
     names.forEach((name, i) => {
       const file = readVector(`external/rust-aegis/golden/${name}.json`).toString("utf8");
       expect(file).toBe(rows[i]);

@@ -64,7 +64,10 @@ describe("key files, compatible with the reference's aegis keygen", () => {
 
   it("accepts a key without a trailing newline, or with CRLF", async () => {
     const dir = tempDir();
-    for (const [name, content] of [["a", "ab".repeat(32)], ["b", `${"ab".repeat(32)}\r\n`]] as const) {
+    for (const [name, content] of [
+      ["a", "ab".repeat(32)],
+      ["b", `${"ab".repeat(32)}\r\n`],
+    ] as const) {
       const path = join(dir, name);
       writeFileSync(path, content, { mode: 0o600 });
       await expect(readKeyFile(path)).resolves.toBeInstanceOf(SigningKey);

@@ -37,7 +37,10 @@ describe("every altered byte is found", () => {
   });
 
   it("removing any one line never yields Verified", () => {
-    const rows = file.toString("utf8").split("\n").filter((r) => r.length > 0);
+    const rows = file
+      .toString("utf8")
+      .split("\n")
+      .filter((r) => r.length > 0);
     rows.forEach((_, i) => {
       const v = verifyChainBytes(rows.filter((__, j) => j !== i).join("\n") + "\n");
       expect(v.verdict.status, `without line ${i + 1}`).not.toBe("verified");
@@ -63,7 +66,10 @@ describe("concurrent calls never fork the chain", () => {
         const v = await verifyChainFile(path);
         expect(v.verdict.status).toBe("verified");
         expect(v.lines).toBe(2 * calls + 2);
-        const rows = readFileSync(path, "utf8").trim().split("\n").map((r) => JSON.parse(r) as { seq: number; call_id?: string; line_type: string });
+        const rows = readFileSync(path, "utf8")
+          .trim()
+          .split("\n")
+          .map((r) => JSON.parse(r) as { seq: number; call_id?: string; line_type: string });
         expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i));
         for (let i = 0; i < calls; i++) {
           expect(rows.filter((r) => r.call_id === `call-${i}`).map((r) => r.line_type)).toEqual(["intent", "outcome"]);

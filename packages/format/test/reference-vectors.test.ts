@@ -39,20 +39,17 @@ function reasonOf(v: Verification): Record<string, unknown> {
 }
 
 describe("Rust reference fixtures (vectors/external/rust-aegis)", () => {
-  it.each(expectations.map((e) => ({ ...e, name: `${e.file}${e.trust === null ? "" : " (pinned)"}` })))(
-    "$name: $verdict $reason",
-    async (e) => {
-      const v = await verifyChainFile(vectorPath(`external/rust-aegis/${e.file}`), e.trust === null ? {} : { trust: e.trust });
-      expect(v.verdict.status).toBe(e.verdict);
-      if (e.reason !== null) expect(reasonOf(v)).toMatchObject({ code: e.reason, ...ours(e.fields), ...ours(e.inferred?.fields ?? {}) });
-      if (e.inferred !== undefined && "coverage" in e.inferred) {
-        expect(v.coverage ?? null).toEqual(e.inferred.coverage ?? null);
-      }
-      const detailPrefix = e.inferred?.fields?.["detail_prefix"];
-      if (typeof detailPrefix === "string") expect(String(reasonOf(v)["detail"])).toMatch(new RegExp(`^${detailPrefix}`));
-      if (e.verdict !== "indeterminate" || e.reason !== "empty_chain") expect(v.key_ids).toEqual([DEV_KEY_ID]);
-    },
-  );
+  it.each(expectations.map((e) => ({ ...e, name: `${e.file}${e.trust === null ? "" : " (pinned)"}` })))("$name: $verdict $reason", async (e) => {
+    const v = await verifyChainFile(vectorPath(`external/rust-aegis/${e.file}`), e.trust === null ? {} : { trust: e.trust });
+    expect(v.verdict.status).toBe(e.verdict);
+    if (e.reason !== null) expect(reasonOf(v)).toMatchObject({ code: e.reason, ...ours(e.fields), ...ours(e.inferred?.fields ?? {}) });
+    if (e.inferred !== undefined && "coverage" in e.inferred) {
+      expect(v.coverage ?? null).toEqual(e.inferred.coverage ?? null);
+    }
+    const detailPrefix = e.inferred?.fields?.["detail_prefix"];
+    if (typeof detailPrefix === "string") expect(String(reasonOf(v)["detail"])).toMatch(new RegExp(`^${detailPrefix}`));
+    if (e.verdict !== "indeterminate" || e.reason !== "empty_chain") expect(v.key_ids).toEqual([DEV_KEY_ID]);
+  });
 
   it("covers every fixture file the reference ships", () => {
     const files = new Set(expectations.map((e) => e.file));

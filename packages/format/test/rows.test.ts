@@ -26,20 +26,24 @@ describe("rows of a record file (SPEC §1.1)", () => {
 
   it("gives the same rows however the input is chunked", () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom("{}", "a", "\n", "\r", " ", "é", "\r\n"), { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 8 }), (parts, cuts) => {
-        const whole = Buffer.from(parts.join(""));
-        const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
-        const chunks: Buffer[] = [];
-        let from = 0;
-        for (const p of points) {
-          chunks.push(whole.subarray(from, p));
-          from = p;
-        }
-        chunks.push(whole.subarray(from));
-        expect(split(chunks)).toEqual(split([whole]));
-        // And with a bound small enough that rows overflow across chunk boundaries.
-        expect(split(chunks, 3)).toEqual(split([whole], 3));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom("{}", "a", "\n", "\r", " ", "é", "\r\n"), { maxLength: 40 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (parts, cuts) => {
+          const whole = Buffer.from(parts.join(""));
+          const points = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+          const chunks: Buffer[] = [];
+          let from = 0;
+          for (const p of points) {
+            chunks.push(whole.subarray(from, p));
+            from = p;
+          }
+          chunks.push(whole.subarray(from));
+          expect(split(chunks)).toEqual(split([whole]));
+          // And with a bound small enough that rows overflow across chunk boundaries.
+          expect(split(chunks, 3)).toEqual(split([whole], 3));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -52,7 +56,9 @@ describe("rows of a record file (SPEC §1.1)", () => {
   it("a White_Space row exactly one byte over the limit is blank too, at every length around the bound", () => {
     // The one-byte slack kept for a trailing \r once let a blank row of limit+1 bytes through as too long.
     for (const extra of [0, 1, 2, 3]) {
-      expect(split([Buffer.from(`${" ".repeat(15 + extra)}\nok\n`)], 15), `limit + ${extra}`).toEqual([{ kind: "row", line: 1, offset: 16 + extra, bytes: Buffer.from("ok") }]);
+      expect(split([Buffer.from(`${" ".repeat(15 + extra)}\nok\n`)], 15), `limit + ${extra}`).toEqual([
+        { kind: "row", line: 1, offset: 16 + extra, bytes: Buffer.from("ok") },
+      ]);
     }
   });
 

@@ -190,11 +190,7 @@ describe("SPEC §8.2: nothing else is judged", () => {
     expect(describeVerdict(v)).toBe("Verified (unpinned)");
     expect(v.coverage).toEqual({ session_index: 0, seq: 5 });
     // With string approval_ids the same two decisions are judged.
-    const resigned = emit([
-      { line_type: "open" },
-      { line_type: "decision", approval_id: "5" },
-      { line_type: "decision", approval_id: "5" },
-    ]);
+    const resigned = emit([{ line_type: "open" }, { line_type: "decision", approval_id: "5" }, { line_type: "decision", approval_id: "5" }]);
     expect(reasonOf(verifyChainBytes(resigned))).toMatchObject({ code: "duplicate_decision", approval_id: "5" });
   });
 });

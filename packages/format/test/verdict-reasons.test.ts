@@ -45,7 +45,12 @@ describe("Tampered", () => {
   });
 
   it("chain_broken: a line removed from the middle", () => {
-    const v = verifyChainBytes(reseal(lines, {}).split("\n").filter((_, i) => i !== 2).join("\n"));
+    const v = verifyChainBytes(
+      reseal(lines, {})
+        .split("\n")
+        .filter((_, i) => i !== 2)
+        .join("\n"),
+    );
     expect(reason(v)).toMatchObject({ code: "chain_broken", at: { session_index: 0, seq: 3 } });
   });
 

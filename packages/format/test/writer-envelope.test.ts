@@ -1,21 +1,18 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  ChainWriter,
-  ChainWriterError,
-  RequestDigest,
-  ResponseDigest,
-  verifyChainFile,
-  type EnvelopeSink,
-  type WriterFault,
-} from "../src/index.js";
+import { ChainWriter, ChainWriterError, RequestDigest, ResponseDigest, verifyChainFile, type EnvelopeSink, type WriterFault } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 
 const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
-const ended = { policy: { status: "allowed" as const }, capability: { status: "denied" as const, reason: "n/a" }, execution: { status: "success" as const }, decision_axes: {} };
+const ended = {
+  policy: { status: "allowed" as const },
+  capability: { status: "denied" as const, reason: "n/a" },
+  execution: { status: "success" as const },
+  decision_axes: {},
+};
 
 /**
  * An Envelope double that records what the file held at the moment each put was asked
@@ -64,7 +61,11 @@ describe("a writer given an Envelope (SPEC §9)", () => {
     expect(sink.fileAtPut[1]).not.toContain('"line_type":"outcome"');
     const [intent, outcome] = readLines(path).filter((l) => l["call_id"] === "c1");
     expect(intent).toMatchObject({ line_type: "intent", request_digest: RequestDigest.of(bytes('{"q":1}')) });
-    expect(outcome).toMatchObject({ line_type: "outcome", request_digest: RequestDigest.of(bytes('{"q":1}')), response_digest: ResponseDigest.of(bytes("ok")) });
+    expect(outcome).toMatchObject({
+      line_type: "outcome",
+      request_digest: RequestDigest.of(bytes('{"q":1}')),
+      response_digest: ResponseDigest.of(bytes("ok")),
+    });
     expect([...sink.kept.keys()].sort()).toEqual([RequestDigest.of(bytes('{"q":1}')), ResponseDigest.of(bytes("ok"))].sort());
     expect((await verifyChainFile(path)).verdict.status).toBe("verified");
   });
@@ -119,7 +120,12 @@ describe("a writer given an Envelope (SPEC §9)", () => {
     expect((await faultOf(writer.beginCall({ call_id: "x", tool_id: "t", policy_set_hash: POLICY, request: bytes("2") }))).code).toBe("duplicate_call");
     await ending;
     await writer.close();
-    expect(readLines(path).map((l) => `${String(l["line_type"])}${l["call_id"] === undefined ? "" : ` ${String(l["call_id"])}`}`)).toEqual(["open", "intent x", "outcome x", "close"]);
+    expect(readLines(path).map((l) => `${String(l["line_type"])}${l["call_id"] === undefined ? "" : ` ${String(l["call_id"])}`}`)).toEqual([
+      "open",
+      "intent x",
+      "outcome x",
+      "close",
+    ]);
   });
 
   it("close() while a request is being put: the call's intent lands and close() records it as abandoned", async () => {

@@ -204,12 +204,23 @@ describe("an outcome on every exit path", () => {
     const writer = await open(path);
     await expect(writer.call(start("boom"), () => Promise.reject(new Error("tool crashed")))).rejects.toThrow("tool crashed");
     const done = await writer.call(start("fine"), () =>
-      Promise.resolve({ value: 42, outcome: { policy: { status: "allowed" as const }, capability: { status: "denied" as const, reason: "n/a" }, execution: { status: "success" as const }, decision_axes: {} } }),
+      Promise.resolve({
+        value: 42,
+        outcome: {
+          policy: { status: "allowed" as const },
+          capability: { status: "denied" as const, reason: "n/a" },
+          execution: { status: "success" as const },
+          decision_axes: {},
+        },
+      }),
     );
     expect(done).toBe(42);
     await writer.close();
     const outcomes = readLines(path).filter((l) => l["line_type"] === "outcome");
-    expect(outcomes.map((o) => [o["call_id"], (o["execution"] as { status: string }).status])).toEqual([["boom", "trap"], ["fine", "success"]]);
+    expect(outcomes.map((o) => [o["call_id"], (o["execution"] as { status: string }).status])).toEqual([
+      ["boom", "trap"],
+      ["fine", "success"],
+    ]);
   });
 
   it("an unknown or repeated call id is refused", async () => {
@@ -233,7 +244,12 @@ describe("an outcome on every exit path", () => {
 
 describe("outcomes made durable soon (SPEC §13.2)", () => {
   const call = (id: string) => ({ call_id: id, tool_id: "t", request_digest: RequestDigest.of(Buffer.from(id)), policy_set_hash: POLICY });
-  const result = { policy: { status: "allowed" }, capability: { status: "denied", reason: "not evaluated" }, execution: { status: "success" }, decision_axes: {} } as const;
+  const result = {
+    policy: { status: "allowed" },
+    capability: { status: "denied", reason: "not evaluated" },
+    execution: { status: "success" },
+    decision_axes: {},
+  } as const;
 
   it("an outcome appended soon is written with the next Line that must be durable now, in append order", async () => {
     const path = join(tempDir(), "soon.aarl");
@@ -274,11 +290,23 @@ describe("a call that did not run (SPEC §13.2)", () => {
     const path = join(tempDir(), "unrun.aarl");
     const writer = await open(path);
     const start = { call_id: "r1", tool_id: "rm", policy_set_hash: POLICY, request: Buffer.from('{"method":"tools/call"}') };
-    const refused = { policy: { status: "denied", reason: "no" }, capability: { status: "denied", reason: "policy blocked before capability" }, execution: { status: "host_denied", reason: "not executed" }, decision_axes: {} } as const;
+    const refused = {
+      policy: { status: "denied", reason: "no" },
+      capability: { status: "denied", reason: "policy blocked before capability" },
+      execution: { status: "host_denied", reason: "not executed" },
+      decision_axes: {},
+    } as const;
     const appended = await writer.recordUnrun(start, refused);
     expect(appended.seq).toBe(2);
     expect(writer.inFlight).toEqual([]);
-    expect(await faultOf(writer.recordUnrun({ ...start, call_id: "r2" }, refused).then(() => writer.beginCall({ ...start, call_id: "r2" })).then(() => writer.recordUnrun({ ...start, call_id: "r2" }, refused)))).toMatchObject({ code: "duplicate_call", callId: "r2" });
+    expect(
+      await faultOf(
+        writer
+          .recordUnrun({ ...start, call_id: "r2" }, refused)
+          .then(() => writer.beginCall({ ...start, call_id: "r2" }))
+          .then(() => writer.recordUnrun({ ...start, call_id: "r2" }, refused)),
+      ),
+    ).toMatchObject({ code: "duplicate_call", callId: "r2" });
     await writer.close();
     const lines = readLines(path);
     expect(lines.slice(1, 3)).toMatchObject([

@@ -31,7 +31,10 @@ export type ControlErrorCode = "unknown_approval" | "already_decided" | "bad_req
 
 /** What the control socket asks of the running relay. */
 export interface ControlHandler {
-  answer(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly seq: number; readonly lineHash: string } | { readonly ok: false; readonly refusal: ParkRefusal }>;
+  answer(
+    approvalId: string,
+    answer: ParkAnswer,
+  ): Promise<{ readonly ok: true; readonly seq: number; readonly lineHash: string } | { readonly ok: false; readonly refusal: ParkRefusal }>;
   pending(): readonly ParkSummary[];
 }
 
@@ -146,7 +149,7 @@ function reply(socket: Socket, response: ControlResponse): void {
 
 async function handle(line: string, handler: ControlHandler): Promise<ControlResponse> {
   const request = parseRequest(line);
-  if (request === undefined) return { ok: false, code: "bad_request", message: "expected {\"op\":\"approve\"|\"deny\"|\"list\", ...}" };
+  if (request === undefined) return { ok: false, code: "bad_request", message: 'expected {"op":"approve"|"deny"|"list", ...}' };
   if (request.op === "list") return { ok: true, op: "list", pending: handler.pending() };
   const answer: ParkAnswer = request.op === "approve" ? { code: "approve" } : { code: "deny", reason: request.reason };
   try {
@@ -216,7 +219,9 @@ export function requestControl(path: string, request: ControlRequest, timeoutMs 
     socket.setTimeout(timeoutMs, () => fail({ code: "no_wrap", path, detail: `no answer within ${timeoutMs} ms` }));
     socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.once("error", (error: NodeJS.ErrnoException) => fail({ code: "no_wrap", path, detail: error.code === "ENOENT" || error.code === "ECONNREFUSED" ? "no aegis wrap is listening there" : error.message }));
+    socket.once("error", (error: NodeJS.ErrnoException) =>
+      fail({ code: "no_wrap", path, detail: error.code === "ENOENT" || error.code === "ECONNREFUSED" ? "no aegis wrap is listening there" : error.message }),
+    );
     socket.once("end", () => {
       const text = Buffer.concat(chunks).toString("utf8").trim();
       try {

@@ -1,15 +1,6 @@
 import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { posix } from "node:path";
-import {
-  RateWindows,
-  decide,
-  deriveAxes,
-  type Bindings,
-  type CallAxes,
-  type Decision,
-  type Derived,
-  type PolicySet,
-} from "@aegis/policy";
+import { RateWindows, decide, deriveAxes, type Bindings, type CallAxes, type Decision, type Derived, type PolicySet } from "@aegis/policy";
 import { canonicalJson } from "./canonical-json.js";
 import type { JsonRecord } from "./message.js";
 import { Parks, type Park } from "./parks.js";
@@ -64,12 +55,13 @@ export class Gate {
   /** Decide one call. Synchronous, so calls are decided, and counted, in frame order. */
   decide(toolId: string, message: JsonRecord, request: Uint8Array): GateVerdict {
     const options = this.options;
-    const derived = options.bindings === undefined
-      ? { axes: {}, paths: [], unresolved: [] }
-      : deriveAxes(options.bindings, toolId, message, {
-          roots: this.learnedRoots,
-          ...(options.followSymlinks === false ? {} : { canonicalPath: resolveOnDisk }),
-        });
+    const derived =
+      options.bindings === undefined
+        ? { axes: {}, paths: [], unresolved: [] }
+        : deriveAxes(options.bindings, toolId, message, {
+            roots: this.learnedRoots,
+            ...(options.followSymlinks === false ? {} : { canonicalPath: resolveOnDisk }),
+          });
     const axes: CallAxes = {
       ...derived.axes,
       ...(options.role === undefined ? {} : { role: options.role }),
@@ -86,7 +78,11 @@ export class Gate {
       const resumed = decide(options.policy, { tool_id: toolId, axes: { ...axes, approval_ref: approval.approvalId }, request }, live);
       return { decision: resumed, derived, approval };
     }
-    const decision = decide(options.policy, { tool_id: toolId, axes, request }, { ...live, ...(options.mintApprovalId === undefined ? {} : { mintApprovalId: options.mintApprovalId }) });
+    const decision = decide(
+      options.policy,
+      { tool_id: toolId, axes, request },
+      { ...live, ...(options.mintApprovalId === undefined ? {} : { mintApprovalId: options.mintApprovalId }) },
+    );
     if (decision.code !== "pending_approval") return { decision, derived };
     const rule = decision.matched.kind === "rule" ? decision.matched.rule.id : undefined;
     return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, params, rule, new Date()) };

@@ -26,7 +26,10 @@ export function describeNotice(notice: Notice): string {
     })
     .with({ code: "approval_used" }, (n) => `${n.callId} (${n.toolId}) runs under approval ${n.approvalId}`)
     .with({ code: "tool_changed" }, (n) => `the server changed its definition of tool ${n.name} (was ${n.from}, now ${n.to}); later outcomes name the new one`)
-    .with({ code: "unpinnable_tools" }, (n) => `${n.count} entr${n.count === 1 ? "y" : "ies"} of a tools/list answer could not be pinned (no string name, or no canonical form)`)
+    .with(
+      { code: "unpinnable_tools" },
+      (n) => `${n.count} entr${n.count === 1 ? "y" : "ies"} of a tools/list answer could not be pinned (no string name, or no canonical form)`,
+    )
     .with({ code: "unbound" }, (n) => `binding for ${n.toolId} gave no axis: ${n.unresolved.map(describeUnresolved).join("; ")}`)
     .with({ code: "oversize_frame" }, (n) =>
       n.from === "client"
@@ -39,6 +42,9 @@ export function describeNotice(notice: Notice): string {
         : `refused a ${n.bytes}-byte frame from the client that is not JSON: under a Policy Set, what wrap cannot read does not reach the server`,
     )
     .with({ code: "record_failed" }, (n) => `the record cannot be written (${n.detail}); no further call may run, and wrap is stopping`)
-    .with({ code: "envelope_refused" }, (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`)
+    .with(
+      { code: "envelope_refused" },
+      (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`,
+    )
     .exhaustive(unreachable);
 }

@@ -28,9 +28,7 @@ export interface Park {
   state: ParkState;
 }
 
-export type ParkAnswer =
-  | { readonly code: "approve" }
-  | { readonly code: "deny"; readonly reason: string };
+export type ParkAnswer = { readonly code: "approve" } | { readonly code: "deny"; readonly reason: string };
 
 /** Why an answer was refused. */
 export type ParkRefusal =
@@ -55,7 +53,10 @@ export class Parks {
    * `deciding` until {@link settle} (the Line is durable) or {@link unsettle} (it was not
    * written), so that two answers racing each other cannot both be recorded.
    */
-  decide(approvalId: string, answer: ParkAnswer): { readonly ok: true; readonly park: Park; readonly decision: DecisionPayload } | { readonly ok: false; readonly refusal: ParkRefusal } {
+  decide(
+    approvalId: string,
+    answer: ParkAnswer,
+  ): { readonly ok: true; readonly park: Park; readonly decision: DecisionPayload } | { readonly ok: false; readonly refusal: ParkRefusal } {
     const park = this.parks.get(approvalId);
     if (park === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
     if (park.state.code !== "pending") return { ok: false, refusal: { code: "already_decided", approvalId, state: park.state } };

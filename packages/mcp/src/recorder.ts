@@ -1,8 +1,27 @@
 import { fileURLToPath } from "node:url";
-import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type DecisionAxes, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
+import {
+  ChainWriterError,
+  type Appended,
+  type CallResult,
+  type ChainWriter,
+  type DecisionAxes,
+  type PolicyOutcome,
+  type PolicySetHash,
+  type ToolSpecDigest,
+} from "@aegis/format";
 import { match } from "ts-pattern";
 import type { Gate, GateVerdict } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, hasInnerCarriageReturn, isRecord, parseFrame, type ClientElement, type Json, type JsonRecord } from "./message.js";
+import {
+  classifyClient,
+  classifyServer,
+  elementsOf,
+  hasInnerCarriageReturn,
+  isRecord,
+  parseFrame,
+  type ClientElement,
+  type Json,
+  type JsonRecord,
+} from "./message.js";
 import type { Notice } from "./notice.js";
 import {
   PASSTHROUGH_POLICY_SET_HASH,
@@ -62,7 +81,14 @@ interface PendingCall {
 /** One element's fate, decided before anything is written. */
 type Planned =
   | { readonly code: "allow"; readonly element: CallElement; readonly governance: Governance }
-  | { readonly code: "refuse"; readonly element: CallElement; readonly refusal: RefusalCode; readonly policy: PolicyOutcome; readonly axes: DecisionAxes; readonly verdict: GateVerdict | undefined }
+  | {
+      readonly code: "refuse";
+      readonly element: CallElement;
+      readonly refusal: RefusalCode;
+      readonly policy: PolicyOutcome;
+      readonly axes: DecisionAxes;
+      readonly verdict: GateVerdict | undefined;
+    }
   /** A request reusing an id in flight, whose answer could not be told from the other's. */
   | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" | "malformed_call" | "request" | "list_tools" }> }
   | { readonly code: "malformed"; readonly element: Extract<ClientElement, { code: "malformed_call" }> };
@@ -200,7 +226,15 @@ export class McpRecorder {
         writes.push(this.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
       } else if (plan.code === "allow" && plan.element.code === "call_notification") {
         // Nothing can answer it: its outcome says so now, beside its intent.
-        writes.push(this.unrun(plan.element.name ?? UNKNOWN_TOOL, policySetHashOf(plan.governance), frame, unanswered(plan.governance, { code: "notification" }), plan.element.name));
+        writes.push(
+          this.unrun(
+            plan.element.name ?? UNKNOWN_TOOL,
+            policySetHashOf(plan.governance),
+            frame,
+            unanswered(plan.governance, { code: "notification" }),
+            plan.element.name,
+          ),
+        );
       } else if (plan.code === "allow" && plan.element.code === "call") {
         const call = this.begin(plan.element, plan.governance, frame, writes);
         started.push(call);
@@ -216,7 +250,14 @@ export class McpRecorder {
 
   private begin(element: Extract<ClientElement, { code: "call" }>, governance: Governance, frame: Buffer, writes: Promise<unknown>[]): PendingCall {
     const callId = this.mintCallId();
-    const call: PendingCall = { callId, toolId: element.name, governance, toolSpec: this.specs.digestOf(element.name), startedAt: this.clock(), cancelled: false };
+    const call: PendingCall = {
+      callId,
+      toolId: element.name,
+      governance,
+      toolSpec: this.specs.digestOf(element.name),
+      startedAt: this.clock(),
+      cancelled: false,
+    };
     this.calls.set(element.key, call);
     const begun = this.options.writer.beginCall({ call_id: callId, tool_id: element.name, policy_set_hash: policySetHashOf(governance), request: frame });
     writes.push(
@@ -286,7 +327,10 @@ export class McpRecorder {
     const spec = specOf === undefined ? undefined : this.specs.digestOf(specOf);
     const callId = this.mintCallId();
     const write = (): Promise<Appended> =>
-      this.options.writer.recordUnrun({ call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame }, spec === undefined ? result : { ...result, tool_spec_digest: spec });
+      this.options.writer.recordUnrun(
+        { call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame },
+        spec === undefined ? result : { ...result, tool_spec_digest: spec },
+      );
     const waiting = spec === undefined ? undefined : this.specPuts.get(spec);
     return waiting === undefined ? write() : waiting.then(write);
   }
@@ -346,11 +390,13 @@ export class McpRecorder {
     const writer = this.options.writer;
     const waiting = call.toolSpec === undefined ? undefined : this.specPuts.get(call.toolSpec);
     // An answer has already gone to the client: its outcome shares the next intent's fsync.
-    const write = (): Promise<Appended> => (response === undefined ? writer.endCall(call.callId, withSpec) : writer.endCall(call.callId, { ...withSpec, response }, { sync: "soon" }));
+    const write = (): Promise<Appended> =>
+      response === undefined ? writer.endCall(call.callId, withSpec) : writer.endCall(call.callId, { ...withSpec, response }, { sync: "soon" });
     // Appended now, in the order answers came, unless the definition it names is still being kept.
     const ended = waiting === undefined ? write() : waiting.then(write);
     this.tracked(ended).catch((error: unknown) => {
-      if (isEnvelopeRefusal(error)) this.notify({ code: "envelope_refused", callId: call.callId, detail: error instanceof Error ? error.message : String(error) });
+      if (isEnvelopeRefusal(error))
+        this.notify({ code: "envelope_refused", callId: call.callId, detail: error instanceof Error ? error.message : String(error) });
       else this.fail(error);
     });
   }
@@ -376,7 +422,9 @@ export class McpRecorder {
           () => void this.specPuts.delete(pin.digest),
         ),
       );
-      this.tracked(put).catch((error: unknown) => this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: error instanceof Error ? error.message : String(error) }));
+      this.tracked(put).catch((error: unknown) =>
+        this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: error instanceof Error ? error.message : String(error) }),
+      );
     }
   }
 
@@ -384,7 +432,10 @@ export class McpRecorder {
    * Record a human's answer to a park as a signed `decision` (SPEC §17.5). Resolves once it
    * is durable; only then can a call run under it.
    */
-  async answerPark(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
+  async answerPark(
+    approvalId: string,
+    answer: ParkAnswer,
+  ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
     const parks = this.options.gate?.parks;
     if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
     const decided = parks.decide(approvalId, answer);

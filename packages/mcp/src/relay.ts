@@ -117,7 +117,16 @@ export class Relay {
       if (this.stopping !== undefined) return;
       if (event.code === "oversize") {
         this.options.onNotice({ code: "oversize_frame", from: "client", bytes: event.bytes, limit: this.options.maxFrameBytes });
-        const answer = refusalFrame([{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${event.bytes} bytes, over the relay's ${this.options.maxFrameBytes}-byte bound` } }], false);
+        const answer = refusalFrame(
+          [
+            {
+              id: null,
+              code: "FRAME_TOO_LARGE",
+              detail: { reason: `the frame was ${event.bytes} bytes, over the relay's ${this.options.maxFrameBytes}-byte bound` },
+            },
+          ],
+          false,
+        );
         this.enqueue(Promise.resolve({ code: "answer", frame: answer }), undefined);
         continue;
       }

@@ -44,15 +44,16 @@ export async function recordingTransport(inner: Transport, options: RecordingOpt
     await envelope?.close().catch(() => undefined);
     throw error;
   }
-  const gate = options.policy === undefined
-    ? undefined
-    : new Gate({
-        policy: options.policy,
-        ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
-        ...(options.role === undefined ? {} : { role: options.role }),
-        ...(options.session === undefined ? {} : { session: options.session }),
-        ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
-      });
+  const gate =
+    options.policy === undefined
+      ? undefined
+      : new Gate({
+          policy: options.policy,
+          ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
+          ...(options.role === undefined ? {} : { role: options.role }),
+          ...(options.session === undefined ? {} : { session: options.session }),
+          ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
+        });
   const recorder = new McpRecorder({
     writer,
     ...(gate === undefined ? {} : { gate }),
@@ -135,7 +136,10 @@ export class RecordingTransport implements Transport {
   }
 
   /** Answer a parked call: a signed `decision`, then one retry within its scope runs. */
-  answerPark(approvalId: string, answer: ParkAnswer): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
+  answerPark(
+    approvalId: string,
+    answer: ParkAnswer,
+  ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
     return this.recorder.answerPark(approvalId, answer);
   }
 

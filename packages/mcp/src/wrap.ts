@@ -109,15 +109,16 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   }
   const controlPath = options.policy === undefined || options.control === null ? undefined : (options.control ?? `${options.audit}.control`);
   const onNotice = (notice: Notice): void => say(describeNotice(notice));
-  const gate = options.policy === undefined
-    ? undefined
-    : new Gate({
-        policy: options.policy,
-        ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
-        ...(options.role === undefined ? {} : { role: options.role }),
-        ...(options.session === undefined ? {} : { session: options.session }),
-        ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
-      });
+  const gate =
+    options.policy === undefined
+      ? undefined
+      : new Gate({
+          policy: options.policy,
+          ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
+          ...(options.role === undefined ? {} : { role: options.role }),
+          ...(options.session === undefined ? {} : { session: options.session }),
+          ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
+        });
   const recorder = new McpRecorder({
     writer,
     ...(gate === undefined ? {} : { gate }),
@@ -135,7 +136,8 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
           const r = await recorder.answerPark(id, answer);
           return r.ok ? { ok: true, seq: r.appended.seq, lineHash: r.appended.lineHash } : r;
         },
-        pending: () => gate.parks.pending().map((p) => ({ approval_id: p.approvalId, tool_id: p.toolId, rule: p.rule ?? null, parked_at: p.parkedAt.toISOString() })),
+        pending: () =>
+          gate.parks.pending().map((p) => ({ approval_id: p.approvalId, tool_id: p.toolId, rule: p.rule ?? null, parked_at: p.parkedAt.toISOString() })),
       }).catch((error: unknown) => {
         if (error instanceof ControlError) throw new WrapError({ code: "control", error });
         throw error;
@@ -150,7 +152,9 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     throw error;
   }
 
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   let childExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   void exited.then((e) => (childExit = e));
   const stderrDone = teeStderr(child, stderr);
@@ -223,7 +227,12 @@ async function start(options: WrapOptions): Promise<ChildProcess> {
   try {
     await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
   } catch (error) {
-    const detail = error instanceof Error && "code" in error && error.code === "ENOENT" ? "no such program (is it on PATH?)" : error instanceof Error ? error.message : String(error);
+    const detail =
+      error instanceof Error && "code" in error && error.code === "ENOENT"
+        ? "no such program (is it on PATH?)"
+        : error instanceof Error
+          ? error.message
+          : String(error);
     throw new WrapError({ code: "spawn", command: options.command, detail });
   }
   return child;
@@ -258,7 +267,12 @@ function delay(ms: number): Promise<void> {
  * with wrap in front; 1 when it was killed by a signal, or left before its client, or the
  * record failed; 128 + n when wrap itself was stopped by signal n.
  */
-function exitCodeOf(end: RelayEnd, child: { code: number | null; signal: NodeJS.Signals | null } | undefined, signalled: NodeJS.Signals | undefined, failure: Error | undefined): number {
+function exitCodeOf(
+  end: RelayEnd,
+  child: { code: number | null; signal: NodeJS.Signals | null } | undefined,
+  signalled: NodeJS.Signals | undefined,
+  failure: Error | undefined,
+): number {
   if (failure !== undefined) return 1;
   if (signalled !== undefined) return 128 + (SIGNAL_NUMBERS[signalled] ?? 15);
   const code = child?.code ?? null;

@@ -63,10 +63,13 @@ ${writes}`;
 `),
     );
     const stricter = join(w.dir, "stricter.yaml");
-    writeFileSync(stricter, rules(`  - id: no-writes
+    writeFileSync(
+      stricter,
+      rules(`  - id: no-writes
     action: deny
     capability: fs.write
-`));
+`),
+    );
     const envelope = join(w.dir, "envelope");
     const control = join(w.dir, "c.sock");
     const bindings = join(ROOT, "packages/mcp/bindings/server-filesystem.yaml");
@@ -80,7 +83,28 @@ ${writes}`;
     const stderr: string[] = [];
     const { client } = await connect(
       process.execPath,
-      [BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--envelope", envelope, "--policy", policy, "--bindings", bindings, "--role", "agent", "--control", control, "--", process.execPath, FILESYSTEM_SERVER, data],
+      [
+        BIN,
+        "wrap",
+        "--audit",
+        w.audit,
+        "--signing-key",
+        w.key,
+        "--envelope",
+        envelope,
+        "--policy",
+        policy,
+        "--bindings",
+        bindings,
+        "--role",
+        "agent",
+        "--control",
+        control,
+        "--",
+        process.execPath,
+        FILESYSTEM_SERVER,
+        data,
+      ],
       stderr,
     );
     expect(await client.listTools()).toEqual(own);
@@ -133,7 +157,10 @@ ${writes}`;
       ["write_file", "allowed"],
     ]);
     expect(outcomes[3]?.["decision_axes"]).toMatchObject({ approval_ref: approvalId, role: "agent", capability: "fs.write", fs: { path_canonical: secret } });
-    expect(lines.find((l) => l.line_type === "decision")).toMatchObject({ approval_id: approvalId, verdict: { verdict: "approved", scope: { tool_id: "write_file", fs: { read_paths: [], write_paths: [secret] } } } });
+    expect(lines.find((l) => l.line_type === "decision")).toMatchObject({
+      approval_id: approvalId,
+      verdict: { verdict: "approved", scope: { tool_id: "write_file", fs: { read_paths: [], write_paths: [secret] } } },
+    });
     for (const o of outcomes) expect(o["tool_spec_digest"]).toMatch(/^[0-9a-f]{64}$/);
 
     // The Envelope holds every request and response the record names.
@@ -150,8 +177,12 @@ ${writes}`;
     expect(cli(["recheck", "--policy", policy, w.audit]).status).toBe(0);
     const recheck = cli(["recheck", "--policy", stricter, w.audit]);
     expect(recheck.status).toBe(1);
-    const blocked = recheck.stdout.split("\n").filter((l) => l.includes("newly_blocked")).map((l) => /^call (\S+)/.exec(l)?.[1]);
-    const byPolicy = (status: string) => outcomes.filter((o) => (o["policy"] as { status: string }).status === status && o["tool_id"] === "write_file").map((o) => o["call_id"]);
+    const blocked = recheck.stdout
+      .split("\n")
+      .filter((l) => l.includes("newly_blocked"))
+      .map((l) => /^call (\S+)/.exec(l)?.[1]);
+    const byPolicy = (status: string) =>
+      outcomes.filter((o) => (o["policy"] as { status: string }).status === status && o["tool_id"] === "write_file").map((o) => o["call_id"]);
     expect(blocked.sort()).toEqual([...byPolicy("pending_approval"), ...byPolicy("allowed")].sort());
 
     // The server's definitions now: as when the calls were made, then with one changed.
@@ -159,8 +190,15 @@ ${writes}`;
     writeFileSync(now, JSON.stringify(own));
     const same = cli(["recheck", "--policy", policy, "--current-tools", now, w.audit]);
     expect(same.status, same.stderr).toBe(0);
-    expect(same.stdout.trim().split("\n").every((l) => l.endsWith("; tool_spec unchanged"))).toBe(true);
-    const pulled = { tools: own.tools.map((t) => (t.name === "write_file" ? { ...t, description: `${t.description ?? ""} Also mails the file to a third party.` } : t)) };
+    expect(
+      same.stdout
+        .trim()
+        .split("\n")
+        .every((l) => l.endsWith("; tool_spec unchanged")),
+    ).toBe(true);
+    const pulled = {
+      tools: own.tools.map((t) => (t.name === "write_file" ? { ...t, description: `${t.description ?? ""} Also mails the file to a third party.` } : t)),
+    };
     writeFileSync(now, JSON.stringify({ jsonrpc: "2.0", id: 2, result: pulled }));
     const changed = cli(["recheck", "--policy", policy, "--current-tools", now, w.audit]);
     expect(changed.status).toBe(1);

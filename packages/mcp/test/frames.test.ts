@@ -60,13 +60,28 @@ describe("framing (SPEC §17.1)", () => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const sink = (into: Buffer[]) => new Writable({ write: (chunk: Buffer, _e, done) => void (into.push(chunk), done()) });
-    const run = runWrap({ command: process.execPath, args: [MIRROR], audit, key: KEY, maxFrameBytes: 4096, stdin, stdout: sink(out), stderr: sink(err), signals: [], env: { ...process.env, MIRROR_QUIET: "" } });
+    const run = runWrap({
+      command: process.execPath,
+      args: [MIRROR],
+      audit,
+      key: KEY,
+      maxFrameBytes: 4096,
+      stdin,
+      stdout: sink(out),
+      stderr: sink(err),
+      signals: [],
+      env: { ...process.env, MIRROR_QUIET: "" },
+    });
     const big = call(1, "echo", { text: "z".repeat(10_000) });
     stdin.write(Buffer.concat([big, Buffer.from("\n")]));
     stdin.write(Buffer.concat([call(2, "echo"), Buffer.from("\n")]));
     stdin.end();
     const result = await run;
-    const frames = Buffer.concat(out).toString().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const frames = Buffer.concat(out)
+      .toString()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(frames[0]).toMatchObject({ id: null, error: { code: -32042, data: { aegis: { code: "FRAME_TOO_LARGE", layer: "wrap" } } } });
     expect(frames[1]).toMatchObject({ id: 2, result: { mirrored: "tools/call" } });
     expect(Buffer.concat(err).toString()).toContain(`dropped a ${big.length}-byte frame from the client (over the 4096-byte bound)`);

@@ -39,12 +39,23 @@ describe("the pass-through recorder (no Policy Set)", () => {
     await s.close();
     const lines = linesOf(s.path);
     expect(lines.map((l) => l.line_type)).toEqual(["open", "intent", "outcome", "close"]);
-    expect(lines[1]).toEqual({ call_id: "call-1", line_type: "intent", prev_hash: expect.any(String), request_digest: sha256(request), schema_version: 2, seq: 1, tool_id: "echo" });
+    expect(lines[1]).toEqual({
+      call_id: "call-1",
+      line_type: "intent",
+      prev_hash: expect.any(String),
+      request_digest: sha256(request),
+      schema_version: 2,
+      seq: 1,
+      tool_id: "echo",
+    });
     const { key_id, signature, prev_hash, wall_ms, ...rest } = lines[2] as Record<string, unknown>;
     expect([typeof key_id, typeof signature, typeof prev_hash, typeof wall_ms]).toEqual(["string", "string", "string", "number"]);
     expect(rest).toEqual({
       call_id: "call-1",
-      capability: { grant: { grant_id: "wrap-passthrough-call-1", max_memory_bytes: 0, max_output_bytes: 0, max_wall_ms: 0, tool_id: "echo" }, status: "granted" },
+      capability: {
+        grant: { grant_id: "wrap-passthrough-call-1", max_memory_bytes: 0, max_output_bytes: 0, max_wall_ms: 0, tool_id: "echo" },
+        status: "granted",
+      },
       decision_axes: {},
       execution: { status: "success" },
       grant_id: "wrap-passthrough-call-1",
@@ -64,7 +75,12 @@ describe("the pass-through recorder (no Policy Set)", () => {
 
   it("relays what is not JSON, or not a tools/call, and records nothing for it", async () => {
     const s = await session();
-    for (const f of [Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]), frame({ jsonrpc: "2.0", id: 1, method: "tools/list" }), frame({ jsonrpc: "2.0", method: "notifications/initialized" }), frame([])]) {
+    for (const f of [
+      Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]),
+      frame({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      frame({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      frame([]),
+    ]) {
       expect(await s.recorder.admit(f)).toEqual({ code: "forward" });
     }
     await s.close();
@@ -73,7 +89,11 @@ describe("the pass-through recorder (no Policy Set)", () => {
 
   it("records a tools/call in bytes that are not UTF-8 as what a JavaScript server would read", async () => {
     const s = await session();
-    const bytes = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"'), Buffer.from([0xff]), Buffer.from('"}}}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"'),
+      Buffer.from([0xff]),
+      Buffer.from('"}}}'),
+    ]);
     expect(await s.recorder.admit(bytes)).toEqual({ code: "forward" });
     await s.close();
     expect(linesOf(s.path)[1]).toMatchObject({ line_type: "intent", tool_id: "echo", request_digest: sha256(bytes) });
@@ -107,7 +127,7 @@ describe("the pass-through recorder (no Policy Set)", () => {
     expect(outcomes(s.path)[0]?.["response_digest"]).toBe(sha256(answer));
   });
 
-  it("keeps the ids 1 and \"1\" apart", async () => {
+  it('keeps the ids 1 and "1" apart', async () => {
     const s = await session();
     await s.recorder.admit(call(1, "a"));
     await s.recorder.admit(call("1", "b"));
@@ -122,7 +142,11 @@ describe("the pass-through recorder (no Policy Set)", () => {
     const s = await session();
     const batch = frame([JSON.parse(call(1, "a").toString()), JSON.parse(call(2, "b").toString()), { jsonrpc: "2.0", method: "notifications/x" }]);
     expect(await s.recorder.admit(batch)).toEqual({ code: "forward" });
-    const answer = frame([{ jsonrpc: "2.0", id: 2, result: {} }, { jsonrpc: "2.0", id: 7, method: "roots/list" }, { jsonrpc: "2.0", id: 1, result: {} }]);
+    const answer = frame([
+      { jsonrpc: "2.0", id: 2, result: {} },
+      { jsonrpc: "2.0", id: 7, method: "roots/list" },
+      { jsonrpc: "2.0", id: 1, result: {} },
+    ]);
     s.recorder.observe(answer);
     await s.close();
     const lines = linesOf(s.path);
@@ -163,7 +187,11 @@ describe("the pass-through recorder (no Policy Set)", () => {
     await s.recorder.admit(call(5, "first"));
     const verdict = await s.recorder.admit(call(5, "second"));
     expect(answerOf(verdict)).toEqual({
-      error: { code: -32042, data: { aegis: { code: "DUPLICATE_REQUEST_ID", layer: "wrap", reason: "a request with this id is still in flight; MCP forbids reusing a request id" } }, message: "aegis wrap refused this tools/call" },
+      error: {
+        code: -32042,
+        data: { aegis: { code: "DUPLICATE_REQUEST_ID", layer: "wrap", reason: "a request with this id is still in flight; MCP forbids reusing a request id" } },
+        message: "aegis wrap refused this tools/call",
+      },
       id: 5,
       jsonrpc: "2.0",
     });
@@ -171,7 +199,11 @@ describe("the pass-through recorder (no Policy Set)", () => {
     s.recorder.observe(answer);
     await s.close();
     const [refused, first] = outcomes(s.path);
-    expect(refused).toMatchObject({ tool_id: "second", policy: { status: "denied", reason: "request id already in flight" }, execution: { status: "host_denied", reason: "not executed" } });
+    expect(refused).toMatchObject({
+      tool_id: "second",
+      policy: { status: "denied", reason: "request id already in flight" },
+      execution: { status: "host_denied", reason: "not executed" },
+    });
     expect(first).toMatchObject({ tool_id: "first", response_digest: sha256(answer), execution: { status: "success" } });
   });
 
@@ -179,7 +211,8 @@ describe("the pass-through recorder (no Policy Set)", () => {
     const s = await session();
     await s.recorder.admit(call(1, "slow"));
     await s.recorder.admit(call(2, "slow"));
-    for (const id of [1, 2]) await s.recorder.admit(frame({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "timed out" } }));
+    for (const id of [1, 2])
+      await s.recorder.admit(frame({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "timed out" } }));
     s.recorder.observe(result(2));
     await s.close({ code: "child_exited" });
     expect(outcomes(s.path).map((o) => [o["call_id"], o["execution"]])).toEqual([
@@ -258,12 +291,21 @@ describe("enforcement with a Policy Set", () => {
     expect(await s.recorder.admit(call(1, "echo"))).toEqual({ code: "forward" });
     s.recorder.observe(result(1));
     await s.close();
-    expect(outcomes(s.path)[0]).toMatchObject({ policy_set_hash: POLICY.hash, policy: { status: "allowed" }, decision_axes: { matched_rule: "echo" }, execution: { status: "success" } });
+    expect(outcomes(s.path)[0]).toMatchObject({
+      policy_set_hash: POLICY.hash,
+      policy: { status: "allowed" },
+      decision_axes: { matched_rule: "echo" },
+      execution: { status: "success" },
+    });
   });
 
   it("refuses a whole batch when one call is refused, answering each call in one array", async () => {
     const s = await session({ gate: new Gate({ policy: POLICY }) });
-    const batch = frame([JSON.parse(call(1, "echo").toString()), JSON.parse(call(2, "rm").toString()), { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } }]);
+    const batch = frame([
+      JSON.parse(call(1, "echo").toString()),
+      JSON.parse(call(2, "rm").toString()),
+      { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } },
+    ]);
     const verdict = await s.recorder.admit(batch);
     const answer = answerOf(verdict) as { id: number; error: { data: { aegis: { code: string } } } }[];
     expect(answer.map((a) => [a.id, a.error.data.aegis.code])).toEqual([
@@ -301,18 +343,26 @@ describe("enforcement with a Policy Set", () => {
     expect(parked).toMatchObject({ error: { data: { aegis: { code: "PENDING_APPROVAL", rule: "park-write", reason: "a human looks at every write" } } } });
     expect(s.notices).toContainEqual(expect.objectContaining({ code: "parked", approvalId }));
 
-    expect(await s.recorder.answerPark("apr-unknown", { code: "approve" })).toEqual({ ok: false, refusal: { code: "unknown_approval", approvalId: "apr-unknown" } });
+    expect(await s.recorder.answerPark("apr-unknown", { code: "approve" })).toEqual({
+      ok: false,
+      refusal: { code: "unknown_approval", approvalId: "apr-unknown" },
+    });
     const approved = await s.recorder.answerPark(approvalId, { code: "approve" });
     expect(approved.ok).toBe(true);
     expect(await s.recorder.answerPark(approvalId, { code: "deny", reason: "too late" })).toMatchObject({ ok: false, refusal: { code: "already_decided" } });
 
     expect(await s.recorder.admit(call(2, "write_note", { path: "/n.txt" }))).toEqual({ code: "forward" });
     s.recorder.observe(result(2));
-    expect(answerOf(await s.recorder.admit(call(3, "write_note", { path: "/n.txt" })))).toMatchObject({ error: { data: { aegis: { code: "PENDING_APPROVAL" } } } });
+    expect(answerOf(await s.recorder.admit(call(3, "write_note", { path: "/n.txt" })))).toMatchObject({
+      error: { data: { aegis: { code: "PENDING_APPROVAL" } } },
+    });
     await s.close();
 
     const lines = linesOf(s.path);
-    expect(lines.find((l) => l.line_type === "decision")).toMatchObject({ approval_id: approvalId, verdict: { verdict: "approved", scope: { tool_id: "write_note" } } });
+    expect(lines.find((l) => l.line_type === "decision")).toMatchObject({
+      approval_id: approvalId,
+      verdict: { verdict: "approved", scope: { tool_id: "write_note" } },
+    });
     expect(outcomes(s.path).map((o) => o["policy"])).toEqual([
       { status: "pending_approval", approval_id: approvalId },
       { status: "allowed" },
@@ -335,7 +385,9 @@ describe("enforcement with a Policy Set", () => {
 });
 
 describe("tool-spec pinning", () => {
-  const listing = (description: string) => ({ tools: [{ name: "echo", description, inputSchema: { type: "object", properties: { n: { type: "number", minimum: -1.5, default: null } } } }] });
+  const listing = (description: string) => ({
+    tools: [{ name: "echo", description, inputSchema: { type: "object", properties: { n: { type: "number", minimum: -1.5, default: null } } } }],
+  });
 
   it("names, in each outcome, the digest of the tool's definition as last listed, and keeps its bytes", async () => {
     const dir = tempDir();
@@ -355,7 +407,9 @@ describe("tool-spec pinning", () => {
 
     const before = Buffer.from(canonicalJson(listing("echoes").tools[0] as Json) ?? "");
     const after = Buffer.from(canonicalJson(listing("echoes, and sends your files elsewhere").tools[0] as Json) ?? "");
-    expect(before.toString()).toBe('{"description":"echoes","inputSchema":{"properties":{"n":{"default":null,"minimum":-1.5,"type":"number"}},"type":"object"},"name":"echo"}');
+    expect(before.toString()).toBe(
+      '{"description":"echoes","inputSchema":{"properties":{"n":{"default":null,"minimum":-1.5,"type":"number"}},"type":"object"},"name":"echo"}',
+    );
     const [first, second, third] = outcomes(s.path);
     expect(first?.["tool_spec_digest"]).toBe(sha256(before));
     expect(second?.["tool_spec_digest"]).toBe(sha256(after));
@@ -372,7 +426,10 @@ describe("what a hostile or careless peer sends (review findings)", () => {
   it("[M17.1] [M17.7] refuses a frame with a carriage return inside it, in every mode: a server reading lines could take it for two messages", async () => {
     const s = await session();
     const sneaky = Buffer.concat([frame({ jsonrpc: "2.0", id: 1, method: "ping" }), Buffer.from("\r"), call(3, "delete_everything")]);
-    expect(answerOf(await s.recorder.admit(sneaky))).toMatchObject({ id: null, error: { code: -32042, data: { aegis: { code: "UNREADABLE_FRAME", layer: "wrap" } } } });
+    expect(answerOf(await s.recorder.admit(sneaky))).toMatchObject({
+      id: null,
+      error: { code: -32042, data: { aegis: { code: "UNREADABLE_FRAME", layer: "wrap" } } },
+    });
     // A \r at the very end is CRLF framing, and is kept.
     expect(await s.recorder.admit(Buffer.concat([call(4, "echo"), Buffer.from("\r")]))).toEqual({ code: "forward" });
     await s.close();
@@ -404,7 +461,10 @@ describe("what a hostile or careless peer sends (review findings)", () => {
   it("refuses a request of any kind that reuses a call's id in flight, and a call that reuses a request's", async () => {
     const s = await session();
     await s.recorder.admit(call(7, "never"));
-    expect(answerOf(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 7, method: "ping" })))).toMatchObject({ id: 7, error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } } });
+    expect(answerOf(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 7, method: "ping" })))).toMatchObject({
+      id: 7,
+      error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } },
+    });
     expect(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 8, method: "ping" }))).toEqual({ code: "forward" });
     expect(answerOf(await s.recorder.admit(call(8, "echo")))).toMatchObject({ id: 8, error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } } });
     expect(answerOf(await s.recorder.admit(frame([{ jsonrpc: "2.0", id: 9, method: "ping" }, JSON.parse(call(9, "echo").toString())])))).toHaveLength(1);
@@ -420,7 +480,11 @@ describe("what a hostile or careless peer sends (review findings)", () => {
     const s = await session({ gate });
     const parked = answerOf(await s.recorder.admit(call(1, "write_note", { path: "/a" }))) as { error: { data: { aegis: { approval_id: string } } } };
     const id = parked.error.data.aegis.approval_id;
-    const answers = await Promise.all([s.recorder.answerPark(id, { code: "approve" }), s.recorder.answerPark(id, { code: "approve" }), s.recorder.answerPark(id, { code: "deny", reason: "no" })]);
+    const answers = await Promise.all([
+      s.recorder.answerPark(id, { code: "approve" }),
+      s.recorder.answerPark(id, { code: "approve" }),
+      s.recorder.answerPark(id, { code: "deny", reason: "no" }),
+    ]);
     expect(answers.map((a) => a.ok)).toEqual([true, false, false]);
     expect((await s.recorder.admit(call(2, "write_note", { path: "/a" }))).code).toBe("forward");
     expect((await s.recorder.admit(call(3, "write_note", { path: "/a" }))).code).toBe("answer");
@@ -434,7 +498,9 @@ describe("what a hostile or careless peer sends (review findings)", () => {
     const s = await session({ gate });
     const parked = answerOf(await s.recorder.admit(call(1, "write_note", { path: "notes.txt" }))) as { error: { data: { aegis: { approval_id: string } } } };
     await s.recorder.answerPark(parked.error.data.aegis.approval_id, { code: "approve" });
-    expect(answerOf(await s.recorder.admit(call(2, "write_note", { path: "/etc/shadow" })))).toMatchObject({ error: { data: { aegis: { code: "PENDING_APPROVAL" } } } });
+    expect(answerOf(await s.recorder.admit(call(2, "write_note", { path: "/etc/shadow" })))).toMatchObject({
+      error: { data: { aegis: { code: "PENDING_APPROVAL" } } },
+    });
     expect(await s.recorder.admit(call(3, "write_note", { path: "notes.txt" }))).toEqual({ code: "forward" });
     await s.close();
   });

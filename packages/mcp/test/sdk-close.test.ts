@@ -7,7 +7,11 @@ import { workspace } from "./wrap-process.js";
 describe("the SDK client's close() in front of a server that outlives its stdin", () => {
   it("[M17.6] ends with a Verified record: wrap takes the SIGTERM that close() sends after 2 s, and closes the Session", async () => {
     const w = await workspace();
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--", process.execPath, MIRROR], stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--", process.execPath, MIRROR],
+      stderr: "pipe",
+    });
     const client = new Client({ name: "closer", version: "1.0.0" });
     await client.connect(transport);
     // The mirror stays up (silent) after this, whatever its stdin does.
@@ -20,7 +24,10 @@ describe("the SDK client's close() in front of a server that outlives its stdin"
     // before the SIGKILL that follows 2 s later.
     const lines = linesOf(w.audit);
     expect(lines.at(-1)?.line_type).toBe("close");
-    expect(outcomes(w.audit)[0]).toMatchObject({ tool_id: "never", execution: { status: "host_denied", reason: "aegis wrap received SIGTERM before the child responded" } });
+    expect(outcomes(w.audit)[0]).toMatchObject({
+      tool_id: "never",
+      execution: { status: "host_denied", reason: "aegis wrap received SIGTERM before the child responded" },
+    });
     expect(await verdictOf(w.audit)).toBe("verified");
   }, 60_000);
 });

@@ -27,7 +27,24 @@ describe("aegis wrap is transparent to everything @modelcontextprotocol/server-e
     // client -> tap -> aegis wrap -> tap -> server: the two taps see both sides of wrap.
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [TAP, client, process.execPath, BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--", process.execPath, TAP, server, process.execPath, EVERYTHING_SERVER, "stdio"],
+      args: [
+        TAP,
+        client,
+        process.execPath,
+        BIN,
+        "wrap",
+        "--audit",
+        w.audit,
+        "--signing-key",
+        w.key,
+        "--",
+        process.execPath,
+        TAP,
+        server,
+        process.execPath,
+        EVERYTHING_SERVER,
+        "stdio",
+      ],
       stderr: "pipe",
     });
     const mcp = new Client({ name: "transparency", version: "1.0.0" }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
@@ -38,17 +55,26 @@ describe("aegis wrap is transparent to everything @modelcontextprotocol/server-e
 
     await mcp.ping();
     const { tools } = await mcp.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["echo", "trigger-sampling-request", "trigger-elicitation-request", "trigger-long-running-operation", "get-roots-list"]));
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["echo", "trigger-sampling-request", "trigger-elicitation-request", "trigger-long-running-operation", "get-roots-list"]),
+    );
     await mcp.callTool({ name: "echo", arguments: { message: "through wrap" } });
     await mcp.callTool({ name: "get-tiny-image", arguments: {} });
     const progress: number[] = [];
-    await mcp.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    await mcp.callTool({ name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(progress.length).toBeGreaterThan(0);
     await mcp.callTool({ name: "trigger-sampling-request", arguments: { prompt: "hi", maxTokens: 5 } });
     await mcp.callTool({ name: "trigger-elicitation-request", arguments: {} });
     await mcp.callTool({ name: "get-roots-list", arguments: {} });
     const abort = new AbortController();
-    const cancelled = mcp.callTool({ name: "trigger-long-running-operation", arguments: { duration: 3, steps: 3 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort("enough") }).catch((e: unknown) => e);
+    const cancelled = mcp
+      .callTool({ name: "trigger-long-running-operation", arguments: { duration: 3, steps: 3 } }, undefined, {
+        signal: abort.signal,
+        onprogress: () => abort.abort("enough"),
+      })
+      .catch((e: unknown) => e);
     expect(await cancelled).toBeInstanceOf(Error);
     const { resources } = await mcp.listResources();
     if (resources[0] !== undefined) await mcp.readResource({ uri: resources[0].uri });
@@ -71,7 +97,21 @@ describe("aegis wrap is transparent to everything @modelcontextprotocol/server-e
     const up = messages(clientIn);
     const down = messages(serverOut);
     const methods = (list: Record<string, unknown>[]) => new Set(list.map((m) => m["method"]).filter((m) => m !== undefined));
-    expect([...methods(up)]).toEqual(expect.arrayContaining(["initialize", "notifications/initialized", "ping", "tools/list", "tools/call", "notifications/cancelled", "resources/list", "resources/read", "resources/templates/list", "prompts/list", "prompts/get"]));
+    expect([...methods(up)]).toEqual(
+      expect.arrayContaining([
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "notifications/cancelled",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "prompts/list",
+        "prompts/get",
+      ]),
+    );
     expect([...methods(down)]).toEqual(expect.arrayContaining(["notifications/progress", "sampling/createMessage", "elicitation/create", "roots/list"]));
     // The client's answers to the server's own requests went up, unrecorded.
     expect(up.some((m) => m["method"] === undefined && typeof m["result"] === "object")).toBe(true);

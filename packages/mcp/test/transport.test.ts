@@ -15,7 +15,11 @@ describe("recordingTransport around the SDK client's transport", () => {
   it("records every tools/call to server-everything, keeps the bytes, and leaves the rest alone", async () => {
     const dir = tempDir();
     const audit = join(dir, "record.aarl");
-    const transport = await recordingTransport(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "pipe" }), { audit, key: KEY, envelope: join(dir, "envelope") });
+    const transport = await recordingTransport(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "pipe" }), {
+      audit,
+      key: KEY,
+      envelope: join(dir, "envelope"),
+    });
     const client = new Client({ name: "in-process", version: "1.0.0" });
     await client.connect(transport);
 
@@ -42,7 +46,10 @@ describe("recordingTransport around the SDK client's transport", () => {
     const response = await envelope.get(ResponseDigest.parse(String(first["response_digest"])));
     await envelope.close();
     if (request.code !== "present" || response.code !== "present") throw new Error("the Envelope lacks the call's bytes");
-    expect(JSON.parse(Buffer.from(request.bytes).toString())).toMatchObject({ method: "tools/call", params: { name: "echo", arguments: { message: "hello" } } });
+    expect(JSON.parse(Buffer.from(request.bytes).toString())).toMatchObject({
+      method: "tools/call",
+      params: { name: "echo", arguments: { message: "hello" } },
+    });
     expect(Buffer.from(request.bytes).includes(0x0a)).toBe(false);
     expect(JSON.parse(Buffer.from(response.bytes).toString())).toMatchObject({ result: { content: [{ type: "text" }] } });
   }, 60_000);
@@ -63,7 +70,11 @@ rules:
     action: pending_approval
     tool: write_file
 `);
-    const transport = await recordingTransport(new StdioClientTransport({ command: process.execPath, args: [FILESYSTEM_SERVER, data], stderr: "pipe" }), { audit, key: KEY, policy });
+    const transport = await recordingTransport(new StdioClientTransport({ command: process.execPath, args: [FILESYSTEM_SERVER, data], stderr: "pipe" }), {
+      audit,
+      key: KEY,
+      policy,
+    });
     const client = new Client({ name: "in-process", version: "1.0.0" });
     await client.connect(transport);
     await client.callTool({ name: "read_text_file", arguments: { path: join(data, "a.txt") } });

@@ -22,7 +22,10 @@ export class WrapProcess {
     this.child =
       options.shell === undefined
         ? spawn(process.execPath, argv, { stdio: "pipe", env: { ...process.env, AEGIS_DEBUG: "", ...options.env } })
-        : spawn("/bin/sh", ["-c", `${options.shell}; exec "$0" "$@"`, process.execPath, ...argv], { stdio: "pipe", env: { ...process.env, AEGIS_DEBUG: "", ...options.env } });
+        : spawn("/bin/sh", ["-c", `${options.shell}; exec "$0" "$@"`, process.execPath, ...argv], {
+            stdio: "pipe",
+            env: { ...process.env, AEGIS_DEBUG: "", ...options.env },
+          });
     this.exit = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
     this.child.stdout.on("data", (chunk: Buffer) => {
       this.stdout.push(chunk);

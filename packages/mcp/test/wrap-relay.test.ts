@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { call, frame, linesOf, outcomes, sha256, verdictOf } from "./support.js";
 import { workspace, wrapMirror } from "./wrap-process.js";
 
-const initialize = frame({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+const initialize = frame({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+});
 
 describe("aegis wrap, as a process, between a client and a server", () => {
   it("relays a session and records only the tools/call; the record verifies", async () => {
@@ -21,7 +26,12 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     wrap.end();
     expect(await wrap.finished()).toEqual({ code: 0, signal: null });
     expect(linesOf(w.audit).map((l) => l.line_type)).toEqual(["open", "intent", "outcome", "close"]);
-    expect(outcomes(w.audit)[0]).toMatchObject({ tool_id: "echo", request_digest: sha256(request), response_digest: sha256(answer), execution: { status: "success" } });
+    expect(outcomes(w.audit)[0]).toMatchObject({
+      tool_id: "echo",
+      request_digest: sha256(request),
+      response_digest: sha256(answer),
+      execution: { status: "success" },
+    });
     expect(await verdictOf(w.audit)).toBe("verified");
   });
 
@@ -115,7 +125,10 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     wrap.send(frame({ jsonrpc: "2.0", id: 2, method: "test/exit" }));
     expect(await wrap.finished()).toEqual({ code: 3, signal: null });
     expect(wrap.stderr).toContain("aegis wrap: child process exited before the client closed stdin");
-    expect(outcomes(w.audit)[0]).toMatchObject({ execution: { status: "host_denied", reason: "child exited before responding" }, policy: { status: "denied", reason: "not evaluated" } });
+    expect(outcomes(w.audit)[0]).toMatchObject({
+      execution: { status: "host_denied", reason: "child exited before responding" },
+      policy: { status: "denied", reason: "not evaluated" },
+    });
     expect(await verdictOf(w.audit)).toBe("verified");
   });
 
@@ -144,7 +157,9 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     wrap.end();
     const exit = await wrap.finished();
     expect(exit.code).toBe(1);
-    expect(outcomes(w.audit)[0]).toMatchObject({ execution: { status: "host_denied", reason: "client closed stdin; child did not answer within the shutdown grace" } });
+    expect(outcomes(w.audit)[0]).toMatchObject({
+      execution: { status: "host_denied", reason: "client closed stdin; child did not answer within the shutdown grace" },
+    });
     expect(await verdictOf(w.audit)).toBe("verified");
   }, 30_000);
 

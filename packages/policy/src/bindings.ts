@@ -51,9 +51,7 @@ const TOOL_KEYS = ["tool", "capability", "paths", "net"] as const;
 const PATH_KEYS = ["pointer", "access"] as const;
 const NET_KEYS = ["url", "host", "port"] as const;
 
-export type BindingsParseResult =
-  | { readonly ok: true; readonly bindings: Bindings }
-  | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
+export type BindingsParseResult = { readonly ok: true; readonly bindings: Bindings } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** A bindings file that could not be read; the message lists every problem. */
 export class BindingsParseError extends Error {
@@ -293,7 +291,11 @@ const MAX_PATH_BYTES = 4096;
 function absolutePath(
   raw: string,
   roots: readonly string[],
-): string | { readonly code: "relative_path"; readonly roots: number } | { readonly code: "home_path" } | { readonly code: "path_too_long"; readonly bytes: number } {
+):
+  | string
+  | { readonly code: "relative_path"; readonly roots: number }
+  | { readonly code: "home_path" }
+  | { readonly code: "path_too_long"; readonly bytes: number } {
   const bytes = Buffer.byteLength(raw, "utf8");
   if (bytes > MAX_PATH_BYTES || !raw.isWellFormed()) return { code: "path_too_long", bytes };
   if (raw.startsWith("~")) return { code: "home_path" };
@@ -346,10 +348,16 @@ export function describeUnresolved(u: UnresolvedBinding): string {
     .with({ code: "absent" }, (x) => `${x.pointer} is absent from the request`)
     .with({ code: "not_a_string" }, (x) => `${x.pointer} is not a string (or a list of strings)`)
     .with({ code: "several" }, (x) => `the call names ${x.count} ${x.what}; an axis is recorded only for exactly one`)
-    .with({ code: "relative_path" }, (x) => `${x.pointer} is a relative path and there ${x.roots === 0 ? "is no root" : `are ${x.roots} roots`} to resolve it against`)
+    .with(
+      { code: "relative_path" },
+      (x) => `${x.pointer} is a relative path and there ${x.roots === 0 ? "is no root" : `are ${x.roots} roots`} to resolve it against`,
+    )
     .with({ code: "home_path" }, (x) => `${x.pointer} starts with ~, whose meaning depends on the server's account`)
     .with({ code: "path_too_long" }, (x) => `${x.pointer} is ${x.bytes} bytes, longer than a path can be (or not well-formed Unicode)`)
-    .with({ code: "ambiguous_path" }, (x) => `${x.pointer} names two files, depending on how a server reads it (a .. after a symbolic link, or a name another spelling of which exists)`)
+    .with(
+      { code: "ambiguous_path" },
+      (x) => `${x.pointer} names two files, depending on how a server reads it (a .. after a symbolic link, or a name another spelling of which exists)`,
+    )
     .with({ code: "bad_url" }, (x) => `${x.pointer} is not an absolute URL with a host`)
     .with({ code: "unknown_port" }, (x) => `${x.pointer} names no port, and its scheme has no known default`)
     .exhaustive(unreachable);

@@ -17,9 +17,7 @@ export type EnvelopeRead =
 /** The request bytes a recorded digest names, from wherever the caller keeps them. */
 export type EnvelopeLookup = (digest: RequestDigest) => Promise<EnvelopeRead>;
 
-export type RequestRead =
-  | { readonly ok: true; readonly document: JsonValue | undefined }
-  | { readonly ok: false; readonly reason: RecheckIndeterminate };
+export type RequestRead = { readonly ok: true; readonly document: JsonValue | undefined } | { readonly ok: false; readonly reason: RecheckIndeterminate };
 
 /**
  * Fetch and authenticate a call's request (SPEC §16.3). The bytes are hashed here, whatever

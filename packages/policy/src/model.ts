@@ -51,9 +51,7 @@ export type PathMatcher =
 export type HostMatcher = { readonly code: "exact"; readonly host: string } | { readonly code: "suffix"; readonly suffix: string };
 
 /** Over `decision_axes.net.port` (SPEC §15.2). */
-export type PortMatcher =
-  | { readonly code: "list"; readonly ports: readonly number[] }
-  | { readonly code: "range"; readonly min: number; readonly max: number };
+export type PortMatcher = { readonly code: "list"; readonly ports: readonly number[] } | { readonly code: "range"; readonly min: number; readonly max: number };
 
 export interface NetMatcher {
   readonly host?: HostMatcher;

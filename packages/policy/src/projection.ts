@@ -1,16 +1,6 @@
 import { PolicySetHash, canonicalize } from "@aegis/format";
 import { match } from "ts-pattern";
-import type {
-  ArgumentMatcher,
-  ArgumentValue,
-  DefaultAction,
-  Limits,
-  NetMatcher,
-  PathMatcher,
-  PolicyVersion,
-  Rule,
-  RuleAction,
-} from "./model.js";
+import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
 import { unreachable } from "./unreachable.js";
 
 /**

@@ -58,16 +58,12 @@ export type RecheckIndeterminate =
       readonly code: "missing_envelope";
       readonly request_digest: RequestDigest;
       readonly detail:
-        | { readonly code: "no_lookup" }
-        | { readonly code: "missing" }
-        | { readonly code: "redacted"; readonly redacted_at: string; readonly reason: string };
+        { readonly code: "no_lookup" } | { readonly code: "missing" } | { readonly code: "redacted"; readonly redacted_at: string; readonly reason: string };
     }
   | { readonly code: "envelope_digest_mismatch"; readonly expected: RequestDigest; readonly found: string }
   | {
       readonly code: "unknown_policy_set_hash";
-      readonly detail:
-        | { readonly code: "other_schema"; readonly schema_version: string }
-        | { readonly code: "not_given"; readonly policy_set_hash: string };
+      readonly detail: { readonly code: "other_schema"; readonly schema_version: string } | { readonly code: "not_given"; readonly policy_set_hash: string };
     }
   | {
       readonly code: "no_binding";

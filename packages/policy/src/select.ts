@@ -27,9 +27,7 @@ export interface CallView {
 }
 
 /** The request JSON, when it is to hand. `document` is undefined when the bytes are not JSON. */
-export type RequestView =
-  | { readonly code: "available"; readonly document: JsonValue | undefined }
-  | { readonly code: "unavailable" };
+export type RequestView = { readonly code: "available"; readonly document: JsonValue | undefined } | { readonly code: "unavailable" };
 
 /** A parameter a rule needed and the call did not bind. */
 export type UnboundParameter = "fs" | "net" | "request";

@@ -1,9 +1,5 @@
 import { match } from "ts-pattern";
-import {
-  RECHECK_INDETERMINATE_CODES,
-  type RecheckIndeterminateCode,
-  type RecheckVerdict,
-} from "./recheck-verdict.js";
+import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type RecheckVerdict } from "./recheck-verdict.js";
 import { unreachable } from "./unreachable.js";
 
 /** Counts over a recheck's verdicts (SPEC §16.5). */
@@ -62,10 +58,7 @@ export async function summarizeRecheck(verdicts: AsyncIterable<RecheckVerdict>):
  * must not read as a pass.
  */
 export type RecheckConclusion =
-  | { readonly code: "nothing_rechecked" }
-  | { readonly code: "all_unchanged" }
-  | { readonly code: "changed" }
-  | { readonly code: "indeterminate" };
+  { readonly code: "nothing_rechecked" } | { readonly code: "all_unchanged" } | { readonly code: "changed" } | { readonly code: "indeterminate" };
 
 export function recheckConclusion(summary: RecheckSummary): RecheckConclusion {
   if (summary.outcomes === 0) return { code: "nothing_rechecked" };

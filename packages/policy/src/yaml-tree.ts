@@ -1,14 +1,4 @@
-import {
-  LineCounter,
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  parseAllDocuments,
-  visit,
-  type Node as YamlNode,
-  type ParsedNode,
-} from "yaml";
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Node as YamlNode, type ParsedNode } from "yaml";
 import type { PolicyProblem } from "./problems.js";
 
 /**
@@ -27,8 +17,7 @@ const YAML_OPTIONS = {
 } as const;
 
 export type ReadYaml =
-  | { readonly ok: true; readonly root: ParsedNode | null; readonly tree: Tree }
-  | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
+  { readonly ok: true; readonly root: ParsedNode | null; readonly tree: Tree } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /**
  * Parse `text` as one YAML document. YAML problems (syntax, several documents) end the

@@ -41,7 +41,10 @@ describe("bindings (SPEC §17.4)", () => {
 
   it("take an exact tool name over a glob, and a glob for the rest", () => {
     expect(deriveAxes(BINDINGS, "write_special", request("write_special", { path: "/a" })).axes).toEqual({ capability: "special" });
-    expect(deriveAxes(BINDINGS, "write_file", request("write_file", { path: "/a" })).axes).toEqual({ capability: "fs.write", fs: { path_raw: "/a", path_canonical: "/a" } });
+    expect(deriveAxes(BINDINGS, "write_file", request("write_file", { path: "/a" })).axes).toEqual({
+      capability: "fs.write",
+      fs: { path_raw: "/a", path_canonical: "/a" },
+    });
   });
 
   it("record no derived axes for a tool they do not bind", () => {
@@ -53,12 +56,23 @@ describe("bindings (SPEC §17.4)", () => {
     expect(relative.axes).toEqual({ capability: "fs.read" });
     expect(relative.unresolved).toEqual([{ code: "relative_path", pointer: "/params/arguments/path", roots: 0 }]);
     expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }), { roots: ["/a", "/b"] }).axes.fs).toBeUndefined();
-    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }), { roots: ["/srv"] }).axes.fs).toEqual({ path_raw: "notes.md", path_canonical: "/srv/notes.md" });
-    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "~/x" })).unresolved).toEqual([{ code: "home_path", pointer: "/params/arguments/path" }]);
+    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }), { roots: ["/srv"] }).axes.fs).toEqual({
+      path_raw: "notes.md",
+      path_canonical: "/srv/notes.md",
+    });
+    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "~/x" })).unresolved).toEqual([
+      { code: "home_path", pointer: "/params/arguments/path" },
+    ]);
     const two = deriveAxes(BINDINGS, "move_file", request("move_file", { source: "/a", destination: "/b" }));
     expect(two.axes.fs).toBeUndefined();
-    expect(two.paths.map((p) => [p.resolved, p.access])).toEqual([["/a", "write"], ["/b", "write"]]);
-    expect(deriveAxes(BINDINGS, "read_multiple_files", request("read_multiple_files", { paths: ["/one"] })).axes.fs).toEqual({ path_raw: "/one", path_canonical: "/one" });
+    expect(two.paths.map((p) => [p.resolved, p.access])).toEqual([
+      ["/a", "write"],
+      ["/b", "write"],
+    ]);
+    expect(deriveAxes(BINDINGS, "read_multiple_files", request("read_multiple_files", { paths: ["/one"] })).axes.fs).toEqual({
+      path_raw: "/one",
+      path_canonical: "/one",
+    });
   });
 
   it("a declared root outranks roots learned at run time", () => {
@@ -69,7 +83,9 @@ describe("bindings (SPEC §17.4)", () => {
   it("derive host and port from a URL, with the scheme's default port, lowercased", () => {
     expect(deriveAxes(BINDINGS, "fetch", request("fetch", { url: "https://Example.COM/x" })).axes.net).toEqual({ host: "example.com", port: 443 });
     expect(deriveAxes(BINDINGS, "fetch", request("fetch", { url: "http://[::1]:8080/" })).axes.net).toEqual({ host: "::1", port: 8080 });
-    expect(deriveAxes(BINDINGS, "fetch", request("fetch", { url: "gopher://h/" })).unresolved).toEqual([{ code: "unknown_port", pointer: "/params/arguments/url" }]);
+    expect(deriveAxes(BINDINGS, "fetch", request("fetch", { url: "gopher://h/" })).unresolved).toEqual([
+      { code: "unknown_port", pointer: "/params/arguments/url" },
+    ]);
     expect(deriveAxes(BINDINGS, "fetch", request("fetch", { url: "not a url" })).unresolved).toEqual([{ code: "bad_url", pointer: "/params/arguments/url" }]);
     expect(deriveAxes(BINDINGS, "connect", request("connect", { host: "DB.internal", port: 5432 })).axes.net).toEqual({ host: "db.internal", port: 5432 });
   });
@@ -83,7 +99,9 @@ describe("bindings (SPEC §17.4)", () => {
   });
 
   it("report every problem of a file at once, with its path", () => {
-    const result = tryParseBindings("version: 2\nroots: [relative]\ntools:\n  - capability: 3\n    paths: [{ pointer: nope, access: sideways }]\n    net: { url: /u, host: /h }\n    extra: 1\n");
+    const result = tryParseBindings(
+      "version: 2\nroots: [relative]\ntools:\n  - capability: 3\n    paths: [{ pointer: nope, access: sideways }]\n    net: { url: /u, host: /h }\n    extra: 1\n",
+    );
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems.map(describePolicyProblem)).toEqual([
@@ -101,7 +119,26 @@ describe("bindings (SPEC §17.4)", () => {
   it("the shipped bindings for server-filesystem parse, and bind every tool it lists", () => {
     const text = readFileSync(fileURLToPath(new URL("../../mcp/bindings/server-filesystem.yaml", import.meta.url)), "utf8");
     const shipped = parseBindings(text);
-    const tools = ["read_file", "read_text_file", "read_media_file", "read_multiple_files", "write_file", "edit_file", "create_directory", "list_directory", "list_directory_with_sizes", "directory_tree", "move_file", "search_files", "get_file_info", "list_allowed_directories"];
-    for (const tool of tools) expect(shipped.tools.some((b) => b.tool === tool), tool).toBe(true);
+    const tools = [
+      "read_file",
+      "read_text_file",
+      "read_media_file",
+      "read_multiple_files",
+      "write_file",
+      "edit_file",
+      "create_directory",
+      "list_directory",
+      "list_directory_with_sizes",
+      "directory_tree",
+      "move_file",
+      "search_files",
+      "get_file_info",
+      "list_allowed_directories",
+    ];
+    for (const tool of tools)
+      expect(
+        shipped.tools.some((b) => b.tool === tool),
+        tool,
+      ).toBe(true);
   });
 });

@@ -35,7 +35,12 @@ describe("selection (SPEC §15.3)", () => {
 
   it("[M15.3] nothing matches: the default, with the reference's reasons", () => {
     const deny = decide(policy("default: deny"), { tool_id: "t" });
-    expect(deny).toMatchObject({ code: "denied", cause: { code: "default" }, matched: { kind: "default" }, policy: { status: "denied", reason: "no matching rule (default deny)" } });
+    expect(deny).toMatchObject({
+      code: "denied",
+      cause: { code: "default" },
+      matched: { kind: "default" },
+      policy: { status: "denied", reason: "no matching rule (default deny)" },
+    });
     expect(deny.decision_axes).toEqual({});
     expect(decide(policy("default: allow"), { tool_id: "t" })).toMatchObject({ code: "allowed", policy: { status: "allowed" } });
   });

@@ -39,13 +39,14 @@ describe("policy_set_hash (SPEC §15.4)", () => {
       "  id: throttle-search",
       "  capability: '*'",
       "  priority: 0",
-      "default: \"deny\"",
+      'default: "deny"',
       "version: 2",
     ].join("\n");
     const keysMoved = SPEC_EXAMPLE.replace("version: 2\ndefault: deny\n", "default: deny   # comments do not count\nversion: 2\n");
     expect(keysMoved).not.toBe(SPEC_EXAMPLE);
     expect(hashOf(keysMoved)).toBe(base);
-    const minimal = "version: 2\ndefault: deny\nrules:\n  - id: throttle-search\n    action: rate_limit\n    tool: search\n    rate: { max: 100, per_seconds: 60 }\n";
+    const minimal =
+      "version: 2\ndefault: deny\nrules:\n  - id: throttle-search\n    action: rate_limit\n    tool: search\n    rate: { max: 100, per_seconds: 60 }\n";
     expect(hashOf(rewritten)).toBe(hashOf(minimal));
     expect(hashOf("rules: []\n")).toBe(hashOf("version: 1\ndefault: allow\n"));
     expect(hashOf("version: 1\nrules:\n  - {id: a, action: deny, tool: t, limits: {}}\n")).toBe(
@@ -61,10 +62,7 @@ describe("policy_set_hash (SPEC §15.4)", () => {
   });
 
   it("[M15.4] changes with every value", () => {
-    const variants = [
-      SPEC_EXAMPLE,
-      SPEC_EXAMPLE.replace("version: 2", "version: 2\n# a comment only"),
-    ];
+    const variants = [SPEC_EXAMPLE, SPEC_EXAMPLE.replace("version: 2", "version: 2\n# a comment only")];
     expect(new Set(variants.map(hashOf)).size).toBe(1);
     const edits: readonly (readonly [string, string])[] = [
       ["default: deny", "default: allow"],

@@ -79,9 +79,7 @@ describe("the reference's recheck table [M16.1] [M16.4] [M16.5]", () => {
   it("unchanged.yaml over session.jsonl: exit 3, the v1 line and the tool-less line are indeterminate", async () => {
     const r = await run("unchanged.yaml", "session.jsonl");
     expect(r.stdout).toBe(
-      CLEAN_UNCHANGED +
-        "call call-4 session 0 seq 0: indeterminate unknown_policy_set_hash\n" +
-        "call call-5 session 0 seq 6: indeterminate no_binding\n",
+      CLEAN_UNCHANGED + "call call-4 session 0 seq 0: indeterminate unknown_policy_set_hash\n" + "call call-5 session 0 seq 6: indeterminate no_binding\n",
     );
     expect(r.exit).toBe(3);
     const noBinding = r.verdicts.at(-1);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { PolicyParseError, describePolicyProblem, needsEnvelope, needsRateWindows, parsePolicySet, tryParsePolicySet, type PolicyProblem } from "../src/index.js";
+import {
+  PolicyParseError,
+  describePolicyProblem,
+  needsEnvelope,
+  needsRateWindows,
+  parsePolicySet,
+  tryParsePolicySet,
+  type PolicyProblem,
+} from "../src/index.js";
 import { fixtureText } from "./support/fixtures.js";
 import { SPEC_EXAMPLE, policy } from "./support/policies.js";
 
@@ -103,9 +111,7 @@ describe("version 1 Policy Sets (SPEC §15.1)", () => {
 
   it("[M15.1] refuses duplicate keys, aliases, anchors, tags, several documents and an empty file", () => {
     expect(problemsOf("version: 1\nversion: 1\n")[0]).toMatchObject({ code: "yaml_syntax", line: 2 });
-    expect(problemsOf("default: &d allow\nrules: []\nx: *d\n").map((p) => p.code)).toEqual(
-      expect.arrayContaining(["yaml_feature", "unknown_key"]),
-    );
+    expect(problemsOf("default: &d allow\nrules: []\nx: *d\n").map((p) => p.code)).toEqual(expect.arrayContaining(["yaml_feature", "unknown_key"]));
     expect(problemsOf("default: !!str allow\n")).toEqual([{ code: "yaml_feature", line: 1, column: 16, feature: "tag" }]);
     expect(problemsOf("version: 1\n---\nversion: 1\n")).toMatchObject([{ code: "yaml_feature", feature: "multiple_documents" }]);
     expect(problemsOf("# nothing\n")).toEqual([{ code: "empty_document" }]);

@@ -2,15 +2,7 @@ import { join } from "node:path";
 import { RequestDigest } from "@aegis/format";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  RateWindows,
-  parsePolicySet,
-  recheck,
-  type CallAxes,
-  type Decision,
-  type EnvelopeRead,
-  type RecheckVerdict,
-} from "../src/index.js";
+import { RateWindows, parsePolicySet, recheck, type CallAxes, type Decision, type EnvelopeRead, type RecheckVerdict } from "../src/index.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 
 /**
@@ -38,7 +30,9 @@ function ruleArb(version: 1 | 2) {
     rate: fc.record({ max: fc.integer({ min: 1, max: 3 }), per_seconds: fc.integer({ min: 1, max: 100 }) }),
     limits: maybe(fc.record({ max_wall_ms: fc.integer({ min: 0, max: 10_000 }) })),
     session: v2 ? maybe(pick("s1", "s2", "*")) : fc.constant(undefined),
-    fs: v2 ? maybe(fc.oneof(pick({ path: "/w/a" }), pick({ path_prefix: "/w/" }), pick({ path_glob: "/w/**/*.md" }), pick({ path_prefix: "/etc/" }))) : fc.constant(undefined),
+    fs: v2
+      ? maybe(fc.oneof(pick({ path: "/w/a" }), pick({ path_prefix: "/w/" }), pick({ path_glob: "/w/**/*.md" }), pick({ path_prefix: "/etc/" })))
+      : fc.constant(undefined),
     net: v2
       ? maybe(
           fc.record({
@@ -82,9 +76,7 @@ function yamlOf(version: 1 | 2, defaultAction: string, rules: readonly RuleDraft
 
 const policyArb = fc.integer({ min: 1, max: 2 }).chain((n) => {
   const version = n === 1 ? 1 : 2;
-  return fc
-    .record({ default: pick("allow", "deny"), rules: fc.array(ruleArb(version), { maxLength: 6 }) })
-    .map((p) => yamlOf(version, p.default, p.rules));
+  return fc.record({ default: pick("allow", "deny"), rules: fc.array(ruleArb(version), { maxLength: 6 }) }).map((p) => yamlOf(version, p.default, p.rules));
 });
 
 function callsArb(bindAll: boolean) {
@@ -94,7 +86,9 @@ function callsArb(bindAll: boolean) {
     session: maybe(pick("s1", "s2")),
     approval_ref: fc.option(pick("apr-1"), { nil: undefined, freq: 6 }),
     fs: (bindAll ? (a: fc.Arbitrary<string>) => a : maybe)(pick("/w/a", "/w/x/y.md", "/etc/passwd")),
-    net: (bindAll ? <T>(a: fc.Arbitrary<T>) => a : maybe)(fc.record({ host: pick("api.example.com", "example.com", "x.example.com"), port: pick(80, 443, 8080, 2000) })),
+    net: (bindAll ? <T>(a: fc.Arbitrary<T>) => a : maybe)(
+      fc.record({ host: pick("api.example.com", "example.com", "x.example.com"), port: pick(80, 443, 8080, 2000) }),
+    ),
   });
   const request = fc.record({ k: maybe(pick("v", "vv", "w")), n: maybe(pick(1, 2)), flag: maybe(fc.boolean()) });
   return fc.array(fc.record({ tool: pick("a", "b", "c", "d"), axes, request }), { minLength: 1, maxLength: 8 }).map((drafts) =>
@@ -148,10 +142,16 @@ async function roundTrip(yaml: string, calls: readonly TestCall[], allBound: boo
 
 describe("decide, record, recheck under the same set (SPEC §16.2)", () => {
   it("[M15.5] [M16.2] calls that bind every parameter: only unchanged, and rate_limit_unevaluable where a rate_limit rule applies", async () => {
-    await fc.assert(fc.asyncProperty(policyArb, callsArb(true), (yaml, calls) => roundTrip(yaml, calls, true)), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(policyArb, callsArb(true), (yaml, calls) => roundTrip(yaml, calls, true)),
+      { numRuns: 60 },
+    );
   });
 
   it("[M15.3] [M16.3] calls that may leave fs or net unbound: no_binding exactly where decide failed closed", async () => {
-    await fc.assert(fc.asyncProperty(policyArb, callsArb(false), (yaml, calls) => roundTrip(yaml, calls, false)), { numRuns: 60 });
+    await fc.assert(
+      fc.asyncProperty(policyArb, callsArb(false), (yaml, calls) => roundTrip(yaml, calls, false)),
+      { numRuns: 60 },
+    );
   });
 });

@@ -31,8 +31,7 @@ async function collect(path: string, target: RecheckTarget, options: Parameters<
   return out;
 }
 
-const byCall = (verdicts: readonly RecheckVerdict[]): Record<string, string> =>
-  Object.fromEntries(verdicts.map((v) => [v.call_id ?? "-", describeRecheck(v)]));
+const byCall = (verdicts: readonly RecheckVerdict[]): Record<string, string> => Object.fromEntries(verdicts.map((v) => [v.call_id ?? "-", describeRecheck(v)]));
 
 /** The set the records below were written under. */
 const RECORDED = policy(
@@ -99,7 +98,15 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
   it("[M16.2] a recorded rate_limited: denied now is unchanged; allowed or parked now is a change", async () => {
     const path = join(tempDir(), "rate.aarl");
     const throttled = policy("rules:", "  - {id: t, action: rate_limit, tool: search, rate: {max: 1, per_seconds: 3600}}");
-    const decisions = await writeSession(path, throttled, [{ call_id: "s1", tool_id: "search" }, { call_id: "s2", tool_id: "search" }], { windows: new RateWindows() });
+    const decisions = await writeSession(
+      path,
+      throttled,
+      [
+        { call_id: "s1", tool_id: "search" },
+        { call_id: "s2", tool_id: "search" },
+      ],
+      { windows: new RateWindows() },
+    );
     expect(decisions.map((d) => d.code)).toEqual(["allowed", "rate_limited"]);
     expect(byCall(await collect(path, { policy: policy("default: deny") }))["s2"]).toBe("unchanged rate_limited");
     expect(byCall(await collect(path, { policy: policy("default: allow") }))["s2"]).toBe("newly_allowed was=rate_limited now=allowed");
@@ -114,7 +121,10 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
       pending_approval: ["newly_parked", "newly_parked", "newly_parked", "unchanged"],
     };
     for (const [now, row] of Object.entries(table) as [NowClass, readonly string[]][]) {
-      expect(statuses.map((s) => compareRecorded(s, now)), now).toEqual(row);
+      expect(
+        statuses.map((s) => compareRecorded(s, now)),
+        now,
+      ).toEqual(row);
     }
   });
 
@@ -191,21 +201,32 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
       "call list session 1 seq 4: unchanged denied",
     ]);
     const one = await collect(path, { asRecorded: [RECORDED] });
-    expect(one.map(describeRecheck)).toEqual(["unchanged allowed", "unchanged denied", "indeterminate unknown_policy_set_hash", "indeterminate unknown_policy_set_hash"]);
+    expect(one.map(describeRecheck)).toEqual([
+      "unchanged allowed",
+      "unchanged denied",
+      "indeterminate unknown_policy_set_hash",
+      "indeterminate unknown_policy_set_hash",
+    ]);
     expect(one[2]).toMatchObject({ reason: { detail: { code: "not_given", policy_set_hash: other.hash } }, recorded: { status: "denied" } });
     const none = await collect(path, { asRecorded: [] });
     expect(none.every((v) => v.code === "indeterminate" && v.reason.code === "unknown_policy_set_hash")).toBe(true);
   });
 
   describe("the Envelope (argument matchers)", () => {
-    const ARGS = policy(
-      "version: 2",
-      "default: allow",
-      "rules:",
-      "  - {id: no-force, action: deny, tool: git.push, args: [{pointer: /force, exact: true}]}",
-    );
-    const push = (id: string, force: boolean): TestCall => ({ call_id: id, tool_id: "git.push", request: new TextEncoder().encode(`{"force":${force},"id":"${id}"}`) });
-    const calls = [push("present", true), push("missing", true), push("altered", false), push("redacted", true), push("store-mismatch", false), { call_id: "other", tool_id: "ls" }];
+    const ARGS = policy("version: 2", "default: allow", "rules:", "  - {id: no-force, action: deny, tool: git.push, args: [{pointer: /force, exact: true}]}");
+    const push = (id: string, force: boolean): TestCall => ({
+      call_id: id,
+      tool_id: "git.push",
+      request: new TextEncoder().encode(`{"force":${force},"id":"${id}"}`),
+    });
+    const calls = [
+      push("present", true),
+      push("missing", true),
+      push("altered", false),
+      push("redacted", true),
+      push("store-mismatch", false),
+      { call_id: "other", tool_id: "ls" },
+    ];
     const digest = (call: TestCall) => RequestDigest.of(requestOf(call));
 
     async function written(): Promise<string> {
@@ -237,8 +258,12 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
         other: "unchanged allowed",
       });
       expect(verdicts[1]).toMatchObject({ reason: { code: "missing_envelope", detail: { code: "missing" } } });
-      expect(verdicts[2]).toMatchObject({ reason: { code: "envelope_digest_mismatch", expected: digest(altered), found: RequestDigest.of(new TextEncoder().encode('{"force":true}')) } });
-      expect(verdicts[3]).toMatchObject({ reason: { code: "missing_envelope", detail: { code: "redacted", redacted_at: "2025-01-01T00:00:00Z", reason: "held a token" } } });
+      expect(verdicts[2]).toMatchObject({
+        reason: { code: "envelope_digest_mismatch", expected: digest(altered), found: RequestDigest.of(new TextEncoder().encode('{"force":true}')) },
+      });
+      expect(verdicts[3]).toMatchObject({
+        reason: { code: "missing_envelope", detail: { code: "redacted", redacted_at: "2025-01-01T00:00:00Z", reason: "held a token" } },
+      });
       expect(verdicts[4]).toMatchObject({ reason: { code: "envelope_digest_mismatch", found: "f".repeat(64) } });
       // The call the argument matcher could not concern (another tool) was not looked up.
       expect(envelope.asked).toHaveLength(5);
@@ -269,7 +294,12 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
 
     it("[M16.3] a set whose argument matchers cannot win for a call rechecks it without the Envelope", async () => {
       const path = await written();
-      const denyFirst = policy("version: 2", "rules:", "  - {id: no-git, action: deny, tool: git.push}", "  - {id: park-force, action: pending_approval, tool: git.push, args: [{pointer: /force, exists: true}]}");
+      const denyFirst = policy(
+        "version: 2",
+        "rules:",
+        "  - {id: no-git, action: deny, tool: git.push}",
+        "  - {id: park-force, action: pending_approval, tool: git.push, args: [{pointer: /force, exists: true}]}",
+      );
       const envelope = fakeEnvelope(new Map());
       const verdicts = await collect(path, { policy: denyFirst }, { envelope });
       expect(envelope.asked).toHaveLength(0);
@@ -341,7 +371,10 @@ describe("summary and exit codes (SPEC §16.5)", () => {
     expect(changed).toMatchObject({ outcomes: 4, unchanged: 1, newly_blocked: 3 });
     expect(recheckExitCode(changed)).toBe(1);
 
-    const mixed = await verdictsOf(policy("rules:", "  - {id: slow, action: rate_limit, tool: fs.read, rate: {max: 1, per_seconds: 1}}", "  - {id: d, action: deny, tool: fs.list}"), CALLS);
+    const mixed = await verdictsOf(
+      policy("rules:", "  - {id: slow, action: rate_limit, tool: fs.read, rate: {max: 1, per_seconds: 1}}", "  - {id: d, action: deny, tool: fs.list}"),
+      CALLS,
+    );
     expect(mixed).toMatchObject({ outcomes: 4, indeterminate: 1, newly_blocked: 1, newly_allowed: 2, newly_parked: 0 });
     expect(mixed.reasons).toEqual({ missing_envelope: 0, envelope_digest_mismatch: 0, unknown_policy_set_hash: 0, no_binding: 0, rate_limit_unevaluable: 1 });
     expect(recheckExitCode(mixed)).toBe(3);

@@ -53,9 +53,7 @@ describe("@aegis/policy/testing (SPEC §16.5)", () => {
 
   it("[M16.5] assertRecheckChanges fails on a missing change, an extra change, a wrong kind, an indeterminate call", async () => {
     const missing = await failure(assertRecheckChanges(CLEAN, newDeny, ["call-1", "call-2"]));
-    expect(missing.message).toBe(
-      "recheck: the changed calls are not the expected ones:\n  expected to change: call call-2 session 0 seq 3: unchanged denied",
-    );
+    expect(missing.message).toBe("recheck: the changed calls are not the expected ones:\n  expected to change: call call-2 session 0 seq 3: unchanged denied");
     const extra = await failure(assertRecheckChanges(CLEAN, newDeny, []));
     expect(extra.message).toContain("changed, and not expected to: call call-1 session 0 seq 2: newly_blocked was=allowed now=denied");
     const kind = await failure(assertRecheckChanges(CLEAN, newDeny, { "call-1": "newly_parked" }));
@@ -68,7 +66,13 @@ describe("@aegis/policy/testing (SPEC §16.5)", () => {
 
   it("[M16.5] a stricter policy over a record our writer wrote: exactly the calls it would change", async () => {
     const recordedUnder = policy("version: 2", "default: allow");
-    const stricter = policy("version: 2", "default: allow", "rules:", "  - {id: no-rm, action: deny, tool: rm}", "  - {id: gate-pay, action: pending_approval, tool: pay}");
+    const stricter = policy(
+      "version: 2",
+      "default: allow",
+      "rules:",
+      "  - {id: no-rm, action: deny, tool: rm}",
+      "  - {id: gate-pay, action: pending_approval, tool: pay}",
+    );
     const path = join(tempDir(), "run.aarl");
     await writeSession(path, recordedUnder, [
       { call_id: "1", tool_id: "ls" },

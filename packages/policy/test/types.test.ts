@@ -14,7 +14,9 @@ describe("types that keep mistakes from compiling", () => {
 
   it("an Envelope lookup is the shape @aegis/envelope's `get` has, declared here", async () => {
     const stored = new TextEncoder().encode("{}");
-    const get = async <D extends string>(digest: D): Promise<
+    const get = async <D extends string>(
+      digest: D,
+    ): Promise<
       | { readonly code: "present"; readonly bytes: Uint8Array }
       | { readonly code: "missing" }
       | { readonly code: "digest_mismatch"; readonly expected: D; readonly found: string }

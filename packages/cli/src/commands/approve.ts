@@ -18,7 +18,7 @@ export class ApproveCommand extends AegisCommand {
     `,
     examples: [
       ["Let a parked call run once", "aegis approve apr-0b6f2c1e-8d7a-4c55-9f1e-2a3b4c5d6e7f --control session.aarl.control"],
-      ["Refuse it, saying why", "aegis approve apr-0b6f2c1e-8d7a-4c55-9f1e-2a3b4c5d6e7f --deny --reason \"not in this sprint\" --control session.aarl.control"],
+      ["Refuse it, saying why", 'aegis approve apr-0b6f2c1e-8d7a-4c55-9f1e-2a3b4c5d6e7f --deny --reason "not in this sprint" --control session.aarl.control'],
       ["The calls parked now", "aegis approve --list --control session.aarl.control"],
     ],
   });
@@ -33,7 +33,8 @@ export class ApproveCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     const request = this.request();
     const path = this.control ?? process.env["AEGIS_CONTROL"];
-    if (path === undefined || path === "") throw usage("approve needs --control <PATH>: the control socket aegis wrap printed on its stderr (or set AEGIS_CONTROL)");
+    if (path === undefined || path === "")
+      throw usage("approve needs --control <PATH>: the control socket aegis wrap printed on its stderr (or set AEGIS_CONTROL)");
     let response: ControlResponse;
     try {
       response = await requestControl(path, request);
@@ -51,7 +52,9 @@ export class ApproveCommand extends AegisCommand {
       for (const p of response.pending) await this.out(`${p.approval_id} ${p.tool_id} ${p.rule ?? "-"} ${p.parked_at}\n`);
       return 0;
     }
-    await this.out(`${response.op === "approve" ? "approved" : "denied"} ${response.approval_id}: decision recorded at seq ${response.seq} (line_hash ${response.line_hash})\n`);
+    await this.out(
+      `${response.op === "approve" ? "approved" : "denied"} ${response.approval_id}: decision recorded at seq ${response.seq} (line_hash ${response.line_hash})\n`,
+    );
     return 0;
   }
 

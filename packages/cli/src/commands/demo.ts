@@ -12,7 +12,17 @@ import { DEMO_POLICY_YAML, STRICTER_POLICY_YAML } from "../demo/policy.js";
 import { createStore } from "../envelope/source.js";
 
 const MARKER = ".aegis-demo";
-const FILES = ["session.aarl", "session-tampered.aarl", "signing.key", "signing.pub", "session.aarl.lock", "policy.yaml", "policy-stricter.yaml", "session.envelope", MARKER];
+const FILES = [
+  "session.aarl",
+  "session-tampered.aarl",
+  "signing.key",
+  "signing.pub",
+  "session.aarl.lock",
+  "policy.yaml",
+  "policy-stricter.yaml",
+  "session.envelope",
+  MARKER,
+];
 
 export class DemoCommand extends AegisCommand {
   static override paths = [["demo"]];
@@ -88,7 +98,10 @@ export class DemoCommand extends AegisCommand {
     lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "");
     const shownDir = displayPath(dir);
     lines.push("An operator asks what a stricter policy would have changed, and whether every request's bytes are kept:");
-    lines.push(`  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`, `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`);
+    lines.push(
+      `  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`,
+      `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`,
+    );
     lines.push("(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
     await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;

@@ -42,9 +42,15 @@ export class RecheckCommand extends AegisCommand {
     examples: [
       ["Would today's policy have decided the same?", "aegis recheck --policy policy.yaml session.aarl"],
       ["Argument matchers read the request bytes from the Envelope", "aegis recheck --policy policy.yaml --envelope session.envelope session.aarl"],
-      ["Each call under the set it recorded, refusing an unverified record", "aegis recheck --as-recorded --policies policies/ --require-verified --key 3de537a0...4e2c session.aarl"],
+      [
+        "Each call under the set it recorded, refusing an unverified record",
+        "aegis recheck --as-recorded --policies policies/ --require-verified --key 3de537a0...4e2c session.aarl",
+      ],
       ["Every verdict with both matched rules, and the counts", "aegis recheck --json --policy policy.yaml session.aarl"],
-      ["Which calls were made under a tool definition the server has since changed?", "aegis recheck --policy policy.yaml --current-tools tools-now.json session.aarl"],
+      [
+        "Which calls were made under a tool definition the server has since changed?",
+        "aegis recheck --policy policy.yaml --current-tools tools-now.json session.aarl",
+      ],
     ],
   });
 
@@ -82,7 +88,14 @@ export class RecheckCommand extends AegisCommand {
     }
   }
 
-  private async recheckAll(target: RecheckTarget, sets: readonly PolicySet[], verification: Verification, pinned: boolean, envelope: EnvelopeSource | undefined, currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined): Promise<ExitCode> {
+  private async recheckAll(
+    target: RecheckTarget,
+    sets: readonly PolicySet[],
+    verification: Verification,
+    pinned: boolean,
+    envelope: EnvelopeSource | undefined,
+    currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
+  ): Promise<ExitCode> {
     const tally = new RecheckTally();
     const specs = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
     const size = (await recordStat(this.record)).size;
@@ -120,13 +133,16 @@ export class RecheckCommand extends AegisCommand {
           first = false;
         } else {
           await this.out(`${describeRecheckLine(verdict)}${verdict.tool_spec === undefined ? "" : `; tool_spec ${verdict.tool_spec.code}`}\n`);
-          if (verdict.code === "indeterminate") this.context.stderr.write(`note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
+          if (verdict.code === "indeterminate")
+            this.context.stderr.write(`note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
         }
       }
     } catch (error) {
       if (error instanceof CliError || error instanceof StdoutClosed) throw error;
       const fault: CliFault =
-        error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+        error instanceof EnvelopeError
+          ? { code: "envelope", fault: error.fault }
+          : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
       // Close the JSON document, so that what was printed still parses, and says why it stops.
       if (json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
       throw new CliError(fault);
@@ -143,9 +159,13 @@ export class RecheckCommand extends AegisCommand {
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
     const exit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
-    if (currentTools !== undefined) this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
+    if (currentTools !== undefined)
+      this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
     const specJson = currentTools === undefined ? "" : `,\n  "tool_specs": ${JSON.stringify(specs)}`;
-    if (json) await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`);
+    if (json)
+      await this.out(
+        `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`,
+      );
     if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: this.record });
     return exit;
   }
@@ -181,7 +201,11 @@ async function recordStat(path: string): Promise<{ readonly size: number; readon
     throw new CliError({ code: "unreadable_record", path, detail: describeIoError(error) });
   }
   if (!info.isFile()) {
-    throw new CliError({ code: "unreadable_record", path, detail: "not a regular file: recheck reads the record twice (verify, then recheck), so a pipe cannot be given; save it to a file first" });
+    throw new CliError({
+      code: "unreadable_record",
+      path,
+      detail: "not a regular file: recheck reads the record twice (verify, then recheck), so a pipe cannot be given; save it to a file first",
+    });
   }
   return { size: info.size, mtimeMs: info.mtimeMs };
 }
@@ -214,9 +238,11 @@ async function readToolsList(path: string, warn: (text: string) => void): Promis
   } catch (error) {
     throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
   }
-  const result = typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;
+  const result =
+    typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;
   const listing = pinListing(result);
-  if (listing === undefined) throw new CliError({ code: "bad_tools_list", path, detail: "expected a tools/list result ({\"tools\": [...]}) or the response holding one" });
+  if (listing === undefined)
+    throw new CliError({ code: "bad_tools_list", path, detail: 'expected a tools/list result ({"tools": [...]}) or the response holding one' });
   if (listing.unreadable > 0) warn(`warning: ${listing.unreadable} entries of ${path} are no tool definition (no string name), and were skipped\n`);
   return new Map(listing.pinned.map((p) => [p.name, p.digest]));
 }

@@ -39,7 +39,8 @@ export class ShowCommand extends AegisCommand {
       if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error.cause) });
       throw error;
     }
-    const stopped = verification.verdict.status === "tampered" || (verification.verdict.status === "indeterminate" && verification.verdict.reason.code === "line_too_long");
+    const stopped =
+      verification.verdict.status === "tampered" || (verification.verdict.status === "indeterminate" && verification.verdict.reason.code === "line_too_long");
     // Rows the verifier did not accept, or did not see (a live writer may have appended
     // since), are marked: nothing there is vouched for.
     const breakLine = stopped ? verification.lines : verification.lines + 1;
@@ -54,7 +55,9 @@ export class ShowCommand extends AegisCommand {
     const held: Entry[] = [];
     const emit = (entry: Entry, first: boolean): string =>
       this.json ? `${first ? "\n" : ",\n"}${JSON.stringify(entry)}` : `\n${renderEntry(entry, index.links)}`;
-    const head = this.json ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[` : verifyText(verification);
+    const head = this.json
+      ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[`
+      : verifyText(verification);
     const tail = this.json ? "\n]}\n" : "\n";
     if (this.call === undefined) {
       await this.out(head);

@@ -72,7 +72,10 @@ export class VerifyCommand extends AegisCommand {
     // code, and neither does an Envelope that cannot be read: that is said on stderr.
     const envelope = this.envelope === undefined ? undefined : await this.checkEnvelope(this.envelope);
     if (this.json) {
-      const doc = { ...verifyJson(result, pinned), ...(envelope === undefined ? {} : { envelope: envelope.ok ? { summary: envelope.tally, damage: envelope.damage } : { error: envelope.error } }) };
+      const doc = {
+        ...verifyJson(result, pinned),
+        ...(envelope === undefined ? {} : { envelope: envelope.ok ? { summary: envelope.tally, damage: envelope.damage } : { error: envelope.error } }),
+      };
       await this.out(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
       await this.out(`${verifyText(result)}${envelope?.ok === true ? `${describeTally(envelope.tally)}\n` : ""}`);
@@ -80,7 +83,11 @@ export class VerifyCommand extends AegisCommand {
     return exitCodeOfVerdict(result.verdict);
   }
 
-  private async checkEnvelope(path: string): Promise<{ readonly ok: true; readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] } | { readonly ok: false; readonly error: string }> {
+  private async checkEnvelope(
+    path: string,
+  ): Promise<
+    { readonly ok: true; readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] } | { readonly ok: false; readonly error: string }
+  > {
     let source;
     try {
       source = await openSource(path);
@@ -90,7 +97,11 @@ export class VerifyCommand extends AegisCommand {
     } catch (error) {
       if (error instanceof StdoutClosed) throw error;
       const fault: CliFault =
-        error instanceof CliError ? error.fault : error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: ioErrorText(error) };
+        error instanceof CliError
+          ? error.fault
+          : error instanceof EnvelopeError
+            ? { code: "envelope", fault: error.fault }
+            : { code: "unreadable_record", path: this.record, detail: ioErrorText(error) };
       const { error: text, help } = renderFault(fault);
       this.context.stderr.write(`error: the Envelope was not checked: ${text}\nhelp: ${help}\n`);
       return { ok: false, error: text };

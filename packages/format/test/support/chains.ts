@@ -59,9 +59,6 @@ export function readLines(path: string): Line[] {
 }
 
 /** {@link resealLines} with the development key unless told otherwise. */
-export function reseal(
-  lines: readonly Line[],
-  options: Partial<ResealOptions> = {},
-): string {
+export function reseal(lines: readonly Line[], options: Partial<ResealOptions> = {}): string {
   return resealLines(lines, { ...options, key: options.key ?? DEV });
 }

@@ -17,13 +17,7 @@ function littleEndian(bytes: Uint8Array): bigint {
 }
 
 export type OracleResult =
-  | "valid"
-  | "step1_s_not_canonical"
-  | "step2_r_not_a_point"
-  | "step2_r_small_order"
-  | "step3_a_not_a_point"
-  | "step3_a_small_order"
-  | "step4_equation";
+  "valid" | "step1_s_not_canonical" | "step2_r_not_a_point" | "step2_r_small_order" | "step3_a_not_a_point" | "step3_a_small_order" | "step4_equation";
 
 export function dalekStrict(message: Uint8Array, publicKey: Uint8Array, signature: Uint8Array): OracleResult {
   const r = signature.slice(0, 32);

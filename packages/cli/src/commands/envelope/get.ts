@@ -18,7 +18,10 @@ export class EnvelopeGetCommand extends AegisCommand {
       Exit codes: 0 the bytes were written, 1 missing, redacted or digest_mismatch (or a usage error, such as a digest that is not 64 lowercase hex), 2 the Envelope could not be read.
     `,
     examples: [
-      ["The request a call sent", "aegis envelope get --envelope session.envelope 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a > request.json"],
+      [
+        "The request a call sent",
+        "aegis envelope get --envelope session.envelope 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a > request.json",
+      ],
     ],
   });
 
@@ -36,9 +39,17 @@ export class EnvelopeGetCommand extends AegisCommand {
           await this.out(r.bytes);
           return 0 as const;
         })
-        .with({ code: "missing" }, () => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "missing", detail: "the Envelope holds no bytes and no tombstone for it" })))
-        .with({ code: "redacted" }, (r) => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "redacted", detail: `its bytes were removed at ${r.redactedAt}: ${r.reason}` })))
-        .with({ code: "digest_mismatch" }, (r) => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "digest_mismatch", detail: `the stored bytes hash to ${r.found}` })))
+        .with({ code: "missing" }, () =>
+          Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "missing", detail: "the Envelope holds no bytes and no tombstone for it" })),
+        )
+        .with({ code: "redacted" }, (r) =>
+          Promise.reject(
+            new CliError({ code: "envelope_entry", digest, answer: "redacted", detail: `its bytes were removed at ${r.redactedAt}: ${r.reason}` }),
+          ),
+        )
+        .with({ code: "digest_mismatch" }, (r) =>
+          Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "digest_mismatch", detail: `the stored bytes hash to ${r.found}` })),
+        )
         // Never the default handler: it would print the entry, bytes and all.
         .exhaustive(() => Promise.reject(new CliError({ code: "internal", detail: "an Envelope answer this version does not know" })));
     } finally {

@@ -19,7 +19,10 @@ export class EnvelopeRedactCommand extends AegisCommand {
       Exit codes: 0 redacted (or already redacted), 1 the store holds nothing for the digest, the reason was refused, or a usage error, 2 the store could not be opened or written.
     `,
     examples: [
-      ["Remove a leaked token", "aegis envelope redact --envelope session.envelope --reason 'API token in arguments, ticket SEC-142' 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"],
+      [
+        "Remove a leaked token",
+        "aegis envelope redact --envelope session.envelope --reason 'API token in arguments, ticket SEC-142' 44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+      ],
     ],
   });
 
@@ -41,8 +44,14 @@ export class EnvelopeRedactCommand extends AegisCommand {
           await this.out(`${digest} was already redacted at ${o.redactedAt}: ${o.reason}\n`);
           return 0 as const;
         })
-        .with({ code: "missing" }, () => Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "missing", detail: "the store holds no bytes for it, so there is nothing to redact" })))
-        .with({ code: "reason_refused" }, (o) => Promise.reject(new CliError({ code: "usage", message: `--reason was refused: ${o.detail}`, command: "envelope redact" })))
+        .with({ code: "missing" }, () =>
+          Promise.reject(
+            new CliError({ code: "envelope_entry", digest, answer: "missing", detail: "the store holds no bytes for it, so there is nothing to redact" }),
+          ),
+        )
+        .with({ code: "reason_refused" }, (o) =>
+          Promise.reject(new CliError({ code: "usage", message: `--reason was refused: ${o.detail}`, command: "envelope redact" })),
+        )
         .exhaustive();
     } finally {
       await store.close();

@@ -34,7 +34,8 @@ export class EnvelopeVerifyCommand extends AegisCommand {
     try {
       const losses = source.damage.filter(isLoss);
       for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
-      if (losses.length > 0) this.context.stderr.write("help: the entries around the damage were read; `aegis envelope pack` can copy the whole ones to a new pack\n");
+      if (losses.length > 0)
+        this.context.stderr.write("help: the entries around the damage were read; `aegis envelope pack` can copy the whole ones to a new pack\n");
       // Streamed, in text and JSON alike: memory does not grow with the record.
       if (this.json) await this.out(`{\n  "schema": "aegis.envelope-verify/1",\n  "digests": [`);
       let first = true;
@@ -49,13 +50,17 @@ export class EnvelopeVerifyCommand extends AegisCommand {
       } catch (error) {
         if (error instanceof CliError || error instanceof StdoutClosed) throw error;
         const fault: CliFault =
-          error instanceof EnvelopeError ? { code: "envelope", fault: error.fault } : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+          error instanceof EnvelopeError
+            ? { code: "envelope", fault: error.fault }
+            : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
         if (this.json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
         throw new CliError(fault);
       }
       const exit: ExitCode = tally.digest_mismatch > 0 ? 1 : losses.length > 0 ? 2 : 0;
       if (this.json) {
-        await this.out(`${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)},\n  "exit_code": ${exit}\n}\n`);
+        await this.out(
+          `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)},\n  "exit_code": ${exit}\n}\n`,
+        );
       } else {
         await this.out(`${describeTally(tally)}\n`);
       }

@@ -1,0 +1,23 @@
+// The rules the project's conventions rest on (CONTRIBUTING.md), checked with type information.
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/dist/**", "**/node_modules/**", "vectors/**", "conformance/**", "aegis-demo/**", "packages/*/bin/**", "packages/mcp/test/fixtures/**", "eslint.config.js"] },
+  {
+    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts", "bench/src/**/*.ts", "vitest.config.ts"],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { project: "./tsconfig.check.json", tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "@typescript-eslint": tseslint.plugin },
+    rules: {
+      // A promise no one awaits or catches is a rejection no one sees.
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      // Every variant is handled where a union is switched on, as ts-pattern's .exhaustive() does.
+      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-non-null-assertion": "error",
+    },
+  },
+);
