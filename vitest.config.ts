@@ -9,6 +9,7 @@ export default defineConfig({
     // Exact-match patterns, so "@aegis/policy/testing" is not read as a path under "@aegis/policy".
     alias: [
       { find: /^@aegis\/format$/, replacement: src("format/src/index.ts") },
+      { find: /^@aegis\/format\/durable$/, replacement: src("format/src/durable/index.ts") },
       { find: /^@aegis\/envelope$/, replacement: src("envelope/src/index.ts") },
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
       { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },

@@ -1,3 +1,4 @@
+import { errnoOf, messageOf } from "@aegis/format";
 import { once } from "node:events";
 import { Command } from "clipanion";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
@@ -16,7 +17,7 @@ export abstract class AegisCommand extends Command {
       return await this.run();
     } catch (error) {
       if (error instanceof StdoutClosed) return 0;
-      const fault: CliFault = error instanceof CliError ? error.fault : { code: "internal", detail: error instanceof Error ? error.message : String(error) };
+      const fault: CliFault = error instanceof CliError ? error.fault : { code: "internal", detail: messageOf(error) };
       if (!(error instanceof CliError) && process.env["AEGIS_DEBUG"] === "1")
         this.context.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
       return this.fail(fault);
@@ -65,5 +66,5 @@ function stdoutClosed(stream: object): boolean {
 }
 
 function isEpipe(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === "EPIPE";
+  return errnoOf(error) === "EPIPE";
 }

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { Verdict } from "@aegis/format";
 
@@ -13,5 +14,5 @@ export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
     .with({ status: "verified" }, () => 0 as const)
     .with({ status: "tampered" }, () => 1 as const)
     .with({ status: "indeterminate" }, () => 3 as const)
-    .exhaustive();
+    .exhaustive(unreachable);
 }

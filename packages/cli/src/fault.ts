@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
@@ -72,7 +73,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
       // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
       .with({ code: "internal" }, () => 2 as const)
-      .exhaustive()
+      .exhaustive(unreachable)
   );
 }
 
@@ -105,7 +106,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "too_permissive" }, (k) => `run \`chmod 600 ${k.path}\``)
         .with({ code: "malformed" }, () => "a key file holds the 32-byte seed as 64 lowercase hex, as `aegis keygen` writes it")
         .with({ code: "io" }, () => "check the path and its permissions")
-        .exhaustive(),
+        .exhaustive(unreachable),
     }))
     .with({ code: "writer" }, (f) => ({
       error: describeWriterFault(f.fault),
@@ -136,7 +137,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("not_an_envelope", "unsupported_version", "damaged_descriptor", () => "--envelope takes an Envelope store directory or a pack file")
         .with("exists", () => "choose another --out path, or remove the existing file first")
         .with("io", "failed", "closed", "too_large", "not_bytes", () => "check the Envelope's path, its permissions and the free space")
-        .exhaustive(),
+        .exhaustive(unreachable),
     }))
     .with({ code: "envelope_entry" }, (f) => ({
       error: `${f.answer}: ${f.digest}: ${f.detail}`,
@@ -144,7 +145,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("missing", () => "check the digest against the record (`aegis envelope verify` lists every digest it names), or ask for the pack that holds it")
         .with("redacted", () => "the bytes were removed on purpose; the tombstone says when and why")
         .with("digest_mismatch", () => "the stored bytes were altered or damaged; they are not the bytes the record names")
-        .exhaustive(),
+        .exhaustive(unreachable),
     }))
     .with({ code: "not_verified" }, (f) => ({
       error: `the record is not Verified (${f.verdict}), and --require-verified was given`,
@@ -181,7 +182,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
         .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
-        .exhaustive(),
+        .exhaustive(unreachable),
     }))
     .with({ code: "control" }, (f) => ({
       error: `${f.path}: ${f.detail}`,
@@ -192,9 +193,9 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
           () => "pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs",
         )
         .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
-        .exhaustive(),
+        .exhaustive(unreachable),
     }))
     .with({ code: "output_dir" }, (f) => ({ error: `cannot use ${f.path}: ${f.detail}`, help: "choose another --out directory" }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
-    .exhaustive();
+    .exhaustive(unreachable);
 }

@@ -1,3 +1,4 @@
+import { messageOf } from "@aegis/format";
 import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { DemoCommand } from "./commands/demo.js";
@@ -200,7 +201,7 @@ function usageMessage(error: unknown, name: CommandName | undefined, argv: reado
   }
   if (isSyntaxFailure(error)) return "these arguments match more than one command";
   if (error instanceof UsageError) return error.message;
-  return error instanceof Error ? error.message : String(error);
+  return messageOf(error);
 }
 
 /** clipanion's reasons, in the reference's words where it has them. */

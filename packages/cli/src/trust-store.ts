@@ -1,7 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { checkHex, decodeUtf8, describeHexFault, trimWhiteSpace } from "@aegis/format";
+import { checkHex, decodeUtf8, describeHexFault, trimWhiteSpace, describeIoError as ioErrorText } from "@aegis/format";
 import { CliError } from "./fault.js";
-import { describeIoError as ioErrorText } from "@aegis/format";
 
 /**
  * A trust store: one 64-lowercase-hex public key per line; blank lines and lines that

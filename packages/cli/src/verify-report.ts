@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 import {
   describeIndeterminate,
@@ -34,7 +35,7 @@ function whereTampered(r: TamperedReason): Where {
     .with({ code: "chain_broken" }, { code: "bad_signature" }, { code: "untrusted_key" }, { code: "duplicate_decision" }, (x): Position => x.at)
     .with({ code: "seq_out_of_order" }, { code: "session_boundary_broken" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "malformed_line" }, (x) => ({ line: x.line }))
-    .exhaustive();
+    .exhaustive(unreachable);
 }
 
 function whereIndeterminate(r: IndeterminateReason): Where {
@@ -43,7 +44,7 @@ function whereIndeterminate(r: IndeterminateReason): Where {
     .with({ code: "torn_final_line" }, { code: "line_too_long" }, (x) => ({ line: x.line }))
     .with({ code: "unanchored_tail" }, { code: "missing_line" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "empty_chain" }, () => null)
-    .exhaustive();
+    .exhaustive(unreachable);
 }
 
 /**
@@ -55,12 +56,12 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => ({ ...t.reason, text: describeTampered(t.reason) }))
     .with({ status: "indeterminate" }, (i) => ({ ...i.reason, text: describeIndeterminate(i.reason) }))
-    .exhaustive();
+    .exhaustive(unreachable);
   const where = match(v.verdict)
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => whereTampered(t.reason))
     .with({ status: "indeterminate" }, (i) => whereIndeterminate(i.reason))
-    .exhaustive();
+    .exhaustive(unreachable);
   const exitCode: ExitCode = exitCodeOfVerdict(v.verdict);
   return {
     schema: "aegis.verify/1",

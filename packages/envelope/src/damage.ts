@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 
 /**
@@ -28,5 +29,5 @@ export function describeDamage(damage: EnvelopeDamage): string {
     .with({ code: "damaged_header" }, (d) => `${d.path}: damaged header at byte ${d.offset}: ${d.detail}`)
     .with({ code: "missing_segment" }, (d) => `${d.path}: segment missing; its entries are lost`)
     .with({ code: "index_not_written" }, (d) => `${d.path}: index not written (${d.detail}); the next open scans the segment`)
-    .exhaustive(() => "unknown damage");
+    .exhaustive(unreachable);
 }

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EnvelopeError, io } from "./errors.js";
 import { sha256Of } from "./hash.js";
-import { replaceFileDurably } from "./replace-file.js";
+import { replaceFileDurably } from "@aegis/format/durable";
 import { DESCRIPTOR_BYTES, DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, FORMAT_VERSION, SALT_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./layout.js";
 
 /**

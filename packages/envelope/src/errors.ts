@@ -1,5 +1,5 @@
-import type { LockHolder } from "@aegis/format";
-import { describeIoError } from "@aegis/format";
+import { unreachable } from "@aegis/format";
+import { type LockHolder, describeIoError } from "@aegis/format";
 import { match } from "ts-pattern";
 
 /** Why an Envelope operation failed (SPEC §14). Each code is stable; match on it. */
@@ -47,7 +47,7 @@ export function describeEnvelopeFault(fault: EnvelopeFault): string {
     .with({ code: "not_bytes" }, (f) => f.detail)
     .with({ code: "bad_digest" }, (f) => `not a digest: ${JSON.stringify(f.text.slice(0, 80))}: ${f.detail}`)
     .with({ code: "exists" }, (f) => `${f.path} already exists`)
-    .exhaustive(() => "unknown Envelope fault");
+    .exhaustive(unreachable);
 }
 
 /** Run a file-system action; its error becomes `io` naming `path`. */

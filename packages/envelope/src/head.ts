@@ -1,3 +1,4 @@
+import { messageOf } from "@aegis/format/durable";
 import { Decoder, Encoder } from "cbor-x";
 import { MAX_REASON_BYTES } from "./layout.js";
 
@@ -59,7 +60,7 @@ export function decodeHead(bytes: Uint8Array): HeadRead {
   try {
     value = decoder.decode(bytes);
   } catch (error) {
-    return { ok: false, detail: `head is not CBOR: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, detail: `head is not CBOR: ${messageOf(error)}` };
   }
   const head = shapeOf(value);
   if (!head.ok) return head;

@@ -11,7 +11,7 @@ import { decodeIndex, encodeIndex, type IndexRecord } from "./index-file.js";
 import { FORMAT_VERSION, PACK_HEADER_BYTES, PACK_MAGIC, PACK_TRAILER_BYTES, PACK_TRAILER_MAGIC, SALT_BYTES, valueOffsetOf } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { syncDirectory } from "./sync.js";
+import { errnoOf, syncDirectory } from "@aegis/format/durable";
 import { WindowReader, readAt } from "./window.js";
 
 /**
@@ -109,7 +109,7 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
     await handle.close();
     // link, not rename: it refuses to replace a file that appeared meanwhile.
     await link(temporary, outPath).catch((error: unknown) => {
-      if (typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST") throw new EnvelopeError({ code: "exists", path: outPath });
+      if (errnoOf(error) === "EEXIST") throw new EnvelopeError({ code: "exists", path: outPath });
       throw ioError(outPath, error);
     });
     await io(outPath, () => syncDirectory(dirname(outPath)));
@@ -288,7 +288,7 @@ async function pathExists(path: string): Promise<boolean> {
     await stat(path);
     return true;
   } catch (error) {
-    if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return false;
+    if (errnoOf(error) === "ENOENT") return false;
     throw ioError(path, error);
   }
 }

@@ -1,30 +1,20 @@
-import { closeSync, ftruncateSync, fsyncSync, openSync, writevSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { RequestDigest, ResponseDigest, ToolSpecDigest, acquireLockFile as acquireLock, makeDirectories } from "@aegis/format";
-import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
+import { RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
+import { GroupCommit, messageOf } from "@aegis/format/durable";
+import { checkDigest, readThrough, type Catalog } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
-import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
-import { loadDirectory, type SegmentState } from "./directory.js";
-import { EnvelopeError, io, ioError } from "./errors.js";
+import { EnvelopeError, io } from "./errors.js";
 import { framePrefix } from "./frame.js";
 import { encodeHead, reasonFault } from "./head.js";
-import type { IndexRecord } from "./index-file.js";
 import { writeIndexFile } from "./index-io.js";
-import {
-  DEFAULT_SEGMENT_BYTES,
-  DESCRIPTOR_FILE,
-  LOCK_FILE,
-  MAX_ENTRY_BYTES,
-  SEGMENT_HEADER_BYTES,
-  indexFileName,
-  segmentFileName,
-  segmentNumberOf,
-} from "./layout.js";
-import { isScrubbed, scrubValue, type RedactOutcome } from "./redaction.js";
-import { SegmentFiles } from "./segment-files.js";
+import { DEFAULT_SEGMENT_BYTES, DESCRIPTOR_FILE, MAX_ENTRY_BYTES, SEGMENT_HEADER_BYTES, indexFileName, segmentNumberOf } from "./layout.js";
+import type { RedactOutcome } from "./redaction.js";
+import type { SegmentFiles } from "./segment-files.js";
+import { BATCHED_VALUE_BYTES, SegmentWriter, type Active } from "./segment-writer.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { syncDirectory, syncNow, syncOffThread } from "./sync.js";
+import { openStore, scrubAll } from "./store-open.js";
 
 export interface EnvelopeStoreOptions {
   /** Start a new segment once the current one would pass this many bytes (SPEC §14.3). */
@@ -40,30 +30,6 @@ export interface EnvelopeStoreOptions {
   readonly create?: boolean;
 }
 
-type Waiter = { readonly resolve: () => void; readonly reject: (error: Error) => void };
-
-/** The segment puts append to. */
-interface Active {
-  readonly segment: number;
-  readonly path: string;
-  readonly fd: number;
-  size: number;
-  readonly records: IndexRecord[];
-}
-
-/** Two fsyncs in flight let the next batch be synced while the previous one finishes (ADR 0004). */
-const MAX_SYNCS_IN_FLIGHT = 2;
-/** A burst of this many puts starts its fsync without waiting for the end of the tick. */
-const EAGER_BATCH = 16;
-/**
- * Values below this size are copied and written together with the rest of their batch (one
- * `pwritev` per batch: a system call per put cost more than the rest of a 1 KiB put);
- * larger ones are written from the caller's bytes at once, sparing the copy.
- */
-const BATCHED_VALUE_BYTES = 64 * 1024;
-/** Buffers per `pwritev`, under the kernel's IOV_MAX (1024). */
-const IOV_PER_WRITE = 512;
-
 /**
  * The live Envelope store, for the one process that writes it (SPEC §14). A directory of
  * append-only segment files; see SPEC §14.2 for the layout.
@@ -77,13 +43,6 @@ const IOV_PER_WRITE = 512;
  * fsync stops the store.
  */
 export class EnvelopeStore implements EnvelopeSource {
-  private waiters: Waiter[] = [];
-  private readonly dirty = new Set<number>();
-  private syncDirectoryNext = false;
-  private scheduled = false;
-  private syncing = 0;
-  private lastSynced: Promise<unknown> = Promise.resolve();
-  private failure: EnvelopeError | undefined;
   private closing: Promise<void> | undefined;
   private closed = false;
   /** Entries appended and not yet durable: a second put of the same bytes waits on the first. */
@@ -93,22 +52,23 @@ export class EnvelopeStore implements EnvelopeSource {
   /** Index writes of sealed segments, one after another. */
   private sealing: Promise<void> = Promise.resolve();
   private readonly found: EnvelopeDamage[];
-  /** Frames appended to the active segment and not yet written, from `unwrittenFrom`. */
-  private unwritten: Uint8Array[] = [];
-  private unwrittenFrom = 0;
+  private readonly segments: SegmentWriter;
+  private readonly commit: GroupCommit;
 
   private constructor(
     readonly path: string,
     private readonly salt: Buffer,
     private readonly catalog: Catalog,
-    private active: Active,
+    active: Active,
     private readonly files: SegmentFiles,
     damage: readonly EnvelopeDamage[],
     private readonly releaseLock: () => Promise<void>,
-    private readonly segmentBytes: number,
+    segmentBytes: number,
     private readonly now: () => Date,
   ) {
     this.found = [...damage];
+    this.segments = new SegmentWriter(path, salt, active, files, segmentBytes, (full) => this.seal(full));
+    this.commit = new GroupCommit(this.segments, (cause) => new EnvelopeError({ code: "failed", detail: cause.message }, { cause }));
   }
 
   /**
@@ -124,73 +84,8 @@ export class EnvelopeStore implements EnvelopeSource {
     if (!Number.isSafeInteger(segmentBytes) || segmentBytes <= SEGMENT_HEADER_BYTES) {
       throw new RangeError(`segmentBytes must be an integer above ${SEGMENT_HEADER_BYTES}`);
     }
-    if (options.create === false && !(await exists(join(dir, DESCRIPTOR_FILE)))) {
-      throw new EnvelopeError({
-        code: "not_an_envelope",
-        path: dir,
-        detail: `no ${DESCRIPTOR_FILE} descriptor: not a store (and this open does not create one)`,
-      });
-    }
-    await io(dir, () => makeDirectories(dir));
-    const lockPath = join(dir, LOCK_FILE);
-    const lock = await io(lockPath, () => acquireLock(lockPath));
-    if (!lock.ok) {
-      throw new EnvelopeError({ code: "locked", lockPath: lock.lockPath, ...(lock.holder === undefined ? {} : { holder: lock.holder }), stale: lock.stale });
-    }
-    const opened: number[] = [];
-    try {
-      if (!(await exists(join(dir, DESCRIPTOR_FILE)))) {
-        const others = (await io(dir, () => readdir(dir))).filter((name) => name !== LOCK_FILE && name !== `${DESCRIPTOR_FILE}.tmp`);
-        if (others.length > 0) {
-          throw new EnvelopeError({
-            code: "not_an_envelope",
-            path: dir,
-            detail: `the directory holds files (${others.slice(0, 3).join(", ")}) but no ${DESCRIPTOR_FILE}`,
-          });
-        }
-        await createDescriptor(dir, options.id);
-      }
-      const loaded = await loadDirectory(dir, true);
-      const { salt, catalog } = loaded;
-      const cut = new Set<string>();
-      for (const segment of loaded.segments) {
-        if (repairTail(segment, salt)) cut.add(segment.path);
-      }
-      // Redactions a crash interrupted: the tombstone is durable, the bytes may not be gone yet.
-      for (const segment of loaded.segments) {
-        for (const digest of segment.scannedTombstones) await scrubAll(dir, catalog.locations(digest));
-      }
-      const damage = loaded.damage.map((d) => (d.code === "torn_tail" && cut.has(d.path) ? { ...d, cut: true } : d));
-      // Appends continue in the last segment, unless a later number is missing (its index
-      // may still be there) or the last one's header is damaged: then a new segment starts.
-      const last = loaded.segments.at(-1);
-      const reusable = last !== undefined && last.segment === loaded.highest && !damage.some((d) => d.code === "damaged_header" && d.path === last.path);
-      for (const segment of loaded.segments) {
-        if (segment === last && reusable) continue;
-        if (!segment.indexed || cut.has(segment.path))
-          await io(segment.path, () => writeIndexFile(dir, salt, segment.segment, endAfterRepair(segment), segment.records ?? []));
-      }
-      const files = new SegmentFiles(dir);
-      let active: Active;
-      if (last !== undefined && reusable) {
-        const fd = await io(last.path, async () => openSync(last.path, "r+"));
-        opened.push(fd);
-        active = { segment: last.segment, path: last.path, fd, size: endAfterRepair(last), records: [...(last.records ?? [])] };
-      } else {
-        const segment = loaded.highest + 1;
-        const path = join(dir, segmentFileName(segment));
-        const fd = await io(path, async () => createSegment(path, segment, salt));
-        opened.push(fd);
-        await io(dir, () => syncDirectory(dir));
-        active = { segment, path, fd, size: SEGMENT_HEADER_BYTES, records: [] };
-      }
-      files.pin(active.segment, active.fd);
-      return new EnvelopeStore(dir, salt, catalog, active, files, damage, lock.release, segmentBytes, options.now ?? (() => new Date()));
-    } catch (error) {
-      for (const fd of opened) closeSync(fd);
-      await lock.release();
-      throw error;
-    }
+    const o = await openStore(dir, options.create !== false, options.id);
+    return new EnvelopeStore(dir, o.salt, o.catalog, o.active, o.files, o.damage, o.release, segmentBytes, options.now ?? (() => new Date()));
   }
 
   /** Damage found on opening, and index writes that failed since. */
@@ -231,7 +126,8 @@ export class EnvelopeStore implements EnvelopeSource {
   }
 
   private refusal(): EnvelopeError | undefined {
-    if (this.failure !== undefined) return this.failure;
+    const failure = this.commit.failure;
+    if (failure instanceof EnvelopeError) return failure;
     if (this.closed) return new EnvelopeError({ code: "closed" });
     return undefined;
   }
@@ -253,69 +149,23 @@ export class EnvelopeStore implements EnvelopeSource {
     const value = bytes.length < BATCHED_VALUE_BYTES ? Buffer.from(bytes) : bytes;
     let frame: number;
     try {
-      frame = this.append([prefix, value], bytes.length < BATCHED_VALUE_BYTES);
+      frame = this.segments.append([prefix, value], bytes.length < BATCHED_VALUE_BYTES);
     } catch (error) {
-      return Promise.reject(this.fail(error, []));
+      return Promise.reject(this.commit.fail(error));
     }
-    this.active.records.push({ kind: "entry", digest, offset: frame, size: bytes.length });
-    this.catalog.addEntry(digest, { segment: this.active.segment, frame, size: bytes.length });
-    const durable = this.commit();
+    const active = this.segments.active;
+    active.records.push({ kind: "entry", digest, offset: frame, size: bytes.length });
+    this.catalog.addEntry(digest, { segment: active.segment, frame, size: bytes.length });
+    const durable = this.commit.durable(undefined);
     this.pending.set(digest, durable);
     const forget = (): void => void this.pending.delete(digest);
     durable.then(forget, forget);
     return durable;
   }
 
-  /**
-   * Append one frame at the end of the active segment, rotating first when it is full:
-   * into the batch that the next flush writes, or (`batched` false) written now, after
-   * the batch, so that frames reach the file in the order they were appended.
-   */
-  private append(parts: readonly Uint8Array[], batched: boolean): number {
-    const length = parts.reduce((n, p) => n + p.length, 0);
-    if (this.active.size > SEGMENT_HEADER_BYTES && this.active.size + length > this.segmentBytes) this.rotate();
-    const frame = this.active.size;
-    if (batched) {
-      if (this.unwritten.length === 0) this.unwrittenFrom = frame;
-      this.unwritten.push(...parts);
-    } else {
-      this.writeBatch();
-      writeAllSync(this.active.fd, parts, frame);
-    }
-    this.active.size += length;
-    this.dirty.add(this.active.fd);
-    return frame;
-  }
-
-  /** Write the batch to the active segment: one `pwritev` for every frame appended since the last. */
-  private writeBatch(): void {
-    if (this.unwritten.length === 0) return;
-    const parts = this.unwritten;
-    this.unwritten = [];
-    writeAllSync(this.active.fd, parts, this.unwrittenFrom);
-  }
-
-  /**
-   * Start the next segment (SPEC §14.3). Synchronous, inside the put that needs it; the
-   * new file's directory entry is synced with the next batch, and the full segment's
-   * index is written once everything in it is durable.
-   */
-  private rotate(): void {
-    this.writeBatch();
-    const full = this.active;
-    const segment = full.segment + 1;
-    const path = join(this.path, segmentFileName(segment));
-    const fd = createSegment(path, segment, this.salt, false);
-    this.active = { segment, path, fd, size: SEGMENT_HEADER_BYTES, records: [] };
-    this.files.pin(segment, fd);
-    this.dirty.add(fd);
-    this.syncDirectoryNext = true;
-    this.seal(full);
-  }
-
   /** Write a full segment's index once its frames are durable and its redactions done. */
   private seal(full: Active): void {
-    const durable = this.commit();
+    const durable = this.commit.durable(undefined);
     // Observed now: a failed fsync rejects it before the chain below gets to it, and the
     // failure reaches callers through their puts, not as an unhandled rejection.
     durable.catch(() => undefined);
@@ -328,75 +178,12 @@ export class EnvelopeStore implements EnvelopeSource {
         await writeIndexFile(this.path, this.salt, full.segment, full.size, full.records);
       })
       .catch((error: unknown) => {
-        this.found.push({
-          code: "index_not_written",
-          path: join(this.path, indexFileName(full.segment)),
-          detail: error instanceof Error ? error.message : String(error),
-        });
+        this.found.push({ code: "index_not_written", path: join(this.path, indexFileName(full.segment)), detail: messageOf(error) });
       })
       .finally(() => {
-        this.dirty.delete(full.fd);
+        this.segments.forget(full);
         this.files.unpin(full.segment);
       });
-  }
-
-  /** A promise that resolves once everything written so far is durable. */
-  private commit(): Promise<void> {
-    const durable = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (this.waiters.length >= EAGER_BATCH && this.syncing < MAX_SYNCS_IN_FLIGHT) {
-      this.flush();
-    } else if (!this.scheduled) {
-      this.scheduled = true;
-      process.nextTick(() => this.flush());
-    }
-    return durable;
-  }
-
-  /**
-   * fsync every file written since the last flush (and the directory, after a rotation),
-   * then resolve this batch's puts, after every earlier batch. A lone put with nothing in
-   * flight is synced inline, as the Chain writer does (ADR 0004).
-   */
-  private flush(): void {
-    this.scheduled = false;
-    if (this.waiters.length === 0 || this.failure !== undefined || this.syncing >= MAX_SYNCS_IN_FLIGHT) return;
-    try {
-      this.writeBatch();
-    } catch (error) {
-      this.fail(error, []);
-      return;
-    }
-    const waiters = this.waiters;
-    const fds = [...this.dirty];
-    const directory = this.syncDirectoryNext;
-    this.waiters = [];
-    this.dirty.clear();
-    this.syncDirectoryNext = false;
-    this.syncing++;
-    const [only] = fds;
-    const synced =
-      waiters.length === 1 && this.syncing === 1 && fds.length === 1 && !directory && only !== undefined
-        ? syncNow(only)
-        : Promise.all([...fds.map(syncOffThread), directory ? syncDirectory(this.path) : undefined]);
-    this.lastSynced = Promise.all([this.lastSynced, synced]).then(
-      () => {
-        this.syncing--;
-        if (this.failure !== undefined) for (const w of waiters) w.reject(this.failure);
-        else for (const w of waiters) w.resolve();
-        this.flush();
-      },
-      (error: unknown) => {
-        this.syncing--;
-        this.fail(error, waiters);
-      },
-    );
-  }
-
-  private fail(error: unknown, waiters: readonly Waiter[]): EnvelopeError {
-    this.failure ??= new EnvelopeError({ code: "failed", detail: error instanceof Error ? error.message : String(error) }, { cause: error });
-    for (const w of [...waiters, ...this.waiters]) w.reject(this.failure);
-    this.waiters = [];
-    return this.failure;
   }
 
   /**
@@ -457,20 +244,21 @@ export class EnvelopeStore implements EnvelopeSource {
     const head = encodeHead({ kind: "tombstone", digest, redactedAt, reason, size: location.size });
     let frame: number;
     try {
-      frame = this.append([framePrefix(this.salt, head, 0)], true);
+      frame = this.segments.append([framePrefix(this.salt, head, 0)], true);
     } catch (error) {
-      return Promise.reject(this.fail(error, []));
+      return Promise.reject(this.commit.fail(error));
     }
-    this.active.records.push({ kind: "tombstone", digest, offset: frame, size: location.size });
+    this.segments.active.records.push({ kind: "tombstone", digest, offset: frame, size: location.size });
     this.catalog.addTombstone(digest, { redactedAt, reason, size: location.size });
-    const job = this.commit()
+    const job = this.commit
+      .durable(undefined)
       .then(async () => {
         try {
           await scrubAll(this.path, this.catalog.locations(digest));
         } catch (error) {
           // The bytes may still be on disk: stop, so the next open (which scans this
           // segment, as its index is not written) finishes the redaction.
-          throw this.fail(error, []);
+          throw this.commit.fail(error);
         }
       })
       .then((): RedactOutcome => ({
@@ -502,107 +290,21 @@ export class EnvelopeStore implements EnvelopeSource {
 
   private async finish(): Promise<void> {
     this.closed = true;
+    const active = this.segments.active;
     try {
       await Promise.allSettled([...this.pending.values(), ...this.redactions.values()]);
       await this.sealing;
-      if (this.failure === undefined) {
-        const { segment, size, records } = this.active;
+      if (this.commit.failure === undefined) {
+        const { segment, size, records } = active;
         await writeIndexFile(this.path, this.salt, segment, size, records).catch((error: unknown) => {
-          this.found.push({
-            code: "index_not_written",
-            path: join(this.path, indexFileName(segment)),
-            detail: error instanceof Error ? error.message : String(error),
-          });
+          this.found.push({ code: "index_not_written", path: join(this.path, indexFileName(segment)), detail: messageOf(error) });
         });
       }
     } finally {
       this.files.close();
-      closeSync(this.active.fd);
+      closeSync(active.fd);
       await this.releaseLock();
     }
-  }
-}
-
-/** Write all of `parts` at `position`: `writev` may write less than asked. */
-function writeAllSync(fd: number, parts: readonly Uint8Array[], position: number): void {
-  let pending = parts.filter((p) => p.length > 0);
-  let at = position;
-  while (pending.length > 0) {
-    let written = writevSync(fd, pending.length > IOV_PER_WRITE ? pending.slice(0, IOV_PER_WRITE) : pending, at);
-    at += written;
-    const rest: Uint8Array[] = [];
-    for (const part of pending) {
-      if (written >= part.length) {
-        written -= part.length;
-        continue;
-      }
-      rest.push(written > 0 ? part.subarray(written) : part);
-      written = 0;
-    }
-    pending = rest;
-  }
-}
-
-/** Create a segment file with its header; synced here only when `sync` (else with the next batch). */
-function createSegment(path: string, segment: number, salt: Buffer, sync = true): number {
-  const fd = openSync(path, "wx+", 0o644);
-  try {
-    writeAllSync(fd, [encodeSegmentHeader(segment, salt)], 0);
-    if (sync) fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    throw error;
-  }
-  return fd;
-}
-
-/**
- * Cut a segment's torn tail back to its last whole frame, or rewrite a torn header
- * (SPEC §14.5, [M14.8]). Only bytes no put was acknowledged for are removed: an
- * acknowledged frame was whole and synced before its put resolved.
- */
-function repairTail(segment: SegmentState, salt: Buffer): boolean {
-  if (!segment.tornHeader && segment.end >= segment.size) return false;
-  let fd: number;
-  try {
-    fd = openSync(segment.path, "r+");
-  } catch (error) {
-    throw ioError(segment.path, error);
-  }
-  try {
-    if (segment.tornHeader) {
-      ftruncateSync(fd, 0);
-      writeAllSync(fd, [encodeSegmentHeader(segment.segment, salt)], 0);
-    } else {
-      ftruncateSync(fd, segment.end);
-    }
-    fsyncSync(fd);
-  } catch (error) {
-    throw ioError(segment.path, error);
-  } finally {
-    closeSync(fd);
-  }
-  return true;
-}
-
-function endAfterRepair(segment: SegmentState): number {
-  return segment.tornHeader ? SEGMENT_HEADER_BYTES : segment.end;
-}
-
-async function scrubAll(dir: string, locations: readonly Location[]): Promise<void> {
-  for (const location of locations) {
-    const path = join(dir, segmentFileName(location.segment));
-    if (!(await io(path, () => isScrubbed(dir, location)))) await io(path, () => scrubValue(dir, location));
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT") return false;
-    throw ioError(path, error);
   }
 }
 

@@ -37,8 +37,8 @@ export class DigestParseError extends Error {
   }
 }
 
-/** One-shot SHA-256 (no Hash object per call: a verifier hashes every Line). */
-function sha256Hex(bytes: Uint8Array | string): string {
+/** One-shot SHA-256 as 64 lowercase hex (no Hash object per call: a verifier hashes every Line). */
+export function sha256Hex(bytes: Uint8Array | string): string {
   return hash("sha256", bytes, "hex");
 }
 
@@ -100,15 +100,16 @@ export const KeyId = {
 
 /** Does `prev` name the Line whose hash is `tail`? Constant-time over the 64 hex bytes. */
 export function chainsTo(prev: PrevHash, tail: LineHash): boolean {
-  return equalHex(prev, tail);
+  return sameHex(prev, tail);
 }
 
 /** Equality of two digests of one kind, in constant time. */
 export function sameDigest<K extends DigestKind>(a: Digest<K>, b: Digest<K>): boolean {
-  return equalHex(a, b);
+  return sameHex(a, b);
 }
 
-function equalHex(a: string, b: string): boolean {
+/** Equality of two hex strings, in constant time when their lengths agree. */
+export function sameHex(a: string, b: string): boolean {
   const x = Buffer.from(a, "latin1");
   const y = Buffer.from(b, "latin1");
   return x.length === y.length && timingSafeEqual(x, y);

@@ -13,13 +13,17 @@ export {
   DigestParseError,
   chainsTo,
   sameDigest,
+  sameHex,
+  sha256Hex,
   tryParseDigest,
   type Digest,
   type DigestKind,
 } from "./digest.js";
 export { checkHex, describeHexFault, type HexFault } from "./hex.js";
+export { unreachable } from "./unreachable.js";
 export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./text.js";
-export { makeDirectories } from "./files.js";
+export { errnoOf, messageOf } from "./durable/sync.js";
+export { makeDirectories } from "./durable/files.js";
 export { readRow, type ReadRow } from "./row.js";
 export {
   JsonSyntaxError,
@@ -102,4 +106,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
 export { repairTornTail, type RepairResult } from "./repair.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./reseal.js";
-export { acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./lock.js";
+export { acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./durable/lock.js";

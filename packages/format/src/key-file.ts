@@ -1,7 +1,10 @@
+import { match } from "ts-pattern";
+import { unreachable } from "./unreachable.js";
+import { errnoOf } from "./durable/sync.js";
 import { constants } from "node:fs";
 import { chmod, open, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { makeDirectories } from "./files.js";
+import { makeDirectories } from "./durable/files.js";
 import { describeIoError, decodeUtf8 } from "./text.js";
 import { SigningKey } from "./keys.js";
 import { checkHex, fromCheckedHex } from "./hex.js";
@@ -18,18 +21,13 @@ export type KeyFileFault =
   | { readonly code: "io"; readonly path: string; readonly detail: string };
 
 export function describeKeyFileFault(fault: KeyFileFault): string {
-  switch (fault.code) {
-    case "missing":
-      return `no signing key at ${fault.path}; generate one with \`aegis keygen --out ${fault.path}\``;
-    case "exists":
-      return `signing key ${fault.path} already exists; refusing to overwrite it without --force`;
-    case "too_permissive":
-      return `signing key ${fault.path} is readable beyond its owner (mode ${fault.mode.toString(8).padStart(4, "0")}); chmod 600 it`;
-    case "malformed":
-      return `signing key ${fault.path} is not a 64-character lowercase hex seed: ${fault.detail}`;
-    case "io":
-      return `signing key ${fault.path}: ${fault.detail}`;
-  }
+  return match(fault)
+    .with({ code: "missing" }, (f) => `no signing key at ${f.path}; generate one with \`aegis keygen --out ${f.path}\``)
+    .with({ code: "exists" }, (f) => `signing key ${f.path} already exists; refusing to overwrite it without --force`)
+    .with({ code: "too_permissive" }, (f) => `signing key ${f.path} is readable beyond its owner (mode ${f.mode.toString(8).padStart(4, "0")}); chmod 600 it`)
+    .with({ code: "malformed" }, (f) => `signing key ${f.path} is not a 64-character lowercase hex seed: ${f.detail}`)
+    .with({ code: "io" }, (f) => `signing key ${f.path}: ${f.detail}`)
+    .exhaustive(unreachable);
 }
 
 export class KeyFileError extends Error {
@@ -114,5 +112,5 @@ async function exists(path: string): Promise<boolean> {
 }
 
 function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === code;
+  return errnoOf(error) === code;
 }

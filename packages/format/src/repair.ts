@@ -1,7 +1,8 @@
 import { open as openFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { acquireLock } from "./lock.js";
-import { readFully, syncDirectory } from "./files.js";
+import { acquireLock } from "./durable/lock.js";
+import { readFully } from "./durable/files.js";
+import { syncDirectory } from "./durable/sync.js";
 import { readFileTail } from "./tail.js";
 import { describeIoError } from "./text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import type { LineHash } from "./digest.js";
-import { readFully } from "./files.js";
+import { readFully } from "./durable/files.js";
 import { readRow } from "./row.js";
 import { MAX_ROW_BYTES } from "./rows.js";
 import { isBlank } from "./text.js";

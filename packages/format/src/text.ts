@@ -1,3 +1,4 @@
+import { errnoOf, messageOf } from "./durable/sync.js";
 /**
  * Text rules shared by every reader of rows, keys and trust stores: strict UTF-8 that
  * keeps a byte order mark as content, and Unicode White_Space, which is what the
@@ -47,9 +48,7 @@ const RUST_TEXT: Readonly<Record<string, string>> = {
 };
 
 export function describeIoError(error: unknown): string {
-  if (typeof error === "object" && error !== null && "code" in error && typeof error.code === "string") {
-    const text = RUST_TEXT[error.code];
-    if (text !== undefined) return text;
-  }
-  return error instanceof Error ? error.message : String(error);
+  const code = errnoOf(error);
+  const text = code === undefined ? undefined : RUST_TEXT[code];
+  return text ?? messageOf(error);
 }

@@ -1,3 +1,4 @@
+import { unreachable } from "./unreachable.js";
 import { match } from "ts-pattern";
 import type { KeyId, LineHash, PrevHash } from "./digest.js";
 
@@ -130,10 +131,4 @@ export function describeVerdict(v: Verification): string {
     .with({ status: "tampered" }, (t) => `Tampered: ${describeTampered(t.reason)}`)
     .with({ status: "indeterminate" }, (i) => `Indeterminate: ${describeIndeterminate(i.reason)}`)
     .exhaustive(unreachable);
-}
-
-function unreachable(value: unknown): never {
-  // Never print the value: it may carry record content (see style notes on ts-pattern).
-  void value;
-  throw new Error("unreachable: a variant was not handled");
 }

@@ -1,3 +1,4 @@
+import { messageOf } from "./durable/sync.js";
 import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
@@ -16,7 +17,7 @@ export class ChainReadError extends Error {
     readonly path: string,
     override readonly cause: unknown,
   ) {
-    super(`read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`read ${path}: ${messageOf(cause)}`);
   }
 }
 

@@ -1,5 +1,7 @@
+import { match } from "ts-pattern";
+import { unreachable } from "./unreachable.js";
 import { describeCanonicalFault, type CanonicalFault } from "./canonical.js";
-import type { LockHolder, LockResult } from "./lock.js";
+import type { LockHolder, LockResult } from "./durable/lock.js";
 
 /** Why a {@link ChainWriter} refused or stopped. Each has a stable code. */
 export type WriterFault =
@@ -17,39 +19,35 @@ export type WriterFault =
   | { readonly code: "io"; readonly path: string; readonly detail: string };
 
 export function describeWriterFault(fault: WriterFault): string {
-  switch (fault.code) {
-    case "locked": {
-      const who = fault.holder === undefined ? "another writer" : `pid ${fault.holder.pid} on ${fault.holder.host}`;
-      const stale = fault.stale
-        ? ` (pid ${fault.holder?.pid ?? "?"} is not running: the lock looks stale; remove ${fault.lockPath} if no writer is running)`
-        : "";
-      return `${fault.path} is being written by ${who}: ${fault.lockPath} exists${stale}`;
-    }
-    case "torn_tail":
-      return `${fault.path} has a torn final line at byte offset ${fault.offset} (${fault.detail}); refusing to chain onto it (repair moves the torn bytes aside)`;
-    case "tail_too_long":
-      return `${fault.path}: the final line, from byte offset ${fault.offset}, is longer than a writer reads; refusing to chain onto it`;
-    case "insecure_dev_key":
-      return "a record kept on disk needs a provisioned signing key; the insecure dev key may only sign test vectors (generate one with `aegis keygen --out <PATH>`)";
-    case "not_canonical":
-      return `the line is outside the value space: ${describeCanonicalFault(fault.fault)}`;
-    case "line_too_long":
-      return `the line is ${fault.bytes} bytes, over the ${fault.limit}-byte limit`;
-    case "unknown_call":
-      return `no call ${fault.callId} is in flight on this writer`;
-    case "duplicate_call":
-      return `call ${fault.callId} is already in flight on this writer`;
-    case "closed":
-      return "the writer is closed";
-    case "envelope":
-      return fault.part === "request"
-        ? `the Envelope did not keep the request bytes, so the call was not started: ${fault.detail}`
-        : `the Envelope did not keep the response bytes; the outcome was recorded with their digest: ${fault.detail}`;
-    case "failed":
-      return `an earlier write failed, so this writer has stopped: ${fault.detail}`;
-    case "io":
-      return `${fault.path}: ${fault.detail}`;
-  }
+  return match(fault)
+    .with({ code: "locked" }, (f) => {
+      const who = f.holder === undefined ? "another writer" : `pid ${f.holder.pid} on ${f.holder.host}`;
+      const stale = f.stale ? ` (pid ${f.holder?.pid ?? "?"} is not running: the lock looks stale; remove ${f.lockPath} if no writer is running)` : "";
+      return `${f.path} is being written by ${who}: ${f.lockPath} exists${stale}`;
+    })
+    .with(
+      { code: "torn_tail" },
+      (f) => `${f.path} has a torn final line at byte offset ${f.offset} (${f.detail}); refusing to chain onto it (repair moves the torn bytes aside)`,
+    )
+    .with({ code: "tail_too_long" }, (f) => `${f.path}: the final line, from byte offset ${f.offset}, is longer than a writer reads; refusing to chain onto it`)
+    .with(
+      { code: "insecure_dev_key" },
+      () =>
+        "a record kept on disk needs a provisioned signing key; the insecure dev key may only sign test vectors (generate one with `aegis keygen --out <PATH>`)",
+    )
+    .with({ code: "not_canonical" }, (f) => `the line is outside the value space: ${describeCanonicalFault(f.fault)}`)
+    .with({ code: "line_too_long" }, (f) => `the line is ${f.bytes} bytes, over the ${f.limit}-byte limit`)
+    .with({ code: "unknown_call" }, (f) => `no call ${f.callId} is in flight on this writer`)
+    .with({ code: "duplicate_call" }, (f) => `call ${f.callId} is already in flight on this writer`)
+    .with({ code: "closed" }, () => "the writer is closed")
+    .with({ code: "envelope" }, (f) =>
+      f.part === "request"
+        ? `the Envelope did not keep the request bytes, so the call was not started: ${f.detail}`
+        : `the Envelope did not keep the response bytes; the outcome was recorded with their digest: ${f.detail}`,
+    )
+    .with({ code: "failed" }, (f) => `an earlier write failed, so this writer has stopped: ${f.detail}`)
+    .with({ code: "io" }, (f) => `${f.path}: ${f.detail}`)
+    .exhaustive(unreachable);
 }
 
 export class ChainWriterError extends Error {

@@ -1,8 +1,9 @@
+import { unreachable } from "@aegis/format";
+import { messageOf } from "@aegis/format";
 import { chmod, lstat, unlink } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600, on which a
@@ -84,7 +85,7 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
       });
     });
   } catch (error) {
-    throw new ControlError("io", path, error instanceof Error ? error.message : String(error));
+    throw new ControlError("io", path, messageOf(error));
   } finally {
     process.umask(umask);
   }
@@ -157,7 +158,7 @@ async function handle(line: string, handler: ControlHandler): Promise<ControlRes
     if (result.ok) return { ok: true, op: request.op, approval_id: request.approval_id, seq: result.seq, line_hash: result.lineHash };
     return { ok: false, code: result.refusal.code, message: describeRefusal(result.refusal) };
   } catch (error) {
-    return { ok: false, code: "record_failed", message: `the decision could not be recorded: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, code: "record_failed", message: `the decision could not be recorded: ${messageOf(error)}` };
   }
 }
 

@@ -1,7 +1,7 @@
+import { unreachable } from "@aegis/format";
 import { describeUnresolved, type UnresolvedBinding } from "@aegis/policy";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
-import { unreachable } from "./unreachable.js";
 
 /**
  * What the relay tells its operator as it goes (on wrap's stderr, as `aegis wrap: ...`).

@@ -1,6 +1,6 @@
+import { unreachable } from "@aegis/format";
 import { PolicySetHash, type CallResult, type CapabilityGrant, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
 import { match } from "ts-pattern";
-import { unreachable } from "./unreachable.js";
 
 /**
  * What a relayed call's outcome says (SPEC §17.2). Without a Policy Set the words are the

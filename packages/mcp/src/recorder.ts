@@ -1,5 +1,6 @@
-import { fileURLToPath } from "node:url";
+import { unreachable } from "@aegis/format";
 import {
+  messageOf,
   ChainWriterError,
   type Appended,
   type CallResult,
@@ -9,6 +10,7 @@ import {
   type PolicySetHash,
   type ToolSpecDigest,
 } from "@aegis/format";
+import { fileURLToPath } from "node:url";
 import { match } from "ts-pattern";
 import type { Gate, GateVerdict } from "./gate.js";
 import {
@@ -38,7 +40,6 @@ import {
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import { ToolSpecs } from "./pins.js";
 import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
-import { unreachable } from "./unreachable.js";
 
 /** Where tool definitions are kept (an Envelope store has this method). */
 export interface ToolSpecSink {
@@ -395,8 +396,7 @@ export class McpRecorder {
     // Appended now, in the order answers came, unless the definition it names is still being kept.
     const ended = waiting === undefined ? write() : waiting.then(write);
     this.tracked(ended).catch((error: unknown) => {
-      if (isEnvelopeRefusal(error))
-        this.notify({ code: "envelope_refused", callId: call.callId, detail: error instanceof Error ? error.message : String(error) });
+      if (isEnvelopeRefusal(error)) this.notify({ code: "envelope_refused", callId: call.callId, detail: messageOf(error) });
       else this.fail(error);
     });
   }
@@ -422,9 +422,7 @@ export class McpRecorder {
           () => void this.specPuts.delete(pin.digest),
         ),
       );
-      this.tracked(put).catch((error: unknown) =>
-        this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: error instanceof Error ? error.message : String(error) }),
-      );
+      this.tracked(put).catch((error: unknown) => this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: messageOf(error) }));
     }
   }
 

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import type { Readable, Writable } from "node:stream";
 import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
@@ -5,7 +6,6 @@ import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
 import type { FrameVerdict, McpRecorder } from "./recorder.js";
 import { refusalFrame } from "./refusal.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * The pump between a client and a server over newline-framed byte streams (SPEC §17.1).

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
@@ -9,7 +10,6 @@ import type { Json } from "./message.js";
 import type { Notice } from "./notice.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import { McpRecorder, type FrameVerdict } from "./recorder.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * `aegis wrap` inside a TypeScript agent (SPEC §17.8): a Transport for the MCP SDK's

@@ -1,7 +1,8 @@
+import { unreachable } from "@aegis/format";
+import { errnoOf, messageOf, ChainWriter, ChainWriterError, type SigningKey } from "@aegis/format";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import { ChainWriter, ChainWriterError, type SigningKey } from "@aegis/format";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
@@ -11,7 +12,6 @@ import { Gate } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * `aegis wrap` as a library (SPEC §17): start an MCP server as a child process, relay its
@@ -222,17 +222,12 @@ async function start(options: WrapOptions): Promise<ChildProcess> {
     });
   } catch (error) {
     // An empty program name, a NUL in an argument: refused before any process exists.
-    throw new WrapError({ code: "spawn", command: options.command, detail: error instanceof Error ? error.message : String(error) });
+    throw new WrapError({ code: "spawn", command: options.command, detail: messageOf(error) });
   }
   try {
     await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
   } catch (error) {
-    const detail =
-      error instanceof Error && "code" in error && error.code === "ENOENT"
-        ? "no such program (is it on PATH?)"
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const detail = errnoOf(error) === "ENOENT" ? "no such program (is it on PATH?)" : error instanceof Error ? error.message : String(error);
     throw new WrapError({ code: "spawn", command: options.command, detail });
   }
   return child;

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { readFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { decodeUtf8, type JsonValue } from "@aegis/format";
@@ -7,7 +8,6 @@ import type { CallAxes } from "./decide.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { parsePointer, resolvePointer } from "./pointer.js";
 import { describePolicyProblem, type PolicyProblem } from "./problems.js";
-import { unreachable } from "./unreachable.js";
 import { member, readYaml, type Entries, type Tree } from "./yaml-tree.js";
 
 /**

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { randomUUID } from "node:crypto";
 import type { DecisionAxes, PolicyOutcome, PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -5,7 +6,6 @@ import { parseRequestJson } from "./envelope-read.js";
 import type { Limits, PolicySet, Rule } from "./model.js";
 import type { RateWindows } from "./rate-windows.js";
 import { select, type Matched, type RequestView, type UnboundParameter } from "./select.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * `decide` (SPEC §15.5): the live verdict on one call, and exactly what to record for it.

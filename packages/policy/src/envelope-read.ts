@@ -1,7 +1,7 @@
+import { unreachable } from "@aegis/format";
 import { JsonSyntaxError, RequestDigest, decodeUtf8, parseJson, sameDigest, type JsonValue } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * What an Envelope answers for a digest (SPEC §9, §16.3). Declared here by shape, not

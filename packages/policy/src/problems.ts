@@ -1,5 +1,5 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
-import { unreachable } from "./unreachable.js";
 
 /**
  * Why a Policy Set was refused (SPEC §15.1). Every problem in a file is gathered and

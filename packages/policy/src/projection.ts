@@ -1,7 +1,7 @@
+import { unreachable } from "@aegis/format";
 import { PolicySetHash, canonicalize } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * `policy_set_hash` (SPEC §6, §15.4): SHA-256 of the canonical form (JCS) of a projection of

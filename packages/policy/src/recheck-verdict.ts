@@ -1,7 +1,7 @@
+import { unreachable } from "@aegis/format";
 import type { PolicyOutcome, RequestDigest, ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { UnboundParameter } from "./select.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * Recheck verdicts (SPEC §16): one per recorded outcome, saying how the recorded policy

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import {
   JsonSyntaxError,
   MAX_ROW_BYTES,
@@ -27,7 +28,6 @@ import {
   type ToolSpecCheck,
 } from "./recheck-verdict.js";
 import { select, type Selection } from "./select.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * Recheck (SPEC §16): re-evaluate every recorded outcome of a record file under a Policy

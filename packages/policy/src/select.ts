@@ -1,8 +1,8 @@
+import { unreachable } from "@aegis/format";
 import type { DecisionAxes, JsonValue } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
 import { isJsonInteger, resolvePointer } from "./pointer.js";
-import { unreachable } from "./unreachable.js";
 
 /**
  * Rule selection (SPEC §15.3), shared by `decide` and `recheck` so that a recorded decision

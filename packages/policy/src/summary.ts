@@ -1,6 +1,6 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type RecheckVerdict } from "./recheck-verdict.js";
-import { unreachable } from "./unreachable.js";
 
 /** Counts over a recheck's verdicts (SPEC §16.5). */
 export interface RecheckSummary {

@@ -1,7 +1,8 @@
+import { unreachable } from "@aegis/format";
+import { messageOf, ChainReadError, describeIoError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { readFile, stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
-import { ChainReadError, describeIoError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { pinListing, type Json } from "@aegis/mcp";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss, openSource } from "../envelope/source.js";
@@ -104,7 +105,7 @@ export class RecheckCommand extends AegisCommand {
       const what = match(row)
         .with({ code: "does_not_parse" }, (r) => r.detail)
         .with({ code: "too_long" }, (r) => `${r.length} bytes, over the ${r.limit}-byte row limit`)
-        .exhaustive();
+        .exhaustive(unreachable);
       this.context.stderr.write(`warning: line ${row.line} skipped: ${what}\n`);
     };
     const json = this.json;
@@ -155,7 +156,7 @@ export class RecheckCommand extends AegisCommand {
     const policyExit: ExitCode = match(conclusion)
       .with({ code: "nothing_rechecked" }, () => 1 as const)
       .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
-      .exhaustive();
+      .exhaustive(unreachable);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
     const exit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
@@ -236,7 +237,7 @@ async function readToolsList(path: string, warn: (text: string) => void): Promis
   try {
     value = JSON.parse(text) as Json;
   } catch (error) {
-    throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+    throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${messageOf(error)}` });
   }
   const result =
     typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;

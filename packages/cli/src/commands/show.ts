@@ -1,9 +1,8 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFile, type Verification } from "@aegis/format";
+import { ChainReadError, verifyChainFile, type Verification, describeIoError as ioErrorText } from "@aegis/format";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { describeIoError as ioErrorText } from "@aegis/format";
 import { verifyJson, verifyText } from "../verify-report.js";
 import { entries, type Entry } from "../show/entries.js";
 import { approvalIndex } from "../show/index-pass.js";

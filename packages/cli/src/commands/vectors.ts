@@ -1,3 +1,4 @@
+import { messageOf } from "@aegis/format";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
@@ -37,7 +38,7 @@ export class VectorsCommand extends AegisCommand {
         result = await runVector(dir, vector);
       } catch (error) {
         // A vector whose input cannot be read fails; the others still run.
-        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: error instanceof Error ? error.message : String(error) } };
+        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: messageOf(error) } };
       }
       results.push(result);
     }

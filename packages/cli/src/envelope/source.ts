@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
@@ -35,5 +36,5 @@ export function isLoss(damage: EnvelopeDamage): boolean {
   return match(damage)
     .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, () => true)
     .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
-    .exhaustive();
+    .exhaustive(unreachable);
 }

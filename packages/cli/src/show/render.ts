@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { match } from "ts-pattern";
 import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine } from "@aegis/format";
 import type { Entry } from "./entries.js";
@@ -30,7 +31,7 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
       ].join("\n"),
     )
     .with({ kind: "unreadable" }, (e) => `  line ${e.line} cannot be read: ${e.detail}`)
-    .exhaustive();
+    .exhaustive(unreachable);
 }
 
 function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, mark: string): string {
@@ -87,14 +88,14 @@ export function policyText(o: OutcomeLine): string {
     .with({ status: "denied" }, (p) => `denied: ${p.reason}`)
     .with({ status: "rate_limited" }, (p) => `rate limited: ${p.reason}`)
     .with({ status: "pending_approval" }, (p) => `parked for approval ${p.approval_id}`)
-    .exhaustive();
+    .exhaustive(unreachable);
 }
 
 function capabilityText(o: OutcomeLine): string {
   return match(o.capability)
     .with({ status: "granted" }, (c) => `granted ${grantText(c.grant)}`)
     .with({ status: "denied" }, (c) => `denied: ${c.reason}${c.denied_capability === undefined ? "" : ` (${c.denied_capability})`}`)
-    .exhaustive();
+    .exhaustive(unreachable);
 }
 
 function executionText(o: OutcomeLine): string {
@@ -103,7 +104,7 @@ function executionText(o: OutcomeLine): string {
     .with({ status: "trap" }, (x) => `trap: ${x.message}`)
     .with({ status: "resource_exceeded" }, (x) => `resource exceeded: ${x.kind}`)
     .with({ status: "host_denied" }, (x) => `not run: ${x.reason}`)
-    .exhaustive();
+    .exhaustive(unreachable);
   const metrics = [
     o.wall_ms === undefined ? undefined : `${o.wall_ms} ms`,
     o.peak_memory_bytes === undefined ? undefined : `peak ${o.peak_memory_bytes} B`,
@@ -138,5 +139,5 @@ export function approvalText(v: ApprovalVerdict): string {
       return `approved, scope ${scope.join("; ")}`;
     })
     .with({ verdict: "denied" }, (d) => `denied: ${d.reason}`)
-    .exhaustive();
+    .exhaustive(unreachable);
 }

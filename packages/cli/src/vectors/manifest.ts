@@ -1,8 +1,8 @@
+import { messageOf, describeIoError } from "@aegis/format";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CliError } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";
-import { describeIoError } from "@aegis/format";
 
 /**
  * `vectors/manifest.json` (SPEC §11): every vector with its kind, the SPEC sections it
@@ -158,7 +158,7 @@ export async function readManifest(dir: string): Promise<Manifest> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new CliError({ code: "bad_vectors", path, detail: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+    throw new CliError({ code: "bad_vectors", path, detail: `not JSON: ${messageOf(error)}` });
   }
   const problem = manifestProblem(parsed);
   if (problem !== undefined) throw new CliError({ code: "bad_vectors", path, detail: problem });

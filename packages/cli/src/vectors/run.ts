@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,7 +58,7 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
         v.input.bindings === null ? null : await readFile(join(dir, v.input.bindings), "utf8"),
       ),
     )
-    .exhaustive();
+    .exhaustive(unreachable);
   // Compared as the JSON a third party would compare: an absent member and an undefined one are the same.
   const answer = JSON.parse(JSON.stringify(actual)) as unknown;
   return isDeepStrictEqual(answer, vector.expected)
@@ -219,5 +220,5 @@ function endOf(e: Extract<RelayTranscript["events"][number], { end: string }>): 
   return match(e)
     .with({ end: "signalled" }, (x) => ({ code: "signalled" as const, signal: x.signal }))
     .with({ end: "child_exited" }, { end: "grace_expired" }, { end: "transport_closed" }, (x) => ({ code: x.end }))
-    .exhaustive();
+    .exhaustive(unreachable);
 }

@@ -1,3 +1,4 @@
+import { unreachable } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";
@@ -51,7 +52,7 @@ export class EnvelopeGetCommand extends AegisCommand {
           Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "digest_mismatch", detail: `the stored bytes hash to ${r.found}` })),
         )
         // Never the default handler: it would print the entry, bytes and all.
-        .exhaustive(() => Promise.reject(new CliError({ code: "internal", detail: "an Envelope answer this version does not know" })));
+        .exhaustive(unreachable);
     } finally {
       await source.close();
     }

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { open, readFile, unlink } from "node:fs/promises";
+import { errnoOf } from "./sync.js";
 
 /**
  * One writer per record file (SPEC §13.3): `<file>.lock`, created exclusively, holding the
@@ -42,7 +43,7 @@ export async function acquireLockFile(lockPath: string): Promise<LockResult> {
     }
     await handle.close();
   } catch (error) {
-    if (!(typeof error === "object" && error !== null && "code" in error && error.code === "EEXIST")) throw error;
+    if (errnoOf(error) !== "EEXIST") throw error;
     const holder = await readHolder(lockPath);
     return { ok: false, lockPath, ...(holder === undefined ? {} : { holder }), stale: holder !== undefined && isStale(holder) };
   }
@@ -77,6 +78,6 @@ function isStale(holder: LockHolder): boolean {
     process.kill(holder.pid, 0);
     return false;
   } catch (error) {
-    return typeof error === "object" && error !== null && "code" in error && error.code === "ESRCH";
+    return errnoOf(error) === "ESRCH";
   }
 }

@@ -1,5 +1,6 @@
-import { mkdir, open, type FileHandle } from "node:fs/promises";
+import { mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { errnoOf, syncDirectory } from "./sync.js";
 
 /** Read exactly `into.length` bytes at `position`: a single read may return fewer. */
 export async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
@@ -11,16 +12,6 @@ export async function readFully(handle: FileHandle, into: Buffer, position: numb
   }
 }
 
-/** fsync a directory, so that a file created or renamed in it survives a crash. */
-export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, "r");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Create `directory` and its missing parents, one level at a time. (Node 20's
  * `mkdir({ recursive: true })` never returns under some paths, such as `/proc/x`.)
@@ -29,12 +20,32 @@ export async function makeDirectories(directory: string): Promise<void> {
   try {
     await mkdir(directory);
   } catch (error) {
-    const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined;
+    const code = errnoOf(error);
     if (code === "EEXIST") return;
     if (code !== "ENOENT" || dirname(directory) === directory) throw error;
     await makeDirectories(dirname(directory));
     await mkdir(directory).catch((again: unknown) => {
-      if (!(typeof again === "object" && again !== null && "code" in again && again.code === "EEXIST")) throw again;
+      if (errnoOf(again) !== "EEXIST") throw again;
     });
   }
+}
+
+/**
+ * Put `bytes` at `path` so that a crash leaves the old file or the new one, never half of
+ * one: a temporary file, synced, renamed over `path`, then the directory synced.
+ */
+export async function replaceFileDurably(path: string, bytes: Uint8Array): Promise<void> {
+  const temporary = `${path}.tmp`;
+  const handle = await open(temporary, "w", 0o644);
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, path).catch(async (error: unknown) => {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  });
+  await syncDirectory(dirname(path));
 }

@@ -1,0 +1,41 @@
+import type { LineHash, PolicySetHash, RequestDigest, ResponseDigest } from "./digest.js";
+import type { IntentPayload, OutcomePayload } from "./lines.js";
+
+/** The shapes a caller of the writer's call API hands it (SPEC §13.2). */
+
+/** What the writer needs of an Envelope: a store that hashes what it is given (SPEC §9). */
+export interface EnvelopeSink {
+  putRequest(bytes: Uint8Array): Promise<RequestDigest>;
+  putResponse(bytes: Uint8Array): Promise<ResponseDigest>;
+}
+
+/** Where an appended Line landed. */
+export interface Appended {
+  readonly seq: number;
+  readonly lineHash: LineHash;
+}
+
+/** What a call needs at its start so that an outcome can be written on every exit path. */
+export interface CallStart extends IntentPayload {
+  readonly policy_set_hash: PolicySetHash;
+}
+
+/** A call's start given the verbatim request bytes: the writer hashes them (and keeps them, with an Envelope). */
+export type CallOpening = Omit<CallStart, "request_digest"> & { readonly request: Uint8Array };
+
+/** How a call ended: the outcome without what its start gave. */
+export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">;
+
+/** A call's end given the verbatim response bytes in place of their digest. */
+export type CallEnding = Omit<CallResult, "response_digest"> & { readonly response: Uint8Array };
+
+/** How an outcome is made durable (SPEC §13.2). */
+export interface EndOptions {
+  /**
+   * `now` (the default): fsynced at the end of this tick, as every Line. `soon`: written with
+   * the next Line that must be durable now (sharing its fsync), or on its own within 2 ms,
+   * off the event loop. For an outcome no one waits on, such as a relayed call's, whose
+   * answer has already gone to its caller.
+   */
+  readonly sync?: "now" | "soon";
+}

@@ -1,0 +1,10 @@
+/**
+ * `@aegis/format/durable`: what the Chain writer and the Envelope store both need to keep
+ * bytes safe across a crash (ADR 0004, ADR 0007): group commit, fsync of files and
+ * directories, durable replacement of a file, directories made one level at a time, the lock
+ * file, and one reading of the errors the file system throws.
+ */
+export { GroupCommit, type CommitTarget, type Urgency } from "./group-commit.js";
+export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./sync.js";
+export { makeDirectories, readFully, replaceFileDurably } from "./files.js";
+export { acquireLock, acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./lock.js";

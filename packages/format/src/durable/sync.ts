@@ -1,0 +1,45 @@
+import { close, fsync, fsyncSync, open } from "node:fs";
+
+/** fsync on the libuv pool: the event loop runs on while the disk works. */
+export function syncOffThread(fd: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => fsync(fd, (error) => (error === null ? resolve() : reject(error))));
+}
+
+/**
+ * fsync on this thread. For a lone waiter with nothing else in flight it saves the thread
+ * hop (~30-50 µs measured) and blocks nothing that could have run (ADR 0004).
+ */
+export function syncNow(fd: number): Promise<void> {
+  try {
+    fsyncSync(fd);
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(asError(error));
+  }
+}
+
+/** fsync a directory, so that a file created or renamed in it survives a crash. */
+export async function syncDirectory(directory: string): Promise<void> {
+  const fd = await new Promise<number>((resolve, reject) => open(directory, "r", (error, opened) => (error === null ? resolve(opened) : reject(error))));
+  try {
+    await syncOffThread(fd);
+  } finally {
+    await new Promise<void>((resolve) => close(fd, () => resolve()));
+  }
+}
+
+/** What was thrown, as an Error (a string or another value is wrapped). */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** The message of what was thrown, whatever it was. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The errno code of a system error (`ENOENT`, `EEXIST`, ...), if it has one. */
+export function errnoOf(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
