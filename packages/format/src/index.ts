@@ -72,7 +72,8 @@ export {
   type SignatureHex,
   type SignedPayload,
 } from "./lines.js";
-export { readTypedLine, type TypedLine, type TypedLineResult } from "./line-parse.js";
+export { readLineBody, readTypedLine, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./line-parse.js";
+export { bodyOf, readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./record-reader.js";
 export { checkLineSignature, sealLine, signingInput, type SealedLine, type SessionKey } from "./signing.js";
 export {
   describeIndeterminate,

@@ -2,6 +2,7 @@ import { tryParseDigest, type DigestKind, type Digest } from "./digest.js";
 import { checkHex } from "./hex.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json.js";
 import type {
+  SignatureBlock,
   ApprovalVerdict,
   ApprovedScope,
   CapabilityGrant,
@@ -27,16 +28,23 @@ import type {
  * lines as records, and a record that does not fit its type is reported with every
  * bad path at once.
  */
-export type TypedLine =
-  | { readonly line_type: "open"; readonly line: OpenLine }
+export type TypedLine<S extends object = SignatureBlock> =
+  | { readonly line_type: "open"; readonly line: Unsigned<OpenLine> & S }
   | { readonly line_type: "intent"; readonly line: IntentLine }
-  | { readonly line_type: "outcome"; readonly line: OutcomeLine }
-  | { readonly line_type: "decision"; readonly line: DecisionLine }
-  | { readonly line_type: "close"; readonly line: CloseLine }
+  | { readonly line_type: "outcome"; readonly line: Unsigned<OutcomeLine> & S }
+  | { readonly line_type: "decision"; readonly line: Unsigned<DecisionLine> & S }
+  | { readonly line_type: "close"; readonly line: Unsigned<CloseLine> & S }
   | { readonly line_type: "checkpoint"; readonly line: JsonObject }
   | { readonly line_type: "unknown"; readonly token: string; readonly line: JsonObject };
 
-export type TypedLineResult = { readonly ok: true; readonly value: TypedLine } | { readonly ok: false; readonly problems: readonly string[] };
+/** A signed Line's members without its `key_id` and `signature`. */
+export type Unsigned<T> = Omit<T, keyof SignatureBlock>;
+
+/** A Line read for what it says, its signature members not judged (recheck, show: `verify` judges them). */
+export type LineBody = TypedLine<Record<never, never>>;
+
+export type TypedLineResult<S extends object = SignatureBlock> =
+  { readonly ok: true; readonly value: TypedLine<S> } | { readonly ok: false; readonly problems: readonly string[] };
 
 class Fields {
   readonly problems: string[] = [];
@@ -255,6 +263,18 @@ function verdict(f: Fields, v: JsonValue | undefined, path: string): ApprovalVer
 
 /** Read a parsed Line as its typed record, or list every member that does not fit. */
 export function readTypedLine(value: JsonObject): TypedLineResult {
+  return readLine(value, (f, $) => ({
+    key_id: f.digest("KeyId", value, "key_id", $),
+    signature: f.hex(value, "signature", $, 128) as SignatureHex,
+  }));
+}
+
+/** As {@link readTypedLine}, with `key_id` and `signature` neither demanded nor read. */
+export function readLineBody(value: JsonObject): TypedLineResult<Record<never, never>> {
+  return readLine(value, () => ({}));
+}
+
+function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, path: string) => S): TypedLineResult<S> {
   const f = new Fields();
   const $ = "$";
   const token = value["line_type"];
@@ -266,22 +286,21 @@ export function readTypedLine(value: JsonObject): TypedLineResult {
     seq: f.int(value, "seq", $),
     prev_hash: f.digest("PrevHash", value, "prev_hash", $),
   };
-  const signature = () => ({
-    key_id: f.digest("KeyId", value, "key_id", $),
-    signature: f.hex(value, "signature", $, 128) as SignatureHex,
-  });
-  let typed: TypedLine | undefined;
+  const signature = (): S => signatureOf(f, $);
+  let typed: TypedLine<S> | undefined;
   switch (token) {
     case "open":
       typed = {
         line_type: "open",
-        line: compact<OpenLine>({
-          ...header,
-          line_type: "open",
-          public_key: f.hex(value, "public_key", $, 64) as PublicKeyHex,
-          prev_session_tail: f.optDigest("LineHash", value, "prev_session_tail", $),
+        line: {
+          ...compact<Unsigned<OpenLine>>({
+            ...header,
+            line_type: "open",
+            public_key: f.hex(value, "public_key", $, 64) as PublicKeyHex,
+            prev_session_tail: f.optDigest("LineHash", value, "prev_session_tail", $),
+          }),
           ...signature(),
-        }),
+        },
       };
       break;
     case "intent":
@@ -311,12 +330,15 @@ export function readTypedLine(value: JsonObject): TypedLineResult {
         wall_ms: f.optInt(value, "wall_ms", $),
         peak_memory_bytes: f.optInt(value, "peak_memory_bytes", $),
         tool_spec_digest: f.optDigest("ToolSpecDigest", value, "tool_spec_digest", $),
-        ...signature(),
       };
+      const sig = signature();
       if (p !== undefined && c !== undefined && e !== undefined && a !== undefined) {
         typed = {
           line_type: "outcome",
-          line: compact<OutcomeLine>({ ...header, line_type: "outcome", ...base, policy: p, capability: c, execution: e, decision_axes: a }),
+          line: {
+            ...compact<Unsigned<OutcomeLine>>({ ...header, line_type: "outcome", ...base, policy: p, capability: c, execution: e, decision_axes: a }),
+            ...sig,
+          },
         };
       }
       break;

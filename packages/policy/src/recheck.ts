@@ -1,17 +1,12 @@
-import { unreachable } from "@aegis/format";
 import {
-  JsonSyntaxError,
-  MAX_ROW_BYTES,
   OutOfSpaceNumber,
-  RowSplitter,
-  decodeUtf8,
-  isJsonObject,
-  parseJson,
-  readRows,
-  readTypedLine,
+  readLineBody,
+  readRecord,
+  readRecordBytes,
   tryParseDigest,
+  unreachable,
   type JsonObject,
-  type Row,
+  type RecordRow,
   type ToolSpecDigest,
 } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -72,69 +67,41 @@ export interface RecheckOptions {
  * for await (const v of recheck("run.aarl", { policy: set })) console.log(describeRecheckLine(v));
  */
 export function recheck(path: string, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
-  return recheckRows(readRows(path, MAX_ROW_BYTES, options.onRead), target, options);
+  return recheckRows(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);
 }
 
 /** {@link recheck} over a record file held in memory. */
 export function recheckBytes(bytes: Uint8Array, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
-  return recheckRows(rowsOf(bytes), target, options);
+  return recheckRows(readRecordBytes(bytes), target, options);
 }
 
-function* rowsOf(bytes: Uint8Array): Generator<Row> {
-  const splitter = new RowSplitter();
-  yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  yield* splitter.end();
-}
-
-/** Placeholders for the members recheck does not judge, so the typed reading can be shared. */
-const UNJUDGED = { key_id: "0".repeat(64), signature: "0".repeat(128) } as const;
-
-async function* recheckRows(rows: AsyncIterable<Row> | Iterable<Row>, target: RecheckTarget, options: RecheckOptions): AsyncGenerator<RecheckVerdict> {
+async function* recheckRows(rows: AsyncIterable<RecordRow>, target: RecheckTarget, options: RecheckOptions): AsyncGenerator<RecheckVerdict> {
   const setFor = setChooser(target);
-  let opens = 0;
   for await (const row of rows) {
-    if (row.kind === "too_long") {
-      options.onSkippedRow?.({ code: "too_long", line: row.line, length: row.length, limit: row.limit });
+    if (row.code === "too_long") {
+      options.onSkippedRow?.({ code: "too_long", line: row.row, length: row.length, limit: row.limit });
       continue;
     }
-    const value = readValue(row, options);
-    if (value === undefined) continue;
-    const tag = value["line_type"];
-    if (tag === "open") {
-      opens++;
+    if (row.code === "unreadable") {
+      options.onSkippedRow?.({ code: "does_not_parse", line: row.row, detail: row.detail });
       continue;
     }
+    if (row.code === "not_an_object") continue;
+    const value = row.value;
     // A v1 record tags itself with `phase` and has no `line_type`; it still is a recorded
     // call, so it earns a row (SPEC §16.1). A `line_type` that is there always wins.
     const phase = value["phase"];
-    const routed = typeof tag === "string" ? tag : typeof phase === "string" ? phase : undefined;
+    const routed = row.lineType ?? (typeof phase === "string" ? phase : undefined);
     if (routed !== "outcome") continue;
     const callId = value["call_id"];
-    const seq = value["seq"];
     const subject: RecheckSubject = {
       ...(typeof callId === "string" ? { call_id: callId } : {}),
-      session_index: Math.max(opens - 1, 0),
-      seq: typeof seq === "number" ? seq : 0,
-      line: row.line,
+      session_index: row.sessionIndex,
+      seq: row.seq ?? 0,
+      line: row.row,
       ...(options.currentTools === undefined ? {} : { tool_spec: toolSpecCheck(value, options.currentTools) }),
     };
     yield await verdictFor(value, subject, setFor, options.envelope);
-  }
-}
-
-function readValue(row: Extract<Row, { kind: "row" }>, options: RecheckOptions): JsonObject | undefined {
-  const text = decodeUtf8(row.bytes);
-  if (text === undefined) {
-    options.onSkippedRow?.({ code: "does_not_parse", line: row.line, detail: "not JSON: stream did not contain valid UTF-8" });
-    return undefined;
-  }
-  try {
-    const value = parseJson(text);
-    return isJsonObject(value) ? value : undefined;
-  } catch (error) {
-    if (!(error instanceof JsonSyntaxError)) throw error;
-    options.onSkippedRow?.({ code: "does_not_parse", line: row.line, detail: `not JSON: ${error.message}` });
-    return undefined;
   }
 }
 
@@ -174,7 +141,7 @@ async function verdictFor(value: JsonObject, subject: RecheckSubject, setFor: Se
     const text = typeof version === "number" ? String(version) : version.lexeme;
     return indeterminate(subject, { code: "unknown_policy_set_hash", detail: { code: "other_schema", schema_version: text } });
   }
-  const typed = readTypedLine({ ...value, ...UNJUDGED });
+  const typed = readLineBody(value);
   if (!typed.ok || typed.value.line_type !== "outcome") {
     const problems = typed.ok ? [] : typed.problems;
     return indeterminate(subject, { code: "no_binding", detail: { code: "unreadable_outcome", problems } });

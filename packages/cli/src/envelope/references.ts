@@ -1,4 +1,4 @@
-import { isJsonObject, readRow, readRows, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
+import { readRecord, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {
@@ -20,27 +20,23 @@ export interface DigestReference {
  * shows; the verdict is `aegis verify`'s to give. Memory is bounded by the calls in flight.
  */
 export async function* digestReferences(path: string): AsyncGenerator<DigestReference> {
-  let sessionIndex = -1;
   const announced = new Map<string, string>();
   // Tool definitions repeat across calls: each is asked for once. Bounded by the tools listed.
   const specs = new Set<string>();
-  for await (const row of readRows(path)) {
-    if (row.kind !== "row") continue;
-    const read = readRow(row.bytes);
-    if (!read.ok || !isJsonObject(read.value)) continue;
-    const line = read.value;
-    const type = line["line_type"];
+  for await (const row of readRecord(path, { canonical: true })) {
+    if (row.code !== "object") continue;
+    const line = row.value;
+    const type = row.lineType;
     if (type === "open") {
-      sessionIndex++;
       announced.clear();
       continue;
     }
     if (type !== "intent" && type !== "outcome") continue;
     const callId = typeof line["call_id"] === "string" ? line["call_id"] : undefined;
-    const at = { callId, sessionIndex: Math.max(sessionIndex, 0), seq: typeof line["seq"] === "number" ? line["seq"] : undefined, line: row.line };
+    const at = { callId, sessionIndex: row.sessionIndex, seq: row.seq, line: row.row };
     const request = digestMember(line, "request_digest", "RequestDigest");
     if (request !== undefined) {
-      const key = callId ?? `line ${row.line}`;
+      const key = callId ?? `line ${row.row}`;
       if (type === "intent") {
         announced.set(key, request);
         yield { digest: request, part: "request", ...at };

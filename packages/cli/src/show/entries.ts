@@ -1,4 +1,4 @@
-import { readRows, isJsonObject, readRow, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position } from "@aegis/format";
+import { readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
 
 /** One thing `show` reports, in file order. */
 export type Entry =
@@ -39,7 +39,6 @@ export type Entry =
  */
 export async function* entries(path: string, breakLine: number | undefined): AsyncGenerator<Entry> {
   const afterBreak = (line: number): boolean => breakLine !== undefined && line >= breakLine;
-  let session = -1;
   let pending = new Map<string, { readonly line: IntentLine; readonly at: Position; readonly row: number }>();
 
   function* flushPending(): Generator<Entry> {
@@ -56,31 +55,26 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
     pending = new Map();
   }
 
-  function* handle(row: { readonly line: number; readonly bytes: Buffer } | { readonly line: number; readonly tooLong: true }): Generator<Entry> {
-    if ("tooLong" in row) {
-      yield { kind: "unreadable", line: row.line, detail: "longer than the 1 MiB row bound" };
+  function* handle(row: RecordRow): Generator<Entry> {
+    if (row.code === "too_long") {
+      yield { kind: "unreadable", line: row.row, detail: "longer than the 1 MiB row bound" };
       return;
     }
-    const read = readRow(row.bytes);
-    if (!read.ok) {
-      yield { kind: "unreadable", line: row.line, detail: read.detail };
+    if (row.code === "unreadable") {
+      yield { kind: "unreadable", line: row.row, detail: row.detail };
       return;
     }
-    const value = read.value;
-    const after_break = afterBreak(row.line);
-    if (!isJsonObject(value) || typeof value["line_type"] !== "string") {
-      yield { kind: "unreadable", line: row.line, detail: "not a Line: no line_type" };
+    if (row.code === "not_an_object" || row.lineType === undefined) {
+      yield { kind: "unreadable", line: row.row, detail: "not a Line: no line_type" };
       return;
     }
-    const seq = typeof value["seq"] === "number" ? value["seq"] : -1;
-    if (value["line_type"] === "open") {
-      yield* flushPending();
-      session++;
-    }
-    const at: Position = { session_index: Math.max(session, 0), seq };
+    const value = row.value;
+    const after_break = afterBreak(row.row);
+    if (row.lineType === "open") yield* flushPending();
+    const at: Position = { session_index: row.sessionIndex, seq: row.seq ?? -1 };
     const typed = readTypedLine(value);
     if (!typed.ok) {
-      yield { kind: "other", line_type: value["line_type"], at, line: row.line, after_break, problems: typed.problems };
+      yield { kind: "other", line_type: row.lineType, at, line: row.row, after_break, problems: typed.problems };
       return;
     }
     const t = typed.value;
@@ -88,15 +82,15 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
       case "open":
         yield {
           kind: "session",
-          session_index: session,
-          line: row.line,
+          session_index: row.sessionIndex,
+          line: row.row,
           public_key: t.line.public_key,
           ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }),
           after_break,
         };
         return;
       case "intent":
-        pending.set(t.line.call_id, { line: t.line, at, row: row.line });
+        pending.set(t.line.call_id, { line: t.line, at, row: row.row });
         return;
       case "outcome": {
         const intent = pending.get(t.line.call_id);
@@ -106,28 +100,28 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
           call_id: t.line.call_id,
           tool_id: t.line.tool_id,
           ...(intent === undefined ? {} : { intent: { at: intent.at, line: intent.row } }),
-          outcome: { at, line: row.line, record: t.line },
+          outcome: { at, line: row.row, record: t.line },
           request_digest: t.line.request_digest,
           after_break,
         };
         return;
       }
       case "decision":
-        yield { kind: "decision", at, line: row.line, record: t.line, after_break };
+        yield { kind: "decision", at, line: row.row, record: t.line, after_break };
         return;
       case "close":
         yield* flushPending();
-        yield { kind: "close", at, line: row.line, after_break };
+        yield { kind: "close", at, line: row.row, after_break };
         return;
       case "checkpoint":
-        yield { kind: "other", line_type: "checkpoint", at, line: row.line, after_break, problems: [] };
+        yield { kind: "other", line_type: "checkpoint", at, line: row.row, after_break, problems: [] };
         return;
       case "unknown":
-        yield { kind: "other", line_type: t.token, at, line: row.line, after_break, problems: [] };
+        yield { kind: "other", line_type: t.token, at, line: row.row, after_break, problems: [] };
         return;
     }
   }
 
-  for await (const row of readRows(path)) yield* handle(row.kind === "row" ? row : { line: row.line, tooLong: true });
+  for await (const row of readRecord(path, { canonical: true })) yield* handle(row);
   yield* flushPending();
 }

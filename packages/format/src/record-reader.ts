@@ -1,0 +1,109 @@
+import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject } from "./json.js";
+import { readLineBody, type TypedLineResult } from "./line-parse.js";
+import { readRow } from "./row.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
+import { decodeUtf8 } from "./text.js";
+
+/**
+ * Reading a record row by row for what its Lines say (recheck, `show`, the Envelope's list
+ * of digests): one way, so that every reader numbers rows, counts Sessions and reads a row
+ * the same. Nothing here judges a chain link or a signature: that is the verifier's (§8).
+ */
+export type RecordRow =
+  /** A row that is a JSON object (a Line, or something that means to be one). */
+  | {
+      readonly code: "object";
+      /** 1-based, over the file's non-blank rows (SPEC §1.1). */
+      readonly row: number;
+      /** Counted over `open` Lines from 0; 0 before the first (SPEC §7). */
+      readonly sessionIndex: number;
+      /** `line_type` when it is a string. */
+      readonly lineType: string | undefined;
+      /** `seq` when it is an integer. */
+      readonly seq: number | undefined;
+      readonly value: JsonObject;
+    }
+  /** A row that is JSON but not an object: no Line. */
+  | { readonly code: "not_an_object"; readonly row: number; readonly sessionIndex: number }
+  /** A row that does not parse (or, with `canonical`, has no canonical form); `detail` says why. */
+  | { readonly code: "unreadable"; readonly row: number; readonly sessionIndex: number; readonly detail: string }
+  /** A row over the row bound (SPEC §13.1): not read. */
+  | { readonly code: "too_long"; readonly row: number; readonly sessionIndex: number; readonly length: number; readonly limit: number };
+
+export interface RecordReadOptions {
+  /** Also refuse rows outside the canonical value space (SPEC §3.2), as the verifier does. */
+  readonly canonical?: boolean;
+  /** Told how many bytes of the file have been read, for progress. */
+  readonly onRead?: (bytes: number) => void;
+}
+
+/** The rows of the record file at `path`, in order, one in memory at a time. */
+export function readRecord(path: string, options: RecordReadOptions = {}): AsyncGenerator<RecordRow> {
+  return recordRows(readRows(path, MAX_ROW_BYTES, options.onRead), options);
+}
+
+/** {@link readRecord} over a record held in memory. */
+export function readRecordBytes(bytes: Uint8Array, options: RecordReadOptions = {}): AsyncGenerator<RecordRow> {
+  return recordRows(rowsOf(bytes), options);
+}
+
+/** A row's Line read for what it says, its signature members not judged. */
+export function bodyOf(row: Extract<RecordRow, { code: "object" }>): TypedLineResult<Record<never, never>> {
+  return readLineBody(row.value);
+}
+
+function* rowsOf(bytes: Uint8Array): Generator<Row> {
+  const splitter = new RowSplitter();
+  yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  yield* splitter.end();
+}
+
+async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: RecordReadOptions): AsyncGenerator<RecordRow> {
+  let opens = 0;
+  for await (const row of rows) {
+    const sessionIndex = Math.max(opens - 1, 0);
+    if (row.kind === "too_long") {
+      yield { code: "too_long", row: row.line, sessionIndex, length: row.length, limit: row.limit };
+      continue;
+    }
+    const read = options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
+    if (!read.ok) {
+      yield { code: "unreadable", row: row.line, sessionIndex, detail: read.detail };
+      continue;
+    }
+    const value = read.value;
+    if (!isJsonObject(value)) {
+      yield { code: "not_an_object", row: row.line, sessionIndex };
+      continue;
+    }
+    const lineType = typeof value["line_type"] === "string" ? value["line_type"] : undefined;
+    if (lineType === "open") opens++;
+    const seq = value["seq"];
+    yield {
+      code: "object",
+      row: row.line,
+      sessionIndex: Math.max(opens - 1, 0),
+      lineType,
+      seq: typeof seq === "number" && Number.isSafeInteger(seq) ? seq : undefined,
+      value,
+    };
+  }
+}
+
+type Read = { readonly ok: true; readonly value: ReturnType<typeof parseJson> } | { readonly ok: false; readonly detail: string };
+
+function readPlain(bytes: Buffer): Read {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) return { ok: false, detail: "not JSON: stream did not contain valid UTF-8" };
+  try {
+    return { ok: true, value: parseJson(text) };
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return { ok: false, detail: `not JSON: ${error.message}` };
+  }
+}
+
+function readCanonical(bytes: Buffer): Read {
+  const read = readRow(bytes);
+  return read.ok ? { ok: true, value: read.value } : { ok: false, detail: read.detail };
+}
