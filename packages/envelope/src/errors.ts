@@ -1,3 +1,4 @@
+import { pathExists } from "@aegis/format/durable";
 import { unreachable } from "@aegis/format";
 import { type LockHolder, describeIoError } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -62,4 +63,9 @@ export async function io<T>(path: string, action: () => Promise<T>): Promise<T> 
 export function ioError(path: string, error: unknown): Error {
   if (error instanceof EnvelopeError) return error;
   return new EnvelopeError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
+}
+
+/** Whether something is at `path`; an error other than its absence becomes `io`. */
+export async function exists(path: string): Promise<boolean> {
+  return pathExists(path).catch((error: unknown) => Promise.reject(ioError(path, error)));
 }

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { link, open, stat, unlink, type FileHandle } from "node:fs/promises";
+import { link, open, unlink, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { readTombstone, withPath } from "./directory.js";
-import { EnvelopeError, io, ioError } from "./errors.js";
+import { EnvelopeError, exists, io, ioError } from "./errors.js";
 import { framePrefix } from "./frame.js";
 import { encodeHead } from "./head.js";
 import { decodeIndex, encodeIndex, type IndexRecord } from "./index-file.js";
@@ -71,7 +71,7 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   for (const digest of wanted) checkDigest(digest);
   const id = options.id === undefined ? randomBytes(SALT_BYTES) : Buffer.from(options.id);
   if (id.length !== SALT_BYTES) throw new RangeError(`a pack id is ${SALT_BYTES} bytes`);
-  if (await pathExists(outPath)) throw new EnvelopeError({ code: "exists", path: outPath });
+  if (await exists(outPath)) throw new EnvelopeError({ code: "exists", path: outPath });
 
   const temporary = `${outPath}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const handle = await io(temporary, () => open(temporary, "wx", 0o644));
@@ -281,14 +281,4 @@ async function readPackIndex(handle: FileHandle, path: string, id: Uint8Array, s
   if (!index.ok) return { ok: false, detail: index.detail, framesEnd: indexOffset };
   if (index.covered !== indexOffset) return { ok: false, detail: `the index covers ${index.covered} bytes, not ${indexOffset}`, framesEnd: indexOffset };
   return { ok: true, records: index.records };
-}
-
-async function pathExists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return false;
-    throw ioError(path, error);
-  }
 }

@@ -1,12 +1,12 @@
 import { closeSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { acquireLockFile, errnoOf, makeDirectories, syncDirectory } from "@aegis/format/durable";
+import { acquireLockFile, makeDirectories, syncDirectory } from "@aegis/format/durable";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
 import { loadDirectory, type SegmentState } from "./directory.js";
-import { EnvelopeError, io, ioError } from "./errors.js";
+import { EnvelopeError, exists, io, ioError } from "./errors.js";
 import { writeIndexFile } from "./index-io.js";
 import { DESCRIPTOR_FILE, LOCK_FILE, SEGMENT_HEADER_BYTES, segmentFileName } from "./layout.js";
 import { isScrubbed, scrubValue } from "./redaction.js";
@@ -136,15 +136,5 @@ export async function scrubAll(dir: string, locations: readonly Location[]): Pro
   for (const location of locations) {
     const path = join(dir, segmentFileName(location.segment));
     if (!(await io(path, () => isScrubbed(dir, location)))) await io(path, () => scrubValue(dir, location));
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return false;
-    throw ioError(path, error);
   }
 }

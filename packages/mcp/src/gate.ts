@@ -27,6 +27,27 @@ export interface GateOptions {
   readonly mintApprovalId?: () => string;
 }
 
+/** The options of a relay that name what its Gate needs: a gate only when a Policy Set is given. */
+export interface Enforcement {
+  readonly policy?: PolicySet;
+  readonly bindings?: Bindings;
+  readonly role?: string;
+  readonly session?: string;
+  readonly followSymlinks?: boolean;
+}
+
+export function gateFor(options: Enforcement): Gate | undefined {
+  const { policy, bindings, role, session, followSymlinks } = options;
+  if (policy === undefined) return undefined;
+  return new Gate({
+    policy,
+    ...(bindings === undefined ? {} : { bindings }),
+    ...(role === undefined ? {} : { role }),
+    ...(session === undefined ? {} : { session }),
+    ...(followSymlinks === undefined ? {} : { followSymlinks }),
+  });
+}
+
 export interface GateVerdict {
   readonly decision: Decision;
   readonly derived: Derived;

@@ -5,9 +5,10 @@
  * MCP SDK client transport.
  */
 export { runWrap, WrapError, describeWrapFault, type WrapFault, type WrapOptions, type WrapResult } from "./wrap.js";
-export { McpRecorder, type FrameVerdict, type RecorderOptions, type ToolSpecSink } from "./recorder.js";
+export { McpRecorder, type RecorderOptions } from "./recorder.js";
+export { type FrameVerdict } from "./frame-verdict.js";
 export { Relay, type RelayEnd, type RelayEnds, type RelayOptions } from "./relay.js";
-export { Gate, resolveOnDisk, type GateOptions, type GateVerdict } from "./gate.js";
+export { Gate, gateFor, resolveOnDisk, type Enforcement, type GateOptions, type GateVerdict } from "./gate.js";
 export { Parks, covers, scopeOf, type Park, type ParkAnswer, type ParkRefusal, type ParkState } from "./parks.js";
 export {
   ControlError,
@@ -27,7 +28,7 @@ export {
 export { DEFAULT_MAX_FRAME_BYTES, FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 export { PASSTHROUGH_POLICY_SET_HASH, UNKNOWN_TOOL, unansweredReason, type Governance, type Unanswered } from "./outcomes.js";
 export { REFUSAL_CODE, REFUSAL_MESSAGE, refusalFrame, type Refusal, type RefusalCode, type RefusalDetail } from "./refusal.js";
-export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool } from "./pins.js";
+export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool, type ToolSpecSink } from "./pins.js";
 export { canonicalJson } from "./canonical-json.js";
 export { describeNotice, type Notice } from "./notice.js";
 export { parseFrame, type Json, type JsonRecord } from "./message.js";

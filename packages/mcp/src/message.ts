@@ -1,3 +1,5 @@
+import { fileURLToPath } from "node:url";
+
 /**
  * What a frame is, as far as recording is concerned (SPEC §17.2). The frame is parsed only
  * to answer a few questions (is it a `tools/call`? what is its id? is it a response?), and
@@ -154,4 +156,20 @@ export function classifyServer(element: Json): ServerElement {
 export function hasInnerCarriageReturn(frame: Uint8Array): boolean {
   const at = frame.indexOf(0x0d);
   return at !== -1 && at !== frame.length - 1;
+}
+
+/** The local directories among a client's answer to `roots/list` (`file://` URIs). */
+export function rootsOf(message: JsonRecord): string[] | undefined {
+  const result = message["result"];
+  if (!isRecord(result) || !Array.isArray(result["roots"])) return undefined;
+  const roots: string[] = [];
+  for (const root of result["roots"] as readonly Json[]) {
+    if (!isRecord(root) || typeof root["uri"] !== "string") continue;
+    try {
+      roots.push(fileURLToPath(root["uri"]));
+    } catch {
+      // Not a file URI: no local base.
+    }
+  }
+  return roots;
 }

@@ -50,9 +50,39 @@ export function pinListing(result: Json | undefined): { readonly pinned: PinnedT
   return { pinned, unreadable };
 }
 
-/** The definitions in force, by tool name: the latest listing's. */
+/** Where tool definitions are kept (an Envelope store has this method). */
+export interface ToolSpecSink {
+  putToolSpec(bytes: Uint8Array): Promise<ToolSpecDigest>;
+}
+
+/** The definitions in force, by tool name (the latest listing's), and their keeping. */
 export class ToolSpecs {
   private readonly current = new Map<string, PinnedTool>();
+  /** Definitions being kept, and those kept: an outcome names one only once it is durable. */
+  private readonly puts = new Map<ToolSpecDigest, Promise<unknown>>();
+  private readonly kept = new Set<ToolSpecDigest>();
+
+  /** Keep a definition's bytes, once; the put, when one was started. */
+  keep(pin: PinnedTool, sink: ToolSpecSink): Promise<ToolSpecDigest> | undefined {
+    if (this.puts.has(pin.digest) || this.kept.has(pin.digest)) return undefined;
+    const put = sink.putToolSpec(pin.canonical);
+    this.puts.set(
+      pin.digest,
+      put.then(
+        () => {
+          this.puts.delete(pin.digest);
+          this.kept.add(pin.digest);
+        },
+        () => void this.puts.delete(pin.digest),
+      ),
+    );
+    return put;
+  }
+
+  /** What an outcome naming `digest` waits for: its definition's put, while it is under way. */
+  keeping(digest: ToolSpecDigest): Promise<unknown> | undefined {
+    return this.puts.get(digest);
+  }
 
   /**
    * Take a listing's answer. A first page (a request without a cursor) replaces what was

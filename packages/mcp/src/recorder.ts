@@ -1,29 +1,17 @@
-import { unreachable } from "@aegis/format";
 import {
-  messageOf,
   ChainWriterError,
+  messageOf,
+  unreachable,
   type Appended,
   type CallResult,
   type ChainWriter,
-  type DecisionAxes,
   type PolicyOutcome,
   type PolicySetHash,
   type ToolSpecDigest,
 } from "@aegis/format";
-import { fileURLToPath } from "node:url";
 import { match } from "ts-pattern";
-import type { Gate, GateVerdict } from "./gate.js";
-import {
-  classifyClient,
-  classifyServer,
-  elementsOf,
-  hasInnerCarriageReturn,
-  isRecord,
-  parseFrame,
-  type ClientElement,
-  type Json,
-  type JsonRecord,
-} from "./message.js";
+import type { Gate } from "./gate.js";
+import { classifyClient, classifyServer, elementsOf, hasInnerCarriageReturn, parseFrame, rootsOf, type ClientElement, type Json } from "./message.js";
 import type { Notice } from "./notice.js";
 import {
   PASSTHROUGH_POLICY_SET_HASH,
@@ -38,13 +26,10 @@ import {
   type Unanswered,
 } from "./outcomes.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
-import { ToolSpecs } from "./pins.js";
+import { ToolSpecs, type ToolSpecSink } from "./pins.js";
+import { failedVerdict, unreadableVerdict, type FrameVerdict } from "./frame-verdict.js";
+import { planFrame, type Planned } from "./plan.js";
 import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
-
-/** Where tool definitions are kept (an Envelope store has this method). */
-export interface ToolSpecSink {
-  putToolSpec(bytes: Uint8Array): Promise<ToolSpecDigest>;
-}
 
 export interface RecorderOptions {
   /** The record. The recorder writes through it and never closes it. */
@@ -60,16 +45,6 @@ export interface RecorderOptions {
   readonly control?: string;
 }
 
-/** What to do with a client frame once every intent it carries is durable. */
-export type FrameVerdict =
-  | { readonly code: "forward" }
-  /** Not forwarded: send `frame` to the client in its place. */
-  | { readonly code: "answer"; readonly frame: Buffer }
-  /** Not forwarded, and nothing can be sent back (a refused notification). */
-  | { readonly code: "drop" }
-  /** The record could not be written: not forwarded, answered when it can be, and stop. */
-  | { readonly code: "failed"; readonly frame: Buffer | undefined; readonly error: Error };
-
 interface PendingCall {
   readonly callId: string;
   readonly toolId: string;
@@ -78,23 +53,6 @@ interface PendingCall {
   startedAt: number;
   cancelled: boolean;
 }
-
-/** One element's fate, decided before anything is written. */
-type Planned =
-  | { readonly code: "allow"; readonly element: CallElement; readonly governance: Governance }
-  | {
-      readonly code: "refuse";
-      readonly element: CallElement;
-      readonly refusal: RefusalCode;
-      readonly policy: PolicyOutcome;
-      readonly axes: DecisionAxes;
-      readonly verdict: GateVerdict | undefined;
-    }
-  /** A request reusing an id in flight, whose answer could not be told from the other's. */
-  | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" | "malformed_call" | "request" | "list_tools" }> }
-  | { readonly code: "malformed"; readonly element: Extract<ClientElement, { code: "malformed_call" }> };
-
-type CallElement = Extract<ClientElement, { code: "call" | "call_notification" }>;
 
 /**
  * The recording and enforcing half of the relay (SPEC §17), shared by `aegis wrap` and the
@@ -110,9 +68,6 @@ export class McpRecorder {
   /** The server's `roots/list` requests in flight, by the server's id key. */
   private readonly rootsRequests = new Set<string>();
   private readonly specs = new ToolSpecs();
-  /** Tool definitions being kept, and those kept: an outcome names one only once it is durable. */
-  private readonly specPuts = new Map<ToolSpecDigest, Promise<unknown>>();
-  private readonly specsKept = new Set<ToolSpecDigest>();
   /** Intents being made durable, and outcomes being written: finish() waits for both. */
   private readonly work = new Set<Promise<unknown>>();
   private nextCall = 1;
@@ -144,78 +99,32 @@ export class McpRecorder {
       return this.admitParsed(frame, parsed);
     } catch (error) {
       // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.
-      return Promise.resolve(this.failedVerdict(parsed, this.fail(error)));
+      return Promise.resolve(failedVerdict(parsed, this.fail(error)));
     }
   }
 
   private admitParsed(frame: Buffer, parsed: Json | undefined): Promise<FrameVerdict> {
-    if (this.failure !== undefined) return Promise.resolve(this.failedVerdict(parsed, this.failure));
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(parsed, this.failure));
     // A frame another reader could split into messages wrap did not read, and (under a Policy
     // Set) a frame wrap cannot read at all, never reach the server (SPEC §17.1).
     const unreadable = hasInnerCarriageReturn(frame) ? "inner_cr" : parsed === undefined && this.options.gate !== undefined ? "not_json" : undefined;
-    if (unreadable !== undefined) return Promise.resolve(this.unreadable(frame, unreadable));
+    if (unreadable !== undefined) {
+      this.notify({ code: "unreadable_frame", bytes: frame.length, why: unreadable });
+      return Promise.resolve(unreadableVerdict(unreadable));
+    }
     // Not JSON: not a message, relayed as the bytes it is (SPEC §17.1).
     if (parsed === undefined) return Promise.resolve({ code: "forward" });
     const batch = Array.isArray(parsed);
     const elements = elementsOf(parsed).map(classifyClient);
-    const plans = this.plan(elements, frame);
+    const plans = planFrame(elements, frame, {
+      inFlight: (key) => this.calls.has(key) || this.listings.has(key) || this.requests.has(key),
+      isCall: (key) => this.calls.has(key),
+      ...(this.options.gate === undefined ? {} : { gate: this.options.gate }),
+      notify: (notice) => this.notify(notice),
+    });
     const refusing = plans.some((p) => p.code === "refuse" || p.code === "duplicate");
     const ready = refusing ? this.refuseFrame(plans, frame, batch) : this.forwardFrame(plans, elements, frame);
-    return this.tracked(ready).catch((error: unknown) => this.failedVerdict(parsed, this.fail(error)));
-  }
-
-  private unreadable(frame: Buffer, why: "inner_cr" | "not_json"): FrameVerdict {
-    this.notify({ code: "unreadable_frame", bytes: frame.length, why });
-    const reason =
-      why === "inner_cr"
-        ? "the frame holds a carriage return before its end, which a server reading lines could take for several messages"
-        : "the frame is not JSON: wrap cannot tell what it asks, so under a Policy Set it may not reach the server";
-    return { code: "answer", frame: refusalFrame([{ id: null, code: "UNREADABLE_FRAME", detail: { reason } }], false) };
-  }
-
-  /**
-   * Decide every element. A request whose id is in flight is refused when either of the two
-   * is a call: an answer with that id could not be told to be the call's (SPEC §17.2).
-   */
-  private plan(elements: readonly ClientElement[], frame: Buffer): Planned[] {
-    const plans: Planned[] = [];
-    const frameKeys = new Set<string>();
-    const frameCalls = new Set<string>();
-    for (const element of elements) {
-      if (element.code === "call" || element.code === "malformed_call") {
-        const key = element.key;
-        const taken = this.calls.has(key) || this.listings.has(key) || this.requests.has(key) || frameKeys.has(key);
-        frameKeys.add(key);
-        frameCalls.add(key);
-        if (taken) plans.push({ code: "duplicate", element });
-        else if (element.code === "malformed_call") plans.push({ code: "malformed", element });
-        else plans.push(this.decide(element, frame));
-      } else if (element.code === "request" || element.code === "list_tools") {
-        if (this.calls.has(element.key) || frameCalls.has(element.key)) plans.push({ code: "duplicate", element });
-        frameKeys.add(element.key);
-      } else if (element.code === "call_notification") {
-        plans.push(this.decide(element, frame));
-      }
-    }
-    return plans;
-  }
-
-  private decide(element: CallElement, frame: Buffer): Planned {
-    const gate = this.options.gate;
-    const toolId = element.name ?? UNKNOWN_TOOL;
-    if (gate === undefined) return { code: "allow", element, governance: { code: "passthrough" } };
-    const verdict = gate.decide(toolId, element.message, frame);
-    if (verdict.derived.unresolved.length > 0) this.notify({ code: "unbound", toolId, unresolved: verdict.derived.unresolved });
-    const d = verdict.decision;
-    const governance: Governance = { code: "policy", policy: d.policy, policySetHash: d.policy_set_hash, axes: d.decision_axes };
-    const refusal = match(d)
-      .with({ code: "allowed" }, () => undefined)
-      .with({ code: "denied" }, () => "POLICY_DENIED" as const)
-      .with({ code: "rate_limited" }, () => "RATE_LIMITED" as const)
-      .with({ code: "pending_approval" }, () => "PENDING_APPROVAL" as const)
-      .exhaustive(unreachable);
-    if (refusal === undefined) return { code: "allow", element, governance };
-    return { code: "refuse", element, refusal, policy: d.policy, axes: d.decision_axes, verdict };
+    return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error)));
   }
 
   /** Record every call the frame carries, then let it through. */
@@ -332,7 +241,7 @@ export class McpRecorder {
         { call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame },
         spec === undefined ? result : { ...result, tool_spec_digest: spec },
       );
-    const waiting = spec === undefined ? undefined : this.specPuts.get(spec);
+    const waiting = spec === undefined ? undefined : this.specs.keeping(spec);
     return waiting === undefined ? write() : waiting.then(write);
   }
 
@@ -389,7 +298,7 @@ export class McpRecorder {
   private end(call: PendingCall, result: CallResult, response: Buffer | undefined): void {
     const withSpec = call.toolSpec === undefined ? result : { ...result, tool_spec_digest: call.toolSpec };
     const writer = this.options.writer;
-    const waiting = call.toolSpec === undefined ? undefined : this.specPuts.get(call.toolSpec);
+    const waiting = call.toolSpec === undefined ? undefined : this.specs.keeping(call.toolSpec);
     // An answer has already gone to the client: its outcome shares the next intent's fsync.
     const write = (): Promise<Appended> =>
       response === undefined ? writer.endCall(call.callId, withSpec) : writer.endCall(call.callId, { ...withSpec, response }, { sync: "soon" });
@@ -409,20 +318,10 @@ export class McpRecorder {
     const sink = this.options.toolSpecs;
     if (sink === undefined) return;
     for (const pin of change.pinned) {
-      if (this.specPuts.has(pin.digest) || this.specsKept.has(pin.digest)) continue;
-      const put = sink.putToolSpec(pin.canonical);
-      // An outcome naming this digest waits for the put to be durable (SPEC §17.6).
-      this.specPuts.set(
-        pin.digest,
-        put.then(
-          () => {
-            this.specPuts.delete(pin.digest);
-            this.specsKept.add(pin.digest);
-          },
-          () => void this.specPuts.delete(pin.digest),
-        ),
-      );
-      this.tracked(put).catch((error: unknown) => this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: messageOf(error) }));
+      const put = this.specs.keep(pin, sink);
+      if (put !== undefined) {
+        this.tracked(put).catch((error: unknown) => this.notify({ code: "envelope_refused", callId: `tool ${pin.name}`, detail: messageOf(error) }));
+      }
     }
   }
 
@@ -488,37 +387,9 @@ export class McpRecorder {
     }
     return this.failure;
   }
-
-  /** The answer to a frame whose calls cannot be recorded: each call is told, nothing runs. */
-  private failedVerdict(parsed: Json | undefined, error: Error): FrameVerdict {
-    if (parsed === undefined) return { code: "failed", frame: undefined, error };
-    const refusals: Refusal[] = [];
-    for (const element of elementsOf(parsed).map(classifyClient)) {
-      if (element.code === "call" || element.code === "malformed_call") {
-        refusals.push({ id: element.id, code: "RECORD_FAILED", detail: { reason: "the record cannot be written, so no call may run" } });
-      }
-    }
-    return { code: "failed", frame: refusals.length === 0 ? undefined : refusalFrame(refusals, Array.isArray(parsed)), error };
-  }
 }
 
 /** The Envelope did not keep a response: the outcome was still written, naming it. */
 function isEnvelopeRefusal(error: unknown): boolean {
   return error instanceof ChainWriterError && error.fault.code === "envelope";
-}
-
-/** The local directories among a client's roots (`file://` URIs). */
-function rootsOf(message: JsonRecord): string[] | undefined {
-  const result = message["result"];
-  if (!isRecord(result) || !Array.isArray(result["roots"])) return undefined;
-  const roots: string[] = [];
-  for (const root of result["roots"] as readonly Json[]) {
-    if (!isRecord(root) || typeof root["uri"] !== "string") continue;
-    try {
-      roots.push(fileURLToPath(root["uri"]));
-    } catch {
-      // Not a file URI: no local base.
-    }
-  }
-  return roots;
 }

@@ -4,7 +4,8 @@ import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
-import type { FrameVerdict, McpRecorder } from "./recorder.js";
+import type { FrameVerdict } from "./frame-verdict.js";
+import type { McpRecorder } from "./recorder.js";
 import { refusalFrame } from "./refusal.js";
 
 /**

@@ -5,11 +5,12 @@ import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
 import { EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
-import { Gate } from "./gate.js";
+import { gateFor } from "./gate.js";
 import type { Json } from "./message.js";
 import type { Notice } from "./notice.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
-import { McpRecorder, type FrameVerdict } from "./recorder.js";
+import type { FrameVerdict } from "./frame-verdict.js";
+import { McpRecorder } from "./recorder.js";
 
 /**
  * `aegis wrap` inside a TypeScript agent (SPEC §17.8): a Transport for the MCP SDK's
@@ -44,16 +45,7 @@ export async function recordingTransport(inner: Transport, options: RecordingOpt
     await envelope?.close().catch(() => undefined);
     throw error;
   }
-  const gate =
-    options.policy === undefined
-      ? undefined
-      : new Gate({
-          policy: options.policy,
-          ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
-          ...(options.role === undefined ? {} : { role: options.role }),
-          ...(options.session === undefined ? {} : { session: options.session }),
-          ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
-        });
+  const gate = gateFor(options);
   const recorder = new McpRecorder({
     writer,
     ...(gate === undefined ? {} : { gate }),

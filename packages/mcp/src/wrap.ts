@@ -8,7 +8,7 @@ import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
 import { ControlError, listenControl, type ControlServer } from "./control.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
-import { Gate } from "./gate.js";
+import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
@@ -109,16 +109,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   }
   const controlPath = options.policy === undefined || options.control === null ? undefined : (options.control ?? `${options.audit}.control`);
   const onNotice = (notice: Notice): void => say(describeNotice(notice));
-  const gate =
-    options.policy === undefined
-      ? undefined
-      : new Gate({
-          policy: options.policy,
-          ...(options.bindings === undefined ? {} : { bindings: options.bindings }),
-          ...(options.role === undefined ? {} : { role: options.role }),
-          ...(options.session === undefined ? {} : { session: options.session }),
-          ...(options.followSymlinks === undefined ? {} : { followSymlinks: options.followSymlinks }),
-        });
+  const gate = gateFor(options);
   const recorder = new McpRecorder({
     writer,
     ...(gate === undefined ? {} : { gate }),

@@ -1,4 +1,4 @@
-import { mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
+import { mkdir, open, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { errnoOf, syncDirectory } from "./sync.js";
 
@@ -48,4 +48,15 @@ export async function replaceFileDurably(path: string, bytes: Uint8Array): Promi
     throw error;
   });
   await syncDirectory(dirname(path));
+}
+
+/** Whether something is at `path`; false only when nothing is (any other error is thrown). */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return false;
+    throw error;
+  }
 }

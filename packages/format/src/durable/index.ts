@@ -6,5 +6,5 @@
  */
 export { GroupCommit, type CommitTarget, type Urgency } from "./group-commit.js";
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./sync.js";
-export { makeDirectories, readFully, replaceFileDurably } from "./files.js";
+export { makeDirectories, pathExists, readFully, replaceFileDurably } from "./files.js";
 export { acquireLock, acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./lock.js";

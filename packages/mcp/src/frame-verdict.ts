@@ -1,0 +1,33 @@
+import { classifyClient, elementsOf, type Json } from "./message.js";
+import { refusalFrame, type Refusal } from "./refusal.js";
+
+/** What to do with a client frame once every intent it carries is durable. */
+export type FrameVerdict =
+  | { readonly code: "forward" }
+  /** Not forwarded: send `frame` to the client in its place. */
+  | { readonly code: "answer"; readonly frame: Buffer }
+  /** Not forwarded, and nothing can be sent back (a refused notification). */
+  | { readonly code: "drop" }
+  /** The record could not be written: not forwarded, answered when it can be, and stop. */
+  | { readonly code: "failed"; readonly frame: Buffer | undefined; readonly error: Error };
+
+/** A frame that may not reach the server because it cannot be read, or read one way (SPEC §17.1). */
+export function unreadableVerdict(why: "inner_cr" | "not_json"): FrameVerdict {
+  const reason =
+    why === "inner_cr"
+      ? "the frame holds a carriage return before its end, which a server reading lines could take for several messages"
+      : "the frame is not JSON: wrap cannot tell what it asks, so under a Policy Set it may not reach the server";
+  return { code: "answer", frame: refusalFrame([{ id: null, code: "UNREADABLE_FRAME", detail: { reason } }], false) };
+}
+
+/** The answer to a frame whose calls cannot be recorded: each call is told, nothing runs. */
+export function failedVerdict(parsed: Json | undefined, error: Error): FrameVerdict {
+  if (parsed === undefined) return { code: "failed", frame: undefined, error };
+  const refusals: Refusal[] = [];
+  for (const element of elementsOf(parsed).map(classifyClient)) {
+    if (element.code === "call" || element.code === "malformed_call") {
+      refusals.push({ id: element.id, code: "RECORD_FAILED", detail: { reason: "the record cannot be written, so no call may run" } });
+    }
+  }
+  return { code: "failed", frame: refusals.length === 0 ? undefined : refusalFrame(refusals, Array.isArray(parsed)), error };
+}
