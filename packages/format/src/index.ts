@@ -18,13 +18,13 @@ export {
   tryParseDigest,
   type Digest,
   type DigestKind,
-} from "./digest.js";
-export { checkHex, describeHexFault, type HexFault } from "./hex.js";
+} from "./wire/digest.js";
+export { checkHex, describeHexFault, type HexFault } from "./wire/hex.js";
 export { unreachable } from "./unreachable.js";
-export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./text.js";
+export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { errnoOf, messageOf } from "./durable/sync.js";
 export { makeDirectories } from "./durable/files.js";
-export { readRow, type ReadRow } from "./row.js";
+export { readRow, type ReadRow } from "./wire/row-read.js";
 export {
   JsonSyntaxError,
   OutOfSpaceNumber,
@@ -36,11 +36,11 @@ export {
   type JsonObject,
   type JsonValue,
   type OutOfSpaceKind,
-} from "./json.js";
-export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./canonical.js";
-export { SMALL_ORDER_ENCODINGS, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
-export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./keys.js";
-export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./key-file.js";
+} from "./wire/json.js";
+export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
+export { SMALL_ORDER_ENCODINGS, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
+export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
+export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
 export {
   KNOWN_LINE_TYPES,
   SCHEMA_VERSION,
@@ -71,10 +71,10 @@ export {
   type SignatureBlock,
   type SignatureHex,
   type SignedPayload,
-} from "./lines.js";
-export { readLineBody, readTypedLine, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./line-parse.js";
-export { bodyOf, readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./record-reader.js";
-export { checkLineSignature, sealLine, signingInput, type SealedLine, type SessionKey } from "./signing.js";
+} from "./wire/line-types.js";
+export { readLineBody, readTypedLine, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
+export { bodyOf, readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { checkLineSignature, sealLine, signingInput, type SealedLine, type SessionKey } from "./crypto/signing.js";
 export {
   describeIndeterminate,
   describePosition,
@@ -89,10 +89,10 @@ export {
   type TrustLabel,
   type Verdict,
   type Verification,
-} from "./verdict.js";
-export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
-export { ChainWalk, type WalkOptions, type WalkedLine } from "./walk.js";
-export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify.js";
+} from "./verify/verdict.js";
+export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
+export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
+export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify/verify.js";
 export {
   ChainWriter,
   type Appended,
@@ -103,8 +103,8 @@ export {
   type ChainWriterOptions,
   type EndOptions,
   type EnvelopeSink,
-} from "./writer.js";
-export { ChainWriterError, describeWriterFault, type WriterFault } from "./writer-error.js";
-export { repairTornTail, type RepairResult } from "./repair.js";
-export { resealLines, type LooseLine, type ResealOptions } from "./reseal.js";
+} from "./write/writer.js";
+export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
+export { repairTornTail, type RepairResult } from "./write/repair.js";
+export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 export { acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./durable/lock.js";

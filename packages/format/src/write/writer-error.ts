@@ -1,7 +1,7 @@
 import { match } from "ts-pattern";
-import { unreachable } from "./unreachable.js";
-import { describeCanonicalFault, type CanonicalFault } from "./canonical.js";
-import type { LockHolder, LockResult } from "./durable/lock.js";
+import { unreachable } from "../unreachable.js";
+import { describeCanonicalFault, type CanonicalFault } from "../wire/canonical.js";
+import type { LockHolder, LockResult } from "../durable/lock.js";
 
 /** Why a {@link ChainWriter} refused or stopped. Each has a stable code. */
 export type WriterFault =

@@ -1,10 +1,10 @@
 import { open as openFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { acquireLock } from "./durable/lock.js";
-import { readFully } from "./durable/files.js";
-import { syncDirectory } from "./durable/sync.js";
+import { acquireLock } from "../durable/lock.js";
+import { readFully } from "../durable/files.js";
+import { syncDirectory } from "../durable/sync.js";
 import { readFileTail } from "./tail.js";
-import { describeIoError } from "./text.js";
+import { describeIoError } from "../wire/text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type RepairResult =

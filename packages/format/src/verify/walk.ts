@@ -1,11 +1,11 @@
-import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "./digest.js";
-import { verifyingKey } from "./ed25519.js";
-import { checkHex, fromCheckedHex } from "./hex.js";
-import { isJsonObject, type JsonObject } from "./json.js";
-import { readRow } from "./row.js";
-import { lineTypeOf, type LineType } from "./lines.js";
-import type { Row } from "./rows.js";
-import { checkLineSignature, type SessionKey } from "./signing.js";
+import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "../wire/digest.js";
+import { verifyingKey } from "../crypto/ed25519.js";
+import { checkHex, fromCheckedHex } from "../wire/hex.js";
+import { isJsonObject, type JsonObject } from "../wire/json.js";
+import { readRow } from "../wire/row-read.js";
+import { lineTypeOf, type LineType } from "../wire/line-types.js";
+import type { Row } from "../wire/row-splitter.js";
+import { checkLineSignature, type SessionKey } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, TamperedReason, Verification, Verdict } from "./verdict.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
@@ -72,11 +72,13 @@ export class ChainWalk {
   step(row: Row): void {
     if (this.stopped !== undefined) return;
     if (this.unparsed !== undefined) {
-      // Only the final row can be a torn write: the writer refuses to append onto one.
+      // Step 1, a row that did not parse and was not the last [M8.1]: only the final row can
+      // be a torn write, since a writer refuses to append onto one.
       this.stopped = tampered({ code: "malformed_line", line: this.unparsed.line, detail: this.unparsed.detail });
       return;
     }
     this.rows++;
+    // §13.1: a row over the bound is not read.
     if (row.kind === "too_long") {
       this.cap ??= { code: "line_too_long", line: row.line, limit: row.limit };
       this.stopped = { status: "indeterminate", reason: this.cap };
@@ -86,7 +88,7 @@ export class ChainWalk {
     if (result !== undefined) this.stopped = { status: "tampered", reason: result.reason };
   }
 
-  /** The verdict, once every row has been stepped. */
+  /** The verdict, once every row has been stepped (§8.2, "After the last row"; precedence [M8.5]). */
   finish(): Verification {
     let verdict = this.stopped;
     if (verdict === undefined) {
@@ -114,6 +116,7 @@ export class ChainWalk {
 
   private accept(row: Extract<Row, { kind: "row" }>): Stop | undefined {
     const line = row.line;
+    // Steps 1-2: parse, canonicalize, hash.
     const read = readRow(row.bytes);
     if (!read.ok) {
       if (read.fault === "outside_value_space") return malformed(line, read.detail);
@@ -122,6 +125,7 @@ export class ChainWalk {
     }
     const { value, lineHash } = read;
     this.signingInput = read.signingInput;
+    // Step 3: the header.
     if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
     const lineType = lineTypeOf(value["line_type"]);
     const seq = value["seq"];
@@ -130,21 +134,25 @@ export class ChainWalk {
     const prev = typeof prevText === "string" ? tryParseDigest("PrevHash", prevText) : undefined;
     if (prev === undefined || !prev.ok) return malformed(line, "no prev_hash");
 
+    // Step 4, then step 5: open a Session, or continue one.
     this.endsWithVerifiedClose = false;
     const stop =
       "known" in lineType && lineType.known === "open" ? this.openSession(value, line, seq, prev.digest) : this.continueSession(line, seq, prev.digest);
     if (stop !== undefined) return stop;
     const at: Position = { session_index: this.sessionIndex ?? 0, seq };
 
+    // Step 6: by type.
     const signed = this.judge(value, lineType, at);
     if (signed !== undefined) return signed;
 
+    // Step 7.
     this.tail = lineHash;
     this.expectedSeq = seq + 1;
     this.options.onLine?.({ line, offset: row.offset, at, lineType, value, lineHash });
     return undefined;
   }
 
+  /** Step 6: what each type requires; nothing else is judged [M8.8]. */
   private judge(value: JsonObject, lineType: LineType, at: Position): Stop | undefined {
     if ("unknown" in lineType) {
       // Whether a newer type must be signed is unknowable here, so an unsigned one only
@@ -194,17 +202,20 @@ export class ChainWalk {
     }
   }
 
+  /** Step 5, `open`: 5.1 to 5.7. */
   private openSession(value: JsonObject, line: number, seq: number, prev: PrevHash): Stop | undefined {
     const sessionIndex = this.sessionIndex === undefined ? 0 : this.sessionIndex + 1;
+    // 5.1
     if (seq !== 0) {
       return { stop: "tampered", reason: { code: "seq_out_of_order", session_index: sessionIndex, expected: 0, found: seq } };
     }
+    // 5.2
     if (prev !== PrevHash.GENESIS) return malformed(line, "open line does not anchor on the genesis digest");
     const backText = value["prev_session_tail"];
     const back = typeof backText === "string" ? tryParseDigest("LineHash", backText) : undefined;
     const backReference = back?.ok === true ? back.digest : undefined;
     if (this.tail !== undefined) {
-      // This one comparison is what makes truncating a non-final Session detectable.
+      // 5.3 [M7.1]: this one comparison is what makes truncating a non-final Session detectable.
       if (backReference === undefined || !chainsTo(PrevHash.after(backReference), this.tail)) {
         return {
           stop: "tampered",
@@ -217,17 +228,20 @@ export class ChainWalk {
         };
       }
     }
+    // 5.4
     const publicKey = value["public_key"];
     if (typeof publicKey !== "string" || checkHex(publicKey, 64) !== undefined) {
       return malformed(line, "open line carries no public key");
     }
+    // 5.5
     const bytes = fromCheckedHex(publicKey);
     const keyId = KeyId.of(bytes);
     if (!this.keyIds.includes(keyId)) this.keyIds.push(keyId);
-    // Every `open` must be in a supplied trust slice, not merely one of them.
+    // 5.6 [M8.4]: every `open` must be in a supplied trust slice, not merely one of them.
     if (this.trust !== undefined && !this.trust.has(publicKey)) {
       return { stop: "tampered", reason: { code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId } };
     }
+    // 5.7
     this.sessionIndex = sessionIndex;
     this.sessions++;
     this.sessionKey = { keyId, key: verifyingKey(bytes) };
@@ -235,16 +249,19 @@ export class ChainWalk {
     return undefined;
   }
 
+  /** Step 5, any other type: continue the Session. */
   private continueSession(line: number, seq: number, prev: PrevHash): Stop | undefined {
     const sessionIndex = this.sessionIndex;
+    // 5.1
     if (sessionIndex === undefined || this.tail === undefined) {
       return malformed(line, "chain does not begin with an open line");
     }
-    // The hash link first: it is what a forger must break, and what tells a seq gap
+    // 5.2 [M8.2]. The hash link first: it is what a forger must break, and what tells a seq gap
     // (a write that did not land) apart from a removed line.
     if (!chainsTo(prev, this.tail)) {
       return { stop: "tampered", reason: { code: "chain_broken", at: { session_index: sessionIndex, seq }, expected: this.tail, found: prev } };
     }
+    // 5.3 [M8.3]
     if (seq > this.expectedSeq) {
       this.cap ??= { code: "missing_line", session_index: sessionIndex, expected: this.expectedSeq, found: seq };
     } else if (seq < this.expectedSeq) {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { KeyId } from "./digest.js";
+import { KeyId } from "../wire/digest.js";
 import { seedKey, signWith, type Ed25519Seed } from "./ed25519.js";
-import { toHex } from "./hex.js";
+import { toHex } from "../wire/hex.js";
 
 /**
  * The key a writer signs a Session with (SPEC §8.4). The seed is the private key; it is

@@ -1,9 +1,9 @@
 import type { FileHandle } from "node:fs/promises";
-import type { LineHash } from "./digest.js";
-import { readFully } from "./durable/files.js";
-import { readRow } from "./row.js";
-import { MAX_ROW_BYTES } from "./rows.js";
-import { isBlank } from "./text.js";
+import type { LineHash } from "../wire/digest.js";
+import { readFully } from "../durable/files.js";
+import { readRow } from "../wire/row-read.js";
+import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
+import { isBlank } from "../wire/text.js";
 
 /** What the end of an existing record file holds, as a writer must know it before appending. */
 export type FileTail =

@@ -1,7 +1,7 @@
 import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject } from "./json.js";
-import { readLineBody, type TypedLineResult } from "./line-parse.js";
-import { readRow } from "./row.js";
-import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
+import { readLineBody, type TypedLineResult } from "./line-read.js";
+import { readRow } from "./row-read.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./row-splitter.js";
 import { decodeUtf8 } from "./text.js";
 
 /**

@@ -20,7 +20,7 @@ import type {
   PolicyOutcome,
   PublicKeyHex,
   SignatureHex,
-} from "./lines.js";
+} from "./line-types.js";
 
 /**
  * Typed reading of a Line's members (SPEC §5.3). A verifier does not need this: it

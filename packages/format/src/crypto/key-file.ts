@@ -1,13 +1,13 @@
 import { match } from "ts-pattern";
-import { unreachable } from "./unreachable.js";
-import { errnoOf } from "./durable/sync.js";
+import { unreachable } from "../unreachable.js";
+import { errnoOf } from "../durable/sync.js";
 import { constants } from "node:fs";
 import { chmod, open, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { makeDirectories } from "./durable/files.js";
-import { describeIoError, decodeUtf8 } from "./text.js";
+import { makeDirectories } from "../durable/files.js";
+import { describeIoError, decodeUtf8 } from "../wire/text.js";
 import { SigningKey } from "./keys.js";
-import { checkHex, fromCheckedHex } from "./hex.js";
+import { checkHex, fromCheckedHex } from "../wire/hex.js";
 
 /**
  * Key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64

@@ -1,4 +1,4 @@
-import { errnoOf, messageOf } from "./durable/sync.js";
+import { errnoOf, messageOf } from "../durable/sync.js";
 /**
  * Text rules shared by every reader of rows, keys and trust stores: strict UTF-8 that
  * keeps a byte order mark as content, and Unicode White_Space, which is what the

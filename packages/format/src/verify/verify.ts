@@ -1,5 +1,5 @@
-import { messageOf } from "./durable/sync.js";
-import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./rows.js";
+import { messageOf } from "../durable/sync.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "../wire/row-splitter.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
 

@@ -3,13 +3,13 @@ import { writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions, EnvelopeSink } from "./calls.js";
 import { CallLedger } from "./call-ledger.js";
-import { CanonicalFormError } from "./canonical.js";
-import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "./digest.js";
-import { GroupCommit, type Urgency } from "./durable/group-commit.js";
-import { acquireLock } from "./durable/lock.js";
-import { messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-import { toHex } from "./hex.js";
-import type { SigningKey } from "./keys.js";
+import { CanonicalFormError } from "../wire/canonical.js";
+import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "../wire/digest.js";
+import { GroupCommit, type Urgency } from "../durable/group-commit.js";
+import { acquireLock } from "../durable/lock.js";
+import { messageOf, syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
+import { toHex } from "../wire/hex.js";
+import type { SigningKey } from "../crypto/keys.js";
 import {
   SCHEMA_VERSION,
   type DecisionAxes,
@@ -19,11 +19,11 @@ import {
   type OutcomePayload,
   type PublicKeyHex,
   type SignedPayload,
-} from "./lines.js";
-import { MAX_ROW_BYTES } from "./rows.js";
-import { sealLine } from "./signing.js";
+} from "../wire/line-types.js";
+import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
+import { sealLine } from "../crypto/signing.js";
 import { readFileTail } from "./tail.js";
-import { describeIoError } from "./text.js";
+import { describeIoError } from "../wire/text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions, EnvelopeSink } from "./calls.js";

@@ -1,6 +1,6 @@
-import { PrevHash } from "./digest.js";
-import type { SigningKey } from "./keys.js";
-import { sealLine } from "./signing.js";
+import { PrevHash } from "../wire/digest.js";
+import type { SigningKey } from "../crypto/keys.js";
+import { sealLine } from "../crypto/signing.js";
 
 export type LooseLine = Record<string, unknown>;
 

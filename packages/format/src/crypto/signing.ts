@@ -1,10 +1,10 @@
-import { canonicalize, joinMembers, members, withMember } from "./canonical.js";
-import { LineHash, tryParseDigest, sameDigest, type KeyId } from "./digest.js";
+import { canonicalize, joinMembers, members, withMember } from "../wire/canonical.js";
+import { LineHash, tryParseDigest, sameDigest, type KeyId } from "../wire/digest.js";
 import type { SigningKey } from "./keys.js";
 import { verifyStrict, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
-import { checkHex, toHex } from "./hex.js";
-import type { JsonObject } from "./json.js";
-import type { SignatureFault } from "./verdict.js";
+import { checkHex, toHex } from "../wire/hex.js";
+import type { JsonObject } from "../wire/json.js";
+import type { SignatureFault } from "../verify/verdict.js";
 
 /**
  * The signing rule (SPEC §4, §8.4): the signature covers the canonical form of the Line

@@ -1,6 +1,6 @@
-import { unreachable } from "./unreachable.js";
+import { unreachable } from "../unreachable.js";
 import { match } from "ts-pattern";
-import type { KeyId, LineHash, PrevHash } from "./digest.js";
+import type { KeyId, LineHash, PrevHash } from "../wire/digest.js";
 
 /**
  * The verdict model (SPEC §8): three states, each with a typed reason and a stable `code`.

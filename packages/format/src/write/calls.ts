@@ -1,5 +1,5 @@
-import type { LineHash, PolicySetHash, RequestDigest, ResponseDigest } from "./digest.js";
-import type { IntentPayload, OutcomePayload } from "./lines.js";
+import type { LineHash, PolicySetHash, RequestDigest, ResponseDigest } from "../wire/digest.js";
+import type { IntentPayload, OutcomePayload } from "../wire/line-types.js";
 
 /** The shapes a caller of the writer's call API hands it (SPEC §13.2). */
 
