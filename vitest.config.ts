@@ -14,6 +14,7 @@ export default defineConfig({
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
       { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
+      { find: /^@aegis\/cli\/vectors$/, replacement: src("cli/src/vectors/index.ts") },
     ],
   },
   test: {

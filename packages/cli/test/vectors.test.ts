@@ -1,36 +1,17 @@
-import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { join, relative } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { GENERATED_DIRS, generateVectors } from "../src/vectors/generate/index.js";
-import type { VectorSet } from "../src/vectors/generate/vector-set.js";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";
 
 const VECTORS = join(ROOT, "vectors");
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
+interface ManifestFile {
+  readonly vectors: readonly { id: string; kind: string; spec: string[]; flags: string[]; expected: { reason?: { code: string } | null } }[];
 }
-
-let set: VectorSet;
-beforeAll(async () => {
-  set = await generateVectors(`${VECTORS}/`);
-});
+const committedCount = (): number => (JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as ManifestFile).vectors.length;
 
 describe("vectors/ (issue 6)", () => {
-  it("the generator reproduces every committed vector file byte for byte, and nothing else is in its directories", () => {
-    for (const [path, bytes] of set.files) {
-      expect(Buffer.compare(readFileSync(join(VECTORS, path)), Buffer.from(bytes)), `${path} differs from the generator's; run npm run vectors:generate`).toBe(
-        0,
-      );
-    }
-    const committed = GENERATED_DIRS.flatMap((dir) => filesUnder(join(VECTORS, dir))).map((p) => relative(VECTORS, p));
-    for (const path of committed) expect(set.files.has(path), `${path} is not generated: remove it or regenerate`).toBe(true);
-  });
-
   it("SPEC.md lists the manifest's SHA-256", () => {
     const digest = createHash("sha256")
       .update(readFileSync(join(VECTORS, "manifest.json")))
@@ -40,7 +21,7 @@ describe("vectors/ (issue 6)", () => {
 
   it("aegis vectors passes every vector, as a child process", () => {
     const run = aegis(["vectors"]);
-    expect(run.stdout).toMatch(new RegExp(`^${set.vectors.length} passed, 0 failed\\n$`));
+    expect(run.stdout).toMatch(new RegExp(`^${committedCount()} passed, 0 failed\\n$`));
     expect(run.status).toBe(0);
   });
 
@@ -55,9 +36,9 @@ describe("vectors/ (issue 6)", () => {
     const run = aegis(["vectors", copy]);
     expect(run.status).toBe(1);
     expect(run.stdout).toContain("FAIL chains/chain_broken\n");
-    expect(run.stdout).toMatch(new RegExp(`\\n${set.vectors.length - 1} passed, 1 failed\\n$`));
+    expect(run.stdout).toMatch(new RegExp(`\\n${committedCount() - 1} passed, 1 failed\\n$`));
     const json = JSON.parse(aegis(["vectors", "--json", copy]).stdout) as { passed: number; failed: number; failures: { id: string }[] };
-    expect(json).toMatchObject({ passed: set.vectors.length - 1, failed: 1, failures: [{ id: "chains/chain_broken" }] });
+    expect(json).toMatchObject({ passed: committedCount() - 1, failed: 1, failures: [{ id: "chains/chain_broken" }] });
   });
 
   it("a directory without a manifest is exit 2 with error and help, no stack trace", () => {
@@ -69,9 +50,7 @@ describe("vectors/ (issue 6)", () => {
 });
 
 describe("vectors/manifest.json covers what issue 6 asks", () => {
-  const manifest = JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as {
-    vectors: { id: string; kind: string; spec: string[]; flags: string[]; expected: { reason?: { code: string } | null } }[];
-  };
+  const manifest = JSON.parse(readFileSync(join(VECTORS, "manifest.json"), "utf8")) as ManifestFile;
 
   it("at least 150 vectors, at least two thirds of them negative", () => {
     expect(manifest.vectors.length).toBeGreaterThanOrEqual(150);

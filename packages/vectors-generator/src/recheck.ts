@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { recheckAnswer } from "../run.js";
+import { recheckAnswer } from "@aegis/cli/vectors";
 import { PACK_ID, REDACTED_AT, inTemp, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -34,16 +34,72 @@ const NO_FORCE = "  - { id: no-force, action: deny, tool: git.push, args: [{ poi
 
 const CASES: readonly Case[] = [
   ["unchanged", "positive", ["16.1", "16.2", "16.4", "16.5"], "Rechecked under the set that decided them: every call unchanged.", RECORDED, "none"],
-  ["newly_blocked", "negative", ["16.2", "16.4"], "A set that refuses the workspace read: the allowed call is newly_blocked.", withRules("  - { id: no-read, action: deny, tool: fs.read }"), "none"],
-  ["newly_allowed", "negative", ["16.2", "16.4"], "A set that allows posting: the denied call is newly_allowed.", RECORDED.map((l) => l.replace("id: no-post, action: deny", "id: allow-post, action: allow")), "none"],
-  ["newly_parked", "negative", ["16.2", "16.4"], "A set that parks git.push: the allowed call is newly_parked.", RECORDED.map((l) => l.replace("id: push, action: allow", "id: review-push, action: pending_approval")), "none"],
-  ["park_to_deny", "negative", ["16.2"], "A parked call that is now denied is newly_blocked.", RECORDED.map((l) => l.replace("id: park-shell, action: pending_approval", "id: deny-shell, action: deny")), "none"],
-  ["rate_limit_unevaluable", "negative", ["16.3", "15.6"], "A rate limit now governs the read: its window is in no record.", withRules("  - { id: throttle, action: rate_limit, tool: fs.read, fs: { path_prefix: /w/ }, priority: 1, rate: { max: 1, per_seconds: 60 } }"), "none"],
-  ["no_binding", "negative", ["16.3"], "A rule on decision_axes.net now applies to git.push, which bound no net: no_binding.", withRules("  - { id: push-host, action: deny, tool: git.push, net: { host: git.example } }"), "none"],
+  [
+    "newly_blocked",
+    "negative",
+    ["16.2", "16.4"],
+    "A set that refuses the workspace read: the allowed call is newly_blocked.",
+    withRules("  - { id: no-read, action: deny, tool: fs.read }"),
+    "none",
+  ],
+  [
+    "newly_allowed",
+    "negative",
+    ["16.2", "16.4"],
+    "A set that allows posting: the denied call is newly_allowed.",
+    RECORDED.map((l) => l.replace("id: no-post, action: deny", "id: allow-post, action: allow")),
+    "none",
+  ],
+  [
+    "newly_parked",
+    "negative",
+    ["16.2", "16.4"],
+    "A set that parks git.push: the allowed call is newly_parked.",
+    RECORDED.map((l) => l.replace("id: push, action: allow", "id: review-push, action: pending_approval")),
+    "none",
+  ],
+  [
+    "park_to_deny",
+    "negative",
+    ["16.2"],
+    "A parked call that is now denied is newly_blocked.",
+    RECORDED.map((l) => l.replace("id: park-shell, action: pending_approval", "id: deny-shell, action: deny")),
+    "none",
+  ],
+  [
+    "rate_limit_unevaluable",
+    "negative",
+    ["16.3", "15.6"],
+    "A rate limit now governs the read: its window is in no record.",
+    withRules("  - { id: throttle, action: rate_limit, tool: fs.read, fs: { path_prefix: /w/ }, priority: 1, rate: { max: 1, per_seconds: 60 } }"),
+    "none",
+  ],
+  [
+    "no_binding",
+    "negative",
+    ["16.3"],
+    "A rule on decision_axes.net now applies to git.push, which bound no net: no_binding.",
+    withRules("  - { id: push-host, action: deny, tool: git.push, net: { host: git.example } }"),
+    "none",
+  ],
   ["missing_envelope_none_given", "negative", ["16.3", "15.2"], "An argument matcher and no Envelope: missing_envelope.", withRules(NO_FORCE), "none"],
-  ["args_with_envelope", "negative", ["16.3", "15.2", "9"], "An argument matcher reads the request from the Envelope: the forced push is newly_blocked.", withRules(NO_FORCE), "full"],
+  [
+    "args_with_envelope",
+    "negative",
+    ["16.3", "15.2", "9"],
+    "An argument matcher reads the request from the Envelope: the forced push is newly_blocked.",
+    withRules(NO_FORCE),
+    "full",
+  ],
   ["missing_envelope_absent", "negative", ["16.3", "14.1"], "The Envelope lacks c4's request: missing_envelope.", withRules(NO_FORCE), "without_c4"],
-  ["envelope_digest_mismatch", "negative", ["16.3", "14.1"], "c4's request altered in the Envelope: envelope_digest_mismatch.", withRules(NO_FORCE), "c4_altered"],
+  [
+    "envelope_digest_mismatch",
+    "negative",
+    ["16.3", "14.1"],
+    "c4's request altered in the Envelope: envelope_digest_mismatch.",
+    withRules(NO_FORCE),
+    "c4_altered",
+  ],
   ["missing_envelope_redacted", "negative", ["16.3", "14.8"], "c4's request redacted: missing_envelope.", withRules(NO_FORCE), "c4_redacted"],
 ];
 
@@ -118,8 +174,17 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
       const expected = await recheckAnswer(join(dir, "session.aarl"), join(dir, "policy.yaml"), envelopePath === null ? null : join(dir, "envelope.pack"));
       if ((expected.exit_code === 0) !== (polarity === "positive")) throw new Error(`${base}: ${polarity} case answered ${JSON.stringify(expected)}`);
       const answered = [expected.lines.map((l) => l.slice(l.indexOf(": ") + 2)), expected.exit_code];
-      if (JSON.stringify(answered) !== JSON.stringify(STATED[name])) throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[name])}`);
-      set.add({ id: base, kind: "recheck", description, spec, flags: [polarity, "recheck"], input: { record: recordPath, policy: policyPath, envelope: envelopePath }, expected });
+      if (JSON.stringify(answered) !== JSON.stringify(STATED[name]))
+        throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[name])}`);
+      set.add({
+        id: base,
+        kind: "recheck",
+        description,
+        spec,
+        flags: [polarity, "recheck"],
+        input: { record: recordPath, policy: policyPath, envelope: envelopePath },
+        expected,
+      });
     });
   }
   for (const [policy, record, polarity] of REFERENCE) {

@@ -1,4 +1,4 @@
-import type { Vector } from "../manifest.js";
+import type { Vector } from "@aegis/cli/vectors";
 
 /**
  * What the generator builds: every vector's files (path relative to `vectors/` → bytes)

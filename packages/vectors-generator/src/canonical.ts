@@ -1,4 +1,4 @@
-import { canonicalAnswer } from "../run.js";
+import { canonicalAnswer } from "@aegis/cli/vectors";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 /** [name, polarity, input row, what it isolates]. SPEC §3. */
@@ -7,10 +7,30 @@ type Case = readonly [string, Polarity, string, string];
 const DEPTH_128 = `${"[".repeat(128)}${"]".repeat(128)}`;
 
 const CASES: readonly Case[] = [
-  ["spec_11_1", "positive", `{"tool_id":"echo","seq":7,"decision_axes":{"role":"ops","capability":"fs.read","fs":{"path_raw":"~/notes.md","path_canonical":"/home/a/notes.md"}},"line_type":"outcome","prev_hash":"0000000000000000000000000000000000000000000000000000000000000000"}`, "The reference's published vector (SPEC 11.1)."],
-  ["whitespace_and_order", "positive", `{ "b" : [ 3 , 1 ] ,\n\t"a" : { "y" : true , "x" : false } }`, "Whitespace removed, members sorted, arrays kept in order."],
-  ["escapes", "positive", String.raw`{"k":"quote \" backslash \\ slash \/ tab \t nul \u0000 us \u001f del \u007f e\u0301"}`, "Only quote, backslash and U+0000..U+001F are escaped; short forms where they exist; lowercase hex; / and U+007F literal; no Unicode normalization."],
-  ["utf16_order", "positive", String.raw`{"\ue000":1,"\ud800\udc00":2}`, "U+10000 (UTF-16 D800 DC00) sorts before U+E000; UTF-8 byte order would put it after."],
+  [
+    "spec_11_1",
+    "positive",
+    `{"tool_id":"echo","seq":7,"decision_axes":{"role":"ops","capability":"fs.read","fs":{"path_raw":"~/notes.md","path_canonical":"/home/a/notes.md"}},"line_type":"outcome","prev_hash":"0000000000000000000000000000000000000000000000000000000000000000"}`,
+    "The reference's published vector (SPEC 11.1).",
+  ],
+  [
+    "whitespace_and_order",
+    "positive",
+    `{ "b" : [ 3 , 1 ] ,\n\t"a" : { "y" : true , "x" : false } }`,
+    "Whitespace removed, members sorted, arrays kept in order.",
+  ],
+  [
+    "escapes",
+    "positive",
+    String.raw`{"k":"quote \" backslash \\ slash \/ tab \t nul \u0000 us \u001f del \u007f e\u0301"}`,
+    "Only quote, backslash and U+0000..U+001F are escaped; short forms where they exist; lowercase hex; / and U+007F literal; no Unicode normalization.",
+  ],
+  [
+    "utf16_order",
+    "positive",
+    String.raw`{"\ue000":1,"\ud800\udc00":2}`,
+    "U+10000 (UTF-16 D800 DC00) sorts before U+E000; UTF-8 byte order would put it after.",
+  ],
   ["utf16_order_raw", "positive", `{"\u{E000}":1,"\u{1F600}":2,"z":3}`, "Raw (unescaped) non-BMP keys sort by UTF-16 code units too."],
   ["largest_integer", "positive", `{"seq":9007199254740991}`, "2^53 - 1 is the largest integer in the value space."],
   ["zero", "positive", `{"seq":0}`, "Zero is an integer in the value space."],

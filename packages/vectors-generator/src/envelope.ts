@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { envelopeAnswer } from "../run.js";
+import { envelopeAnswer } from "@aegis/cli/vectors";
 import { PACK_ID, REDACTED_AT, inTemp, storeFiles, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -41,7 +41,11 @@ async function flipIn(paths: readonly string[], needle: string): Promise<void> {
   throw new Error(`${needle} is not stored`);
 }
 
-const segments = async (store: string): Promise<string[]> => (await readdir(store)).filter((n) => n.endsWith(".seg")).sort().map((n) => join(store, n));
+const segments = async (store: string): Promise<string[]> =>
+  (await readdir(store))
+    .filter((n) => n.endsWith(".seg"))
+    .sort()
+    .map((n) => join(store, n));
 
 async function redact(store: string, digest: RequestDigest): Promise<void> {
   const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
@@ -54,16 +58,74 @@ async function redact(store: string, digest: RequestDigest): Promise<void> {
 }
 
 const CASES: readonly Case[] = [
-  { name: "pack_all_present", polarity: "positive", spec: ["9", "14.1", "14.9"], description: "A pack of every entry the record names: each present, hashing to its digest.", shape: "pack" },
-  { name: "store_all_present", polarity: "positive", spec: ["9", "14.1", "14.2", "14.3", "14.4"], description: "The store a writer left: descriptor, segment, index; each entry present.", shape: "store" },
-  { name: "store_stale_lock", polarity: "positive", spec: ["14.6"], description: "A store whose writer died and left its lock: a reader opens it without the lock and reads every entry.", shape: "store", alter: async (store) => writeFile(join(store, "writer.lock"), '{"pid":999999999,"host":"gone"}\n') },
-  { name: "pack_value_altered", polarity: "negative", spec: ["14.1", "14.3", "14.9"], description: "One byte of c2's request changed inside the pack: digest_mismatch.", shape: "pack", alter: async (pack) => flipIn([pack], "req-c2-secret") },
-  { name: "store_value_altered", polarity: "negative", spec: ["14.1", "14.3"], description: "One byte of c2's request changed inside the segment: digest_mismatch.", shape: "store", alter: async (store) => flipIn(await segments(store), "req-c2-secret") },
-  { name: "pack_some_calls", polarity: "negative", spec: ["14.1", "14.9"], description: "A pack of call c1's entries only: the other digests are missing.", shape: "pack", calls: ["c1"] },
-  { name: "store_redacted", polarity: "negative", spec: ["14.8"], description: "c2's request redacted: a tombstone with when and why, and the bytes gone.", shape: "store", alter: async (store) => redact(store, requestOf("c2")) },
-  { name: "pack_redacted", polarity: "negative", spec: ["14.8", "14.9"], description: "A pack made after c2's request was redacted carries its tombstone.", shape: "pack", alter: async (store) => redact(store, requestOf("c2")) },
   {
-    name: "store_torn_tail", polarity: "negative", spec: ["14.5", "14.7"], description: "The segment ends in half a frame, as after a crash mid-put: every acknowledged entry is still read, the tail reported.", shape: "store",
+    name: "pack_all_present",
+    polarity: "positive",
+    spec: ["9", "14.1", "14.9"],
+    description: "A pack of every entry the record names: each present, hashing to its digest.",
+    shape: "pack",
+  },
+  {
+    name: "store_all_present",
+    polarity: "positive",
+    spec: ["9", "14.1", "14.2", "14.3", "14.4"],
+    description: "The store a writer left: descriptor, segment, index; each entry present.",
+    shape: "store",
+  },
+  {
+    name: "store_stale_lock",
+    polarity: "positive",
+    spec: ["14.6"],
+    description: "A store whose writer died and left its lock: a reader opens it without the lock and reads every entry.",
+    shape: "store",
+    alter: async (store) => writeFile(join(store, "writer.lock"), '{"pid":999999999,"host":"gone"}\n'),
+  },
+  {
+    name: "pack_value_altered",
+    polarity: "negative",
+    spec: ["14.1", "14.3", "14.9"],
+    description: "One byte of c2's request changed inside the pack: digest_mismatch.",
+    shape: "pack",
+    alter: async (pack) => flipIn([pack], "req-c2-secret"),
+  },
+  {
+    name: "store_value_altered",
+    polarity: "negative",
+    spec: ["14.1", "14.3"],
+    description: "One byte of c2's request changed inside the segment: digest_mismatch.",
+    shape: "store",
+    alter: async (store) => flipIn(await segments(store), "req-c2-secret"),
+  },
+  {
+    name: "pack_some_calls",
+    polarity: "negative",
+    spec: ["14.1", "14.9"],
+    description: "A pack of call c1's entries only: the other digests are missing.",
+    shape: "pack",
+    calls: ["c1"],
+  },
+  {
+    name: "store_redacted",
+    polarity: "negative",
+    spec: ["14.8"],
+    description: "c2's request redacted: a tombstone with when and why, and the bytes gone.",
+    shape: "store",
+    alter: async (store) => redact(store, requestOf("c2")),
+  },
+  {
+    name: "pack_redacted",
+    polarity: "negative",
+    spec: ["14.8", "14.9"],
+    description: "A pack made after c2's request was redacted carries its tombstone.",
+    shape: "pack",
+    alter: async (store) => redact(store, requestOf("c2")),
+  },
+  {
+    name: "store_torn_tail",
+    polarity: "negative",
+    spec: ["14.5", "14.7"],
+    description: "The segment ends in half a frame, as after a crash mid-put: every acknowledged entry is still read, the tail reported.",
+    shape: "store",
     alter: async (store) => {
       const [segment] = await segments(store);
       if (segment === undefined) throw new Error("no segment");
@@ -76,12 +138,16 @@ const CASES: readonly Case[] = [
     },
   },
   {
-    name: "store_damaged_frame", polarity: "negative", spec: ["14.4", "14.7"], description: "c2's frame head spoiled and the index gone: c2's request is missing, its neighbours read, the damage named.", shape: "store",
+    name: "store_damaged_frame",
+    polarity: "negative",
+    spec: ["14.4", "14.7"],
+    description: "c2's frame head spoiled and the index gone: c2's request is missing, its neighbours read, the damage named.",
+    shape: "store",
     alter: async (store) => {
       const [segment] = await segments(store);
       if (segment === undefined) throw new Error("no segment");
       const data = await readFile(segment);
-      const value = data.indexOf("{\"path\":\"/w/b.md\"");
+      const value = data.indexOf('{"path":"/w/b.md"');
       data.fill(0xee, value - 36, value);
       await writeFile(segment, data);
       for (const name of (await readdir(store)).filter((n) => n.endsWith(".idx"))) await rm(join(store, name));
@@ -129,7 +195,10 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
         const source = await openEnvelope(store);
         try {
           const wanted = CALLS.filter((call) => c.calls === undefined || c.calls.includes(call.id));
-          const digests = wanted.flatMap((call) => [RequestDigest.of(new TextEncoder().encode(call.request)) as string, ...(call.response === undefined ? [] : [RequestDigest.of(new TextEncoder().encode(call.response)) as string])]);
+          const digests = wanted.flatMap((call) => [
+            RequestDigest.of(new TextEncoder().encode(call.request)) as string,
+            ...(call.response === undefined ? [] : [RequestDigest.of(new TextEncoder().encode(call.response)) as string]),
+          ]);
           await writePack(source, digests, pack, { id: PACK_ID });
         } finally {
           await source.close();
@@ -141,9 +210,17 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
       const clean = expected.exit_code === 0 && expected.digests.every((d) => d.status === "present") && expected.damage.length === 0;
       if (clean !== (c.polarity === "positive")) throw new Error(`${base}: ${c.polarity} case answered ${JSON.stringify(expected)}`);
       const answered = [expected.digests.map((d) => d.status), expected.damage, expected.exit_code];
-      if (JSON.stringify(answered) !== JSON.stringify(STATED[c.name])) throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[c.name])}`);
-      set.add({ id: base, kind: "envelope", description: c.description, spec: c.spec, flags: [c.polarity, "envelope"], input: { record: recordPath, envelope: envelopePath }, expected });
+      if (JSON.stringify(answered) !== JSON.stringify(STATED[c.name]))
+        throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[c.name])}`);
+      set.add({
+        id: base,
+        kind: "envelope",
+        description: c.description,
+        spec: c.spec,
+        flags: [c.polarity, "envelope"],
+        input: { record: recordPath, envelope: envelopePath },
+        expected,
+      });
     });
   }
 }
-

@@ -1,0 +1,473 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  ChainWriter,
+  KeyId,
+  PolicySetHash,
+  RequestDigest,
+  SigningKey,
+  ToolSpecDigest,
+  insecureDevKey,
+  resealLines,
+  type LooseLine,
+  type OutcomePayload,
+  type ResealOptions,
+} from "@aegis/format";
+import { chainAnswer } from "@aegis/cli/vectors";
+import type { Polarity, VectorSet } from "./vector-set.js";
+
+const DEV = insecureDevKey();
+/** The second key of the rotation vectors: the seed of 32 bytes 0x09. */
+const ROTATED = SigningKey.fromSeed(new Uint8Array(32).fill(9));
+const DEV_PUBLIC = DEV.publicKeyHex;
+const ROTATED_PUBLIC = ROTATED.publicKeyHex;
+const POLICY = PolicySetHash.of("test-policy-set");
+/** The identity point's encoding: a public key of small order. */
+const IDENTITY = Uint8Array.from([1, ...new Array<number>(31).fill(0)]);
+/** y = 2: no x satisfies the curve equation. */
+const NOT_A_POINT = Uint8Array.from([2, ...new Array<number>(31).fill(0)]);
+
+function outcome(callId: string, tool = "fs.read"): OutcomePayload {
+  return {
+    call_id: callId,
+    tool_id: tool,
+    request_digest: RequestDigest.of(Buffer.from(`request ${callId}`)),
+    policy_set_hash: POLICY,
+    policy: { status: "allowed" },
+    capability: { status: "denied", reason: "not evaluated" },
+    execution: { status: "success" },
+    decision_axes: { capability: "fs.read", role: "ops", matched_rule: "allow-read" },
+  };
+}
+
+/** The base Session, written by the real writer: open, two calls, a park and its decision, close. */
+async function baseSession(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
+  try {
+    const path = join(dir, "base.aarl");
+    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    for (const id of ["call-0", "call-1"]) {
+      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+      await writer.outcome(outcome(id));
+    }
+    await writer.outcome({ ...outcome("call-park", "net.post"), policy: { status: "pending_approval", approval_id: "apr-1" } });
+    await writer.decision({ approval_id: "apr-1", verdict: { verdict: "denied", reason: "not today" } });
+    await writer.close();
+    return await readFile(path, "utf8");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface ChainCase {
+  readonly name: string;
+  readonly polarity: Polarity;
+  readonly description: string;
+  readonly spec: readonly string[];
+  readonly bytes: string | Uint8Array;
+  readonly trust?: readonly string[];
+}
+
+/**
+ * SPEC §4-§8: record files written by the real writer with fixed keys, then altered in
+ * exactly one way (or, for precedence, in two named ways).
+ */
+export async function chainVectors(set: VectorSet): Promise<void> {
+  const base = await baseSession();
+  const lines = base
+    .trimEnd()
+    .split("\n")
+    .map((row) => JSON.parse(row) as LooseLine);
+  const rows = base.split("\n");
+  const seal = (ls: readonly LooseLine[], options: Partial<ResealOptions> = {}): string => resealLines(ls, { ...options, key: options.key ?? DEV });
+  const withRow = (i: number, row: string): string => rows.map((r, j) => (j === i ? row : r)).join("\n");
+  const parsed = (text: string): LooseLine[] =>
+    text
+      .trimEnd()
+      .split("\n")
+      .map((row) => JSON.parse(row) as LooseLine);
+  const renumber = (ls: readonly LooseLine[]): LooseLine[] => ls.map((l, i) => ({ ...l, seq: i }));
+  const edit = (i: number, change: (l: LooseLine) => LooseLine): LooseLine[] => lines.map((l, j) => (j === i ? change(l) : l));
+  const insertAt = (i: number, line: LooseLine): LooseLine[] => renumber([...lines.slice(0, i), line, ...lines.slice(i)]);
+  const decision = lines.find((l) => l["line_type"] === "decision") ?? {};
+  const close = lines.at(-1) ?? {};
+  const again = lines.map((l) => JSON.parse(JSON.stringify(l).replaceAll('"apr-1"', '"apr-2"')) as LooseLine);
+  const twoSessions = [...lines, ...again];
+  const rotatedSecond = new Map(lines.map((_, i) => [lines.length + i, ROTATED] as const));
+  const unknownLine: LooseLine = { schema_version: 2, line_type: "attestation", seq: 0, prev_hash: "" };
+  const checkpoint: LooseLine = { schema_version: 2, line_type: "checkpoint", seq: 0, prev_hash: "" };
+  const c = (
+    name: string,
+    polarity: Polarity,
+    spec: readonly string[],
+    description: string,
+    bytes: string | Uint8Array,
+    trust?: readonly string[],
+  ): ChainCase => (trust === undefined ? { name, polarity, spec, description, bytes } : { name, polarity, spec, description, bytes, trust });
+
+  const cases: readonly ChainCase[] = [
+    // Whole files.
+    c("verified_unpinned", "positive", ["8.6"], "A closed Session: open, two calls, a park and its decision, close.", base),
+    c("verified_pinned", "positive", ["8.4"], "The same Session with its public key in the trust set.", base, [DEV_PUBLIC]),
+    c("verified_pinned_among_others", "positive", ["8.4"], "The trust set holds the Session's key and an unrelated one.", base, [ROTATED_PUBLIC, DEV_PUBLIC]),
+    c("verified_two_sessions", "positive", ["7"], "A second Session appended; its open carries prev_session_tail.", seal(twoSessions)),
+    c(
+      "verified_rotated_unpinned",
+      "positive",
+      ["7", "8.4"],
+      "The second Session is signed by another key; no trust set.",
+      seal(twoSessions, { signWith: rotatedSecond }),
+    ),
+    c(
+      "verified_rotated_pinned",
+      "positive",
+      ["7", "8.4"],
+      "The second Session is signed by another key; both keys are trusted.",
+      seal(twoSessions, { signWith: rotatedSecond }),
+      [DEV_PUBLIC, ROTATED_PUBLIC],
+    ),
+    c(
+      "verified_unknown_member",
+      "positive",
+      ["5.1"],
+      "An outcome with a member this version does not define: ignored, hashed.",
+      seal(edit(2, (l) => ({ ...l, x_newer_member: { nested: [1, 2] } }))),
+    ),
+    c(
+      "verified_tool_spec_digest",
+      "positive",
+      ["5.3", "17.6"],
+      "An outcome carrying the aegis-ts extension member tool_spec_digest, as aegis wrap writes it: signed and hashed like any member.",
+      seal(edit(2, (l) => ({ ...l, tool_spec_digest: ToolSpecDigest.of('{"name":"fs.read"}') }))),
+    ),
+    c("verified_blank_rows", "positive", ["1.1"], "Blank rows between Lines are skipped.", base.replace("\n", "\n\n  \n")),
+    c("verified_no_final_newline", "positive", ["1.1"], "The last Line without its final newline is whole.", base.trimEnd()),
+    c("verified_open_only", "positive", ["7"], "A Session that opened and closed with no calls.", seal([lines[0] ?? {}, { ...close, seq: 1 }])),
+    // Tampered: one alteration each.
+    c(
+      "chain_broken",
+      "negative",
+      ["4", "8.3"],
+      "Line 4's prev_hash replaced by 64 'f' and the line re-signed.",
+      seal(
+        edit(3, (l) => ({ ...l, prev_hash: "f".repeat(64) })),
+        { chain: false },
+      ),
+    ),
+    c(
+      "chain_broken_intent",
+      "negative",
+      ["4", "8.3"],
+      "An (unsigned) intent's prev_hash replaced by 64 '0'.",
+      seal(
+        edit(1, (l) => ({ ...l, prev_hash: "0".repeat(64) })),
+        { chain: false },
+      ),
+    ),
+    c(
+      "chain_broken_edited_unsigned_intent",
+      "negative",
+      ["4", "8.3"],
+      "An intent's tool_id edited in place: its successor's prev_hash no longer names it.",
+      withRow(1, (rows[1] ?? "").replace('"tool_id":"fs.read"', '"tool_id":"fs.rm"')),
+    ),
+    c("seq_out_of_order", "negative", ["8.3"], "Line 5 carries seq 2; chain and signatures intact.", seal(edit(4, (l) => ({ ...l, seq: 2 })))),
+    c("seq_repeated", "negative", ["8.3"], "Line 5 repeats seq 3.", seal(edit(4, (l) => ({ ...l, seq: 3 })))),
+    c("open_not_at_seq_0", "negative", ["7", "8.3"], "The open carries seq 1.", seal(edit(0, (l) => ({ ...l, seq: 1 })))),
+    c(
+      "bad_signature_unsigned",
+      "negative",
+      ["5.1", "8.3"],
+      "Line 3, an outcome, carries no signature (stripped by its emitter).",
+      seal(lines, { unsigned: [2] }),
+    ),
+    c("bad_signature_unsigned_close", "negative", ["5.1", "8.3"], "The close carries no signature.", seal(lines, { unsigned: [lines.length - 1] })),
+    c(
+      "bad_signature_altered",
+      "negative",
+      ["8.3", "8.5"],
+      "One hex digit of line 3's signature changed.",
+      withRow(
+        2,
+        (rows[2] ?? "").replace(/"signature":"(.)/, (_, ch: string) => `"signature":"${ch === "0" ? "1" : "0"}`),
+      ),
+    ),
+    c(
+      "bad_signature_member_edited",
+      "negative",
+      ["8.3", "8.5"],
+      "Line 3's decision_axes.role edited after signing.",
+      withRow(2, (rows[2] ?? "").replace('"role":"ops"', '"role":"root"')),
+    ),
+    c(
+      "bad_signature_key_mismatch",
+      "negative",
+      ["8.3", "8.4"],
+      "Line 3 is signed by a key the Session did not publish.",
+      seal(lines, { signWith: new Map([[2, ROTATED]]) }),
+    ),
+    c(
+      "bad_signature_uppercase_hex",
+      "negative",
+      ["2", "8.3"],
+      "Line 3's signature in upper-case hex.",
+      withRow(
+        2,
+        (rows[2] ?? "").replace(/"signature":"([0-9a-f]+)"/, (_, sig: string) => `"signature":"${sig.toUpperCase()}"`),
+      ),
+    ),
+    c(
+      "bad_signature_short",
+      "negative",
+      ["2", "8.3"],
+      "Line 3's signature cut to 126 hex digits.",
+      withRow(
+        2,
+        (rows[2] ?? "").replace(/"signature":"([0-9a-f]+)"/, (_, sig: string) => `"signature":"${sig.slice(0, 126)}"`),
+      ),
+    ),
+    c(
+      "bad_signature_small_order_public_key",
+      "negative",
+      ["8.3", "8.5"],
+      "The open publishes the identity point (small order) as its key, with its key_id.",
+      withRow(
+        0,
+        (rows[0] ?? "")
+          .replace(/"key_id":"[0-9a-f]+"/, `"key_id":"${KeyId.of(IDENTITY)}"`)
+          .replace(/"public_key":"[0-9a-f]+"/, `"public_key":"${Buffer.from(IDENTITY).toString("hex")}"`),
+      ),
+    ),
+    c(
+      "bad_signature_key_not_a_point",
+      "negative",
+      ["8.3", "8.4"],
+      "The open publishes 32 bytes that decode to no curve point, with their key_id.",
+      withRow(
+        0,
+        (rows[0] ?? "")
+          .replace(/"key_id":"[0-9a-f]+"/, `"key_id":"${KeyId.of(NOT_A_POINT)}"`)
+          .replace(/"public_key":"[0-9a-f]+"/, `"public_key":"${Buffer.from(NOT_A_POINT).toString("hex")}"`),
+      ),
+    ),
+    c(
+      "session_boundary_broken",
+      "negative",
+      ["7", "8.3"],
+      "Two Sessions; the last line of the first removed.",
+      seal(twoSessions)
+        .split("\n")
+        .filter((_, i) => i !== lines.length - 1)
+        .join("\n"),
+    ),
+    c(
+      "session_boundary_wrong_tail",
+      "negative",
+      ["7", "8.3"],
+      "The second open's prev_session_tail names the wrong Line (re-signed).",
+      seal(
+        parsed(seal(twoSessions)).map((l, i) => (i === lines.length ? { ...l, prev_session_tail: "a".repeat(64) } : l)),
+        { chain: false },
+      ),
+    ),
+    c("malformed_line_not_json", "negative", ["3.3", "8.3"], "Line 3 is not JSON and is not the last line.", withRow(2, "{not json")),
+    c(
+      "malformed_line_float",
+      "negative",
+      ["3.2", "8.3"],
+      "Line 3 holds a float, outside the value space.",
+      withRow(2, (rows[2] ?? "").replace('"seq":2', '"seq":2.0')),
+    ),
+    c(
+      "malformed_line_null",
+      "negative",
+      ["3.2", "8.3"],
+      "Line 3 holds a null.",
+      withRow(2, (rows[2] ?? "").replace('"grant_id"', '"x":null,"grant_id"').replace('{"call_id"', '{"a":null,"call_id"')),
+    ),
+    c(
+      "malformed_line_negative",
+      "negative",
+      ["3.2", "8.3"],
+      "Line 3 holds a negative integer.",
+      withRow(2, (rows[2] ?? "").replace('{"call_id"', '{"a":-1,"call_id"')),
+    ),
+    c(
+      "malformed_line_two_pow_53",
+      "negative",
+      ["3.2", "8.3"],
+      "Line 3 holds 2^53.",
+      withRow(2, (rows[2] ?? "").replace('{"call_id"', '{"a":9007199254740992,"call_id"')),
+    ),
+    c("malformed_line_array", "negative", ["3.3", "8.3"], "Line 3 is a JSON array, not an object.", withRow(2, "[1,2,3]")),
+    c(
+      "malformed_line_not_utf8",
+      "negative",
+      ["1.1", "8.3"],
+      "Line 3 holds a byte that is not UTF-8.",
+      Buffer.concat([Buffer.from(rows.slice(0, 2).join("\n") + "\n"), Buffer.from([0x7b, 0xff, 0x7d, 0x0a]), Buffer.from(rows.slice(3).join("\n"))]),
+    ),
+    c(
+      "malformed_line_missing_seq",
+      "negative",
+      ["5.1", "8.3"],
+      "Line 3 has no seq member.",
+      seal(
+        edit(2, (l) => {
+          const { seq: _seq, ...rest } = l;
+          void _seq;
+          return rest;
+        }),
+      ),
+    ),
+    c("malformed_line_seq_string", "negative", ["5.1", "8.3"], "Line 3's seq is a string.", seal(edit(2, (l) => ({ ...l, seq: "2" })))),
+    c(
+      "verified_schema_version_not_judged",
+      "positive",
+      ["5.1", "12"],
+      "Line 3 claims schema_version 3: a verifier does not judge the value (the reference does not).",
+      seal(edit(2, (l) => ({ ...l, schema_version: 3 }))),
+    ),
+    c(
+      "malformed_line_schema_version_1",
+      "negative",
+      ["5.1", "8.3", "12"],
+      "A version-1 `phase` line in a version-2 file.",
+      seal(insertAt(3, { schema_version: 1, phase: "outcome", call_id: "legacy" })),
+    ),
+    c(
+      "malformed_line_uppercase_prev_hash",
+      "negative",
+      ["2", "8.3"],
+      "Line 3's prev_hash in upper-case hex.",
+      withRow(
+        2,
+        (rows[2] ?? "").replace(/"prev_hash":"([0-9a-f]+)"/, (_, h: string) => `"prev_hash":"${h.toUpperCase()}"`),
+      ),
+    ),
+    c(
+      "verified_crlf_rows",
+      "positive",
+      ["1.1"],
+      "Rows end in CRLF: a row is trimmed of white space, so the carriage return is not part of the Line.",
+      base.replaceAll("\n", "\r\n"),
+    ),
+    c("untrusted_key", "negative", ["8.4"], "The Session is signed by a key outside the trust set.", base, [ROTATED_PUBLIC]),
+    c("untrusted_key_empty_store", "negative", ["8.4"], "An empty trust set pins to nothing.", base, []),
+    c("untrusted_key_rotated", "negative", ["7", "8.4"], "Rotation to a key the trust set does not hold.", seal(twoSessions, { signWith: rotatedSecond }), [
+      DEV_PUBLIC,
+    ]),
+    c("untrusted_key_first_session", "negative", ["7", "8.4"], "Only the second Session's key is trusted.", seal(twoSessions, { signWith: rotatedSecond }), [
+      ROTATED_PUBLIC,
+    ]),
+    c(
+      "duplicate_decision",
+      "negative",
+      ["5.3", "8.3", "15.7"],
+      "A second decision for the same approval_id, validly signed: why approval ids must never repeat.",
+      seal(renumber([...lines.slice(0, -1), { ...decision, verdict: { verdict: "approved", scope: { tool_id: "net.post" } } }, close])),
+    ),
+    c(
+      "duplicate_decision_same_verdict",
+      "negative",
+      ["5.3", "8.3"],
+      "The decision repeated word for word (a replay).",
+      seal(renumber([...lines.slice(0, -1), decision, close])),
+    ),
+    // Indeterminate.
+    c("unknown_line_type", "negative", ["5.2", "8.3"], "An unsigned line of type 'attestation' after line 3.", seal(insertAt(3, unknownLine))),
+    c("reserved_checkpoint", "negative", ["5.3", "8.3"], "A signed checkpoint after line 3.", seal(insertAt(3, checkpoint))),
+    c("torn_final_line", "negative", ["1.1", "8.3"], "The close line cut off 20 bytes before its end.", base.slice(0, base.length - 21)),
+    c(
+      "torn_final_line_one_byte",
+      "negative",
+      ["1.1", "8.3"],
+      "Only the first byte of the close line landed.",
+      base.slice(0, base.length - (rows.at(-2)?.length ?? 0)),
+    ),
+    c("unanchored_tail", "negative", ["8.7", "8.3"], "No close; the last call's intent has no outcome.", seal(lines.slice(0, 4))),
+    c("unanchored_tail_quiet", "negative", ["8.7", "8.3"], "No close; every call has its outcome.", seal(lines.slice(0, 5))),
+    c("missing_line", "negative", ["8.3"], "Line 3 never landed; the chain is intact around the gap.", seal(lines.filter((_, i) => i !== 2))),
+    c(
+      "line_too_long",
+      "negative",
+      ["13.1", "8.3"],
+      "Line 4 is a row of 1 MiB + 1 bytes: over the row bound, the walk stops there.",
+      seal(lines.slice(0, 3)) + `{"x":"${"a".repeat((1 << 20) - 7)}"}\n` + seal(lines).split("\n").slice(3).join("\n"),
+    ),
+    c("empty_chain", "negative", ["8.3"], "No lines at all.", ""),
+    c("empty_chain_blank_rows", "negative", ["1.1", "8.3"], "Only blank rows.", "\n \n\t\n"),
+    // Precedence (SPEC §8.2): the first Tampered ends the walk; the first cap wins; a later Tampered overrides a cap.
+    c(
+      "precedence_cap_then_tampered",
+      "negative",
+      ["8.2"],
+      "An unknown line type, then a broken chain: Tampered overrides the cap.",
+      seal(
+        parsed(seal(insertAt(3, unknownLine))).map((l, i) => (i === 6 ? { ...l, prev_hash: "f".repeat(64) } : l)),
+        { chain: false },
+      ),
+    ),
+    c(
+      "precedence_first_cap_wins",
+      "negative",
+      ["8.2"],
+      "An unknown line type, then a checkpoint: the first cap is reported.",
+      seal(renumber([...lines.slice(0, 3), unknownLine, ...lines.slice(3, 5), checkpoint, ...lines.slice(5)])),
+    ),
+    c(
+      "precedence_first_tampered_wins",
+      "negative",
+      ["8.2"],
+      "A stripped signature on line 3, then a broken chain on line 6: the first is reported.",
+      seal(
+        parsed(seal(lines)).map((l, i) => (i === 5 ? { ...l, prev_hash: "f".repeat(64) } : l)),
+        { chain: false, unsigned: [2] },
+      ),
+    ),
+    c(
+      "precedence_tampered_then_torn",
+      "negative",
+      ["8.2"],
+      "A stripped signature, and a torn final line: Tampered.",
+      seal(lines, { unsigned: [2] }).slice(0, -21),
+    ),
+    c(
+      "precedence_cap_then_torn",
+      "negative",
+      ["8.2"],
+      "An unknown line type, then a torn final line: the first cap wins.",
+      seal(insertAt(3, unknownLine)).slice(0, -21),
+    ),
+  ];
+
+  for (const v of cases) {
+    const path = set.file(`chains/${v.name}.aarl`, v.bytes);
+    const trust = v.trust ?? null;
+    const expected = await chainAnswerOf(v.bytes, trust);
+    if ((expected.verdict === "verified") !== (v.polarity === "positive")) throw new Error(`chains/${v.name}: ${v.polarity} case answered ${expected.verdict}`);
+    const topic = expected.reason === null ? "verified" : String(expected.reason["code"]);
+    set.add({
+      id: `chains/${v.name}`,
+      kind: "chain",
+      description: v.description,
+      spec: v.spec,
+      flags: [v.polarity, "chain", topic],
+      input: { record: path, trust },
+      expected,
+    });
+  }
+}
+
+async function chainAnswerOf(bytes: string | Uint8Array, trust: readonly string[] | null): Promise<Awaited<ReturnType<typeof chainAnswer>>> {
+  const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
+  try {
+    const path = join(dir, "v.aarl");
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(path, bytes);
+    return await chainAnswer(path, trust);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

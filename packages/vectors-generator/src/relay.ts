@@ -1,0 +1,354 @@
+import { relayAnswer, type RelayEvent, type RelayTranscript } from "@aegis/cli/vectors";
+import type { Polarity, VectorSet } from "./vector-set.js";
+
+/**
+ * SPEC §17: transcripts of an MCP session as the relay sees it (client frames, server
+ * frames, answers to parks, the end) and what a relay records and answers for each. A relay
+ * written elsewhere replays the events through its recorder and compares.
+ */
+const json = (value: unknown): string => JSON.stringify(value);
+const call = (id: unknown, name: string, args: Record<string, unknown> = {}): string =>
+  json({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const ok = (id: unknown, result: unknown = { content: [{ type: "text", text: "done" }] }): string => json({ jsonrpc: "2.0", id, result });
+const client = (text: string): RelayEvent => ({ client: text });
+const server = (text: string): RelayEvent => ({ server: text });
+
+const POLICY = [
+  "version: 2",
+  "default: deny",
+  "rules:",
+  "  - { id: read-data, action: allow, capability: fs.read, fs: { path_prefix: /data/ } }",
+  "  - { id: echo, action: allow, tool: echo }",
+  "  - { id: review-writes, action: pending_approval, tool: write_note }",
+  "  - { id: one-search, action: rate_limit, tool: search, rate: { max: 1, per_seconds: 60 } }",
+].join("\n");
+const BINDINGS = [
+  "version: 1",
+  "roots: [/data]",
+  "tools:",
+  "  - tool: read_text_file",
+  "    capability: fs.read",
+  "    paths: [{ pointer: /params/arguments/path }]",
+  "",
+].join("\n");
+
+interface Case {
+  readonly name: string;
+  readonly polarity: Polarity;
+  readonly spec: readonly string[];
+  readonly description: string;
+  readonly events: readonly RelayEvent[];
+  readonly policy?: boolean;
+  readonly role?: string;
+}
+
+const LISTING = json({
+  jsonrpc: "2.0",
+  id: 1,
+  result: {
+    tools: [{ name: "echo", description: "echoes", inputSchema: { type: "object", properties: { n: { type: "number", minimum: -0.5, default: null } } } }],
+  },
+});
+
+const CASES: readonly Case[] = [
+  {
+    name: "passthrough_call",
+    polarity: "positive",
+    spec: ["17.2"],
+    description: "One call and its answer, without a Policy Set: the reference's two Lines, member for member.",
+    events: [client(call(1, "echo", { text: "hi" })), server(ok(1)), { end: "child_exited" }],
+  },
+  {
+    name: "only_tools_call",
+    polarity: "positive",
+    spec: ["17.2"],
+    description: "initialize, tools/list, ping and a notification are relayed and recorded nowhere.",
+    events: [
+      client(json({ jsonrpc: "2.0", id: 0, method: "initialize", params: {} })),
+      server(ok(0, {})),
+      client(json({ jsonrpc: "2.0", method: "notifications/initialized" })),
+      client(json({ jsonrpc: "2.0", id: 9, method: "ping" })),
+      server(ok(9, {})),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "crlf_kept",
+    polarity: "positive",
+    spec: ["17.1", "17.2"],
+    description: "A frame ending in \\r: the \\r is in the request digest.",
+    events: [client(`${call(1, "echo")}\r`), server(`${ok(1)}\r`), { end: "child_exited" }],
+  },
+  {
+    name: "not_utf8_relayed",
+    polarity: "positive",
+    spec: ["17.1"],
+    description: "A frame that is not UTF-8 and not JSON: relayed, nothing recorded.",
+    events: [{ client_hex: "fffe007b80" }, { end: "child_exited" }],
+  },
+  {
+    name: "not_utf8_tools_call",
+    polarity: "positive",
+    spec: ["17.1", "17.9"],
+    description: "A tools/call whose argument holds a byte that is not UTF-8: read as U+FFFD, recorded over the bytes as they came.",
+    events: [
+      { client_hex: Buffer.concat([Buffer.from(call(1, "echo", { t: "X" }).replace('"X"', '"')), Buffer.from([0xff]), Buffer.from('"}}}')]).toString("hex") },
+      server(ok(1)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "error_is_success",
+    polarity: "positive",
+    spec: ["17.2"],
+    description: "The server's JSON-RPC error answers the call: execution success (the call ran, the tool erred).",
+    events: [client(call(1, "echo")), server(json({ jsonrpc: "2.0", id: 1, error: { code: -32000, message: "tool failed" } })), { end: "child_exited" }],
+  },
+  {
+    name: "server_request_collides",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "The server's own request with the call's id does not close it; the answer after it does.",
+    events: [
+      client(call(1, "echo")),
+      server(json({ jsonrpc: "2.0", id: 1, method: "sampling/createMessage", params: {} })),
+      server(ok(1)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "ids_by_json_text",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: 'The ids 1 and "1" are two calls; an answer to "1" closes only that one.',
+    events: [client(call(1, "a")), client(call("1", "b")), server(ok("1")), { end: "child_exited" }],
+  },
+  {
+    name: "batch",
+    polarity: "positive",
+    spec: ["17.1", "17.2"],
+    description: "A batch of two calls: both share the batch's request digest, and the batch answering them its response digest.",
+    events: [
+      client(json([JSON.parse(call(1, "a")), JSON.parse(call(2, "b"))])),
+      server(json([JSON.parse(ok(2)), { jsonrpc: "2.0", id: 5, method: "roots/list" }, JSON.parse(ok(1))])),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "no_name",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "A tools/call without a string params.name: recorded at once as not executed, and relayed.",
+    events: [client(json({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {} })), { end: "child_exited" }],
+  },
+  {
+    name: "notification_call",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "tools/call without an id and with id null: recorded, and nothing can answer them.",
+    events: [client(json({ jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } })), client(call(null, "echo")), { end: "child_exited" }],
+  },
+  {
+    name: "duplicate_id",
+    polarity: "negative",
+    spec: ["17.2", "17.3"],
+    description: "A call reusing an id in flight is refused; the first call keeps its answer.",
+    events: [client(call(5, "first")), client(call(5, "second")), server(ok(5)), { end: "child_exited" }],
+  },
+  {
+    name: "cancelled",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "Two calls cancelled by the client; one is answered anyway, the other not.",
+    events: [
+      client(call(1, "slow")),
+      client(call(2, "slow")),
+      client(json({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } })),
+      client(json({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } })),
+      server(ok(2)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "unanswered_child_exited",
+    polarity: "negative",
+    spec: ["17.2", "17.7"],
+    description: "The server's output ended with a call in flight.",
+    events: [client(call(1, "never")), { end: "child_exited" }],
+  },
+  {
+    name: "unanswered_grace_expired",
+    polarity: "negative",
+    spec: ["17.2", "17.7"],
+    description: "The client hung up and the server said nothing for the grace.",
+    events: [client(call(1, "never")), { end: "grace_expired" }],
+  },
+  {
+    name: "unanswered_signalled",
+    polarity: "negative",
+    spec: ["17.2", "17.7"],
+    description: "wrap was stopped by SIGTERM with a call in flight.",
+    events: [client(call(1, "never")), { end: "signalled", signal: "SIGTERM" }],
+  },
+  {
+    name: "record_fails",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "Once the record cannot be written, a call is answered RECORD_FAILED and not relayed.",
+    events: [client(call(1, "echo")), server(ok(1)), { record_fails: true }, client(call(2, "echo")), { end: "child_exited" }],
+  },
+  {
+    name: "pinned",
+    polarity: "positive",
+    spec: ["17.6"],
+    description:
+      "A tools/list answer pins echo's definition (canonical form: floats, null, negatives allowed); the call after it names the digest, a call of an unlisted tool none.",
+    events: [
+      client(json({ jsonrpc: "2.0", id: 1, method: "tools/list" })),
+      server(LISTING),
+      client(call(2, "echo")),
+      server(ok(2)),
+      client(call(3, "unlisted")),
+      server(ok(3)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "inner_carriage_return",
+    polarity: "negative",
+    spec: ["17.1", "17.3"],
+    description: "A frame with a \\r before its end (a reader that ends lines at \\r would see a ping and a call): refused, nothing recorded.",
+    events: [client(`${json({ jsonrpc: "2.0", id: 1, method: "ping" })}\r${call(3, "delete_everything")}`), { end: "child_exited" }],
+  },
+  {
+    name: "request_reuses_call_id",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "A ping reusing a call's id in flight, and a call reusing a ping's: both refused; the call keeps its own answer.",
+    events: [
+      client(call(7, "slow")),
+      client(json({ jsonrpc: "2.0", id: 7, method: "ping" })),
+      client(json({ jsonrpc: "2.0", id: 8, method: "ping" })),
+      client(call(8, "echo")),
+      server(ok(8, {})),
+      server(ok(7)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_not_json",
+    polarity: "negative",
+    spec: ["17.1", "17.3"],
+    description: "Under a Policy Set, a frame that is not JSON is refused: what wrap cannot read does not reach the server.",
+    policy: true,
+    events: [client("{not json"), { end: "child_exited" }],
+  },
+  {
+    name: "policy_park_other_arguments",
+    polarity: "negative",
+    spec: ["17.5"],
+    description: "An approval lets through a retry of the very call approved, not the same tool with other arguments.",
+    policy: true,
+    events: [
+      client(call(1, "write_note", { path: "a.txt" })),
+      { approve: "apr-vector-1" },
+      client(call(2, "write_note", { path: "/etc/shadow" })),
+      client(call(3, "write_note", { path: "a.txt" })),
+      server(ok(3)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_denied",
+    polarity: "negative",
+    spec: ["17.3"],
+    description: "A call no rule allows: refused with the -32042 frame, recorded with the set's hash.",
+    policy: true,
+    role: "agent",
+    events: [client(call(1, "rm", { path: "/" })), { end: "child_exited" }],
+  },
+  {
+    name: "policy_allowed_bound",
+    polarity: "positive",
+    spec: ["17.3", "17.4"],
+    description: "A bound relative path resolved against the declared root: the fs rule matches, the call runs.",
+    policy: true,
+    events: [
+      client(call(1, "read_text_file", { path: "notes/../a.md" })),
+      server(ok(1)),
+      client(call(2, "read_text_file", { path: "/etc/passwd" })),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_batch_refused",
+    polarity: "negative",
+    spec: ["17.3"],
+    description: "A batch with one refused call: no call of it runs, each is answered in one array.",
+    policy: true,
+    events: [
+      client(json([JSON.parse(call(1, "echo")), JSON.parse(call(2, "rm")), { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } }])),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_notification_dropped",
+    polarity: "negative",
+    spec: ["17.3"],
+    description: "A refused tools/call without an id: dropped, nothing to answer.",
+    policy: true,
+    events: [client(json({ jsonrpc: "2.0", method: "tools/call", params: { name: "rm" } })), { end: "child_exited" }],
+  },
+  {
+    name: "policy_rate_limited",
+    polarity: "negative",
+    spec: ["17.3"],
+    description: "The second call within a rate window is refused RATE_LIMITED.",
+    policy: true,
+    events: [client(call(1, "search")), server(ok(1)), client(call(2, "search")), { end: "child_exited" }],
+  },
+  {
+    name: "policy_park_approve",
+    polarity: "negative",
+    spec: ["17.3", "17.5"],
+    description: "A parked call; an unknown id refused; the approval recorded; one retry runs under it; the next is parked again.",
+    policy: true,
+    events: [
+      client(call(1, "write_note")),
+      { approve: "apr-nobody" },
+      { approve: "apr-vector-1" },
+      { approve: "apr-vector-1" },
+      client(call(2, "write_note")),
+      server(ok(2)),
+      client(call(3, "write_note")),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_park_deny",
+    polarity: "negative",
+    spec: ["17.5"],
+    description: "A parked call denied by a human: the decision is recorded, and a retry is parked again.",
+    policy: true,
+    events: [client(call(1, "write_note")), { deny: "apr-vector-1", reason: "not today" }, client(call(2, "write_note")), { end: "child_exited" }],
+  },
+];
+
+export async function relayVectors(set: VectorSet): Promise<void> {
+  const policy = set.file("relay/policy.yaml", `${POLICY}\n`);
+  const bindings = set.file("relay/bindings.yaml", BINDINGS);
+  for (const c of CASES) {
+    const transcript: RelayTranscript = { role: c.role ?? null, session: null, events: c.events };
+    const path = set.file(`relay/${c.name}.json`, `${JSON.stringify(transcript, null, 2)}\n`);
+    const withPolicy = c.policy === true;
+    set.add({
+      id: `relay/${c.name}`,
+      kind: "relay",
+      description: c.description,
+      spec: c.spec,
+      flags: [c.polarity, "relay"],
+      input: { transcript: path, policy: withPolicy ? policy : null, bindings: withPolicy ? bindings : null },
+      expected: await relayAnswer(transcript, withPolicy ? `${POLICY}\n` : null, withPolicy ? BINDINGS : null),
+    });
+  }
+}
