@@ -12,6 +12,6 @@ const set = parsePolicySet(readFileSync(policyPath, "utf8"));
 const tally = new RecheckTally();
 let skipped = 0;
 const started = process.hrtime.bigint();
-for await (const verdict of recheck(path, { policy: set }, { onSkippedRow: () => skipped++ })) tally.add(verdict);
+for await (const verdict of recheck(path, { code: "policy", policy: set }, { onSkippedRow: () => skipped++ })) tally.add(verdict);
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 process.stdout.write(`${JSON.stringify({ summary: tally.summary, skipped, seconds, maxRssKiB: process.resourceUsage().maxRSS })}\n`);

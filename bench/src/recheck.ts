@@ -13,6 +13,7 @@ import {
   type NowClass,
   type RecheckSummary,
   type RecheckVerdictCode,
+  matchedRuleId,
 } from "@aegis/policy";
 import { fmt } from "./measure.js";
 
@@ -171,7 +172,7 @@ try {
     seq++;
     await push(tail);
     const decision = decide(recordedSet, { tool_id: call.tool_id, axes: call.axes }, live);
-    count(byRule, decision.matched.kind === "rule" ? decision.matched.rule.id : "(default)");
+    count(byRule, matchedRuleId(decision.matched) ?? "(default)");
     count(expectedStricter, compareRecorded(decision.policy.status, nowClass(decide(stricterSet, { tool_id: call.tool_id, axes: call.axes }, live))));
     const outcome: OutcomePayload = {
       call_id: callId,

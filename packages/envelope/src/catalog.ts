@@ -79,9 +79,9 @@ export class Catalog {
   entry(digest: string): EnvelopeEntry | undefined {
     const tombstone = this.tombstones.get(digest);
     const d = digest as EntryDigest;
-    if (tombstone !== undefined) return { state: "redacted", digest: d, size: tombstone.size, redactedAt: tombstone.redactedAt, reason: tombstone.reason };
+    if (tombstone !== undefined) return { code: "redacted", digest: d, size: tombstone.size, redactedAt: tombstone.redactedAt, reason: tombstone.reason };
     const location = this.located.get(digest);
-    return location === undefined ? undefined : { state: "present", digest: d, size: location.size };
+    return location === undefined ? undefined : { code: "present", digest: d, size: location.size };
   }
 
   /** Entries in the order first written, then tombstones whose entry this catalog lacks. */

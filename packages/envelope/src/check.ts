@@ -73,7 +73,7 @@ class Tally {
   async scan(file: string, handle: FileHandle, salt: Uint8Array, start: number, end: number): Promise<void> {
     const events = scanFrames(new WindowReader(handle, end), salt, start, end, { hashValues: true });
     for await (const event of withPath(file, events)) {
-      if (event.kind === "frame") {
+      if (event.code === "frame") {
         const { head } = event;
         if (head.kind === "tombstone") {
           this.tombstones++;
@@ -88,7 +88,7 @@ class Tally {
             this.verifiedAt.set(head.digest, at);
           } else this.unverified.push({ digest: head.digest, found, path: file, offset: event.offset });
         }
-      } else if (event.kind === "damaged") {
+      } else if (event.code === "damaged") {
         this.damage.push({ code: "damaged_frame", path: file, offset: event.offset, length: event.length, detail: event.detail });
       } else {
         this.damage.push({ code: "torn_tail", path: file, offset: event.offset, length: event.length, cut: false });

@@ -127,7 +127,7 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
     // disk with its value never written): a put must not count on bytes that are not there.
     const events = scanFrames(reader, salt, scanFrom, size, { hashValues: load.keepRecords });
     for await (const event of withPath(path, events)) {
-      if (event.kind === "frame") {
+      if (event.code === "frame") {
         const { head } = event;
         if (head.kind === "entry" && event.found !== undefined && event.found !== head.digest) {
           // Decided after the scan: a value zeroed by a redaction whose tombstone comes later is not damage.
@@ -142,7 +142,7 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
           scannedTombstones.push(head.digest);
         }
         end = event.end;
-      } else if (event.kind === "damaged") {
+      } else if (event.code === "damaged") {
         damage.push({ code: "damaged_frame", path, offset: event.offset, length: event.length, detail: event.detail });
         records.push({ kind: "damage", offset: event.offset, size: event.length, detail: event.detail });
         end = event.offset + event.length;

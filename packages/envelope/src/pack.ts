@@ -211,11 +211,11 @@ export class PackSource implements EnvelopeSource {
         damage.push({ code: "index_rebuilt", path, detail: indexed.detail });
         const end = indexed.framesEnd;
         for await (const event of withPath(path, scanFrames(new WindowReader(handle, end), id, PACK_HEADER_BYTES, end, { hashValues: false }))) {
-          if (event.kind === "frame") {
+          if (event.code === "frame") {
             const { head } = event;
             if (head.kind === "entry") catalog.addEntry(head.digest, { segment: 0, frame: event.offset, size: event.valueLength });
             else catalog.addTombstone(head.digest, { redactedAt: head.redactedAt, reason: head.reason, size: head.size });
-          } else if (event.kind === "damaged") {
+          } else if (event.code === "damaged") {
             damage.push({ code: "damaged_frame", path, offset: event.offset, length: event.length, detail: event.detail });
           } else {
             damage.push({ code: "torn_tail", path, offset: event.offset, length: event.length, cut: false });

@@ -7,7 +7,7 @@ import type { WindowReader } from "./window.js";
 /** What a scan of frames meets, in file order (SPEC §14.5, §14.7). */
 export type ScanEvent =
   | {
-      readonly kind: "frame";
+      readonly code: "frame";
       readonly offset: number;
       readonly end: number;
       readonly head: Head;
@@ -16,9 +16,9 @@ export type ScanEvent =
       readonly found?: string;
     }
   /** Bytes that are no frame, followed by a whole frame at `offset + length`. */
-  | { readonly kind: "damaged"; readonly offset: number; readonly length: number; readonly detail: string }
+  | { readonly code: "damaged"; readonly offset: number; readonly length: number; readonly detail: string }
   /** Bytes that are no frame, up to the end: nothing whole follows them. */
-  | { readonly kind: "torn"; readonly offset: number; readonly length: number; readonly detail: string };
+  | { readonly code: "torn"; readonly offset: number; readonly length: number; readonly detail: string };
 
 type FrameAt =
   | { readonly whole: true; readonly head: Head; readonly valueLength: number; readonly end: number }
@@ -43,7 +43,7 @@ export async function* scanFrames(
     const at = await frameAt(reader, salt, position, end);
     if (at.whole) {
       const found = options.hashValues && at.head.kind === "entry" ? await hashRange(reader, valueOffsetOf(position), at.valueLength) : undefined;
-      yield { kind: "frame", offset: position, end: at.end, head: at.head, valueLength: at.valueLength, ...(found === undefined ? {} : { found }) };
+      yield { code: "frame", offset: position, end: at.end, head: at.head, valueLength: at.valueLength, ...(found === undefined ? {} : { found }) };
       position = at.end;
       continue;
     }
@@ -53,10 +53,10 @@ export async function* scanFrames(
       // A frame of full length whose check fails is damage, and cutting it could lose an
       // acknowledged entry (SPEC §14.5, §14.7).
       const torn = at.cutShort || (await allZero(reader, position, end));
-      yield { kind: torn ? "torn" : "damaged", offset: position, length: end - position, detail: at.detail };
+      yield { code: torn ? "torn" : "damaged", offset: position, length: end - position, detail: at.detail };
       return;
     }
-    yield { kind: "damaged", offset: position, length: next - position, detail: at.detail };
+    yield { code: "damaged", offset: position, length: next - position, detail: at.detail };
     position = next;
   }
 }

@@ -25,9 +25,9 @@ export type EnvelopeReadCode = EnvelopeRead["code"];
  * the bytes, whichever side of a call they were: pass it to `get` as it is.
  */
 export type EnvelopeEntry =
-  | { readonly state: "present"; readonly digest: EntryDigest; readonly size: number }
+  | { readonly code: "present"; readonly digest: EntryDigest; readonly size: number }
   | {
-      readonly state: "redacted";
+      readonly code: "redacted";
       readonly digest: EntryDigest;
       readonly size: number;
       readonly redactedAt: string;

@@ -47,14 +47,14 @@ describe("packs (SPEC §14.9)", () => {
     expect(await pack.get(kept[0] ?? absent)).toEqual({ code: "missing" });
     const listed: EnvelopeEntry[] = [];
     for await (const e of pack.entries()) listed.push(e);
-    expect(listed.map((e) => [e.digest, e.state])).toEqual([
+    expect(listed.map((e) => [e.digest, e.code])).toEqual([
       [kept[3], "present"],
       [kept[17], "present"],
       [response, "present"],
       [redacted, "redacted"],
     ]);
     expect(await pack.entry(redacted)).toEqual({
-      state: "redacted",
+      code: "redacted",
       digest: redacted,
       size: secret.length,
       redactedAt: FIXED.toISOString(),

@@ -54,7 +54,7 @@ describe("put and get (SPEC §14.1)", () => {
     expect(again.code === "present" && Buffer.from(again.bytes).equals(big)).toBe(true);
     expect((await reader.get(small)).code).toBe("present");
     expect((await reader.get(after)).code).toBe("present");
-    expect(await reader.entry(digest)).toEqual({ state: "present", digest, size: big.length });
+    expect(await reader.entry(digest)).toEqual({ code: "present", digest, size: big.length });
     await reader.close();
   });
 
@@ -114,7 +114,7 @@ describe("put and get (SPEC §14.1)", () => {
     const bytes = marked("secret", 64);
     const digest = await store.putRequest(bytes);
     await expect(store.redact(digest, "contains a token")).rejects.toThrow(/clock returned Invalid Date.*nothing was redacted/);
-    expect(await store.entry(digest)).toEqual({ state: "present", digest, size: 64 });
+    expect(await store.entry(digest)).toEqual({ code: "present", digest, size: 64 });
     const read = await store.get(digest);
     expect(read.code === "present" && Buffer.from(read.bytes).equals(bytes)).toBe(true);
     await store.close();
@@ -128,8 +128,8 @@ describe("put and get (SPEC §14.1)", () => {
     const listed: EnvelopeEntry[] = [];
     for await (const entry of store.entries()) listed.push(entry);
     expect(listed).toEqual([
-      { state: "present", digest: a, size: 10 },
-      { state: "redacted", digest: b, size: 20, redactedAt: FIXED.toISOString(), reason: "contains a token" },
+      { code: "present", digest: a, size: 10 },
+      { code: "redacted", digest: b, size: 20, redactedAt: FIXED.toISOString(), reason: "contains a token" },
     ]);
     const stats = await store.stats();
     expect(stats.present).toEqual({ count: 1, bytes: 10 });

@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { posix } from "node:path";
-import { RateWindows, decide, deriveAxes, type Bindings, type CallAxes, type Decision, type Derived, type PolicySet } from "@aegis/policy";
+import { RateWindows, decide, deriveAxes, matchedRuleId, type Bindings, type CallAxes, type Decision, type Derived, type PolicySet } from "@aegis/policy";
 import { canonicalJson } from "./canonical-json.js";
 import type { JsonRecord } from "./message.js";
 import { Parks, type Park } from "./parks.js";
@@ -105,7 +105,7 @@ export class Gate {
       { ...live, ...(options.mintApprovalId === undefined ? {} : { mintApprovalId: options.mintApprovalId }) },
     );
     if (decision.code !== "pending_approval") return { decision, derived };
-    const rule = decision.matched.kind === "rule" ? decision.matched.rule.id : undefined;
+    const rule = matchedRuleId(decision.matched);
     return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, params, rule, new Date()) };
   }
 }

@@ -9,6 +9,7 @@ import {
   type PolicySetHash,
   type ToolSpecDigest,
 } from "@aegis/format";
+import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
 import { classifyClient, classifyServer, elementsOf, hasInnerCarriageReturn, parseFrame, rootsOf, type ClientElement, type Json } from "./message.js";
@@ -216,7 +217,7 @@ export class McpRecorder {
           const hash = p.verdict?.decision.policy_set_hash ?? PASSTHROUGH_POLICY_SET_HASH;
           writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId));
           const decision = p.verdict?.decision;
-          const rule = decision?.matched.kind === "rule" ? decision.matched.rule.id : undefined;
+          const rule = decision === undefined ? undefined : matchedRuleId(decision.matched);
           answer(p.refusal, {
             ...(rule === undefined ? {} : { rule }),
             ...(decision === undefined ? {} : { reason: decision.reason }),

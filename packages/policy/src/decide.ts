@@ -82,7 +82,7 @@ export function decide(set: PolicySet, request: DecisionRequest, live?: LiveStat
   const base = (matched: Matched) => ({
     matched,
     policy_set_hash: set.hash,
-    decision_axes: matched.kind === "rule" ? { ...axes, matched_rule: matched.rule.id } : axes,
+    decision_axes: matched.code === "rule" ? { ...axes, matched_rule: matched.rule.id } : axes,
   });
 
   if (selection.code === "unbound") {
@@ -92,12 +92,12 @@ export function decide(set: PolicySet, request: DecisionRequest, live?: LiveStat
       cause: { code: "unbound", parameter: selection.parameter },
       reason,
       policy: { status: "denied", reason },
-      ...base({ kind: "rule", rule: selection.rule }),
+      ...base({ code: "rule", rule: selection.rule }),
     };
   }
 
   const matched = selection.matched;
-  if (matched.kind === "default") {
+  if (matched.code === "default") {
     return match(matched.action)
       .with("allow", (): Decision => ({ code: "allowed", reason: "no matching rule (default allow)", policy: { status: "allowed" }, ...base(matched) }))
       .with("deny", (): Decision => {
@@ -111,18 +111,18 @@ export function decide(set: PolicySet, request: DecisionRequest, live?: LiveStat
 
 function decideByRule(rule: Rule, toolId: string, axes: CallAxes, base: Omit<DecisionCommon, "reason" | "policy">, live: LiveState | undefined): Decision {
   return match(rule.action)
-    .with({ kind: "allow" }, (a): Decision => ({
+    .with({ code: "allow" }, (a): Decision => ({
       code: "allowed",
       reason: rule.reason ?? `allowed by rule \`${rule.id}\``,
       policy: { status: "allowed" },
       ...(a.limits === undefined ? {} : { limits: a.limits }),
       ...base,
     }))
-    .with({ kind: "deny" }, (): Decision => {
+    .with({ code: "deny" }, (): Decision => {
       const reason = rule.reason ?? `denied by rule \`${rule.id}\``;
       return { code: "denied", cause: { code: "rule" }, reason, policy: { status: "denied", reason }, ...base };
     })
-    .with({ kind: "pending_approval" }, (): Decision => {
+    .with({ code: "pending_approval" }, (): Decision => {
       // A call resumed under an approval carries `approval_ref`: the approval is what the
       // park asked for, so it is let through (SPEC §15.5). recheck reads it the same way.
       if (axes.approval_ref !== undefined) {
@@ -137,7 +137,7 @@ function decideByRule(rule: Rule, toolId: string, axes: CallAxes, base: Omit<Dec
         ...base,
       };
     })
-    .with({ kind: "rate_limit" }, (a): Decision => {
+    .with({ code: "rate_limit" }, (a): Decision => {
       const windows = live?.windows;
       if (windows === undefined) {
         throw new TypeError(`decide: rule \`${rule.id}\` is a rate_limit rule; pass a RateWindows as live.windows to count its window`);

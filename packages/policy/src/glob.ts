@@ -17,14 +17,14 @@ export interface Glob {
 }
 
 type Token =
-  | { readonly kind: "char"; readonly c: string }
-  | { readonly kind: "one" }
+  | { readonly code: "char"; readonly c: string }
+  | { readonly code: "one" }
   /** `*`: a run of characters other than `/`. */
-  | { readonly kind: "star" }
+  | { readonly code: "star" }
   /** `**` not followed by `/`: any run of characters. */
-  | { readonly kind: "any" }
+  | { readonly code: "any" }
   /** A double star followed by a slash: nothing, or a run of characters that ends in a slash. */
-  | { readonly kind: "dirs" };
+  | { readonly code: "dirs" };
 
 /**
  * Compile a glob to a matcher that runs in time proportional to the path's length times the
@@ -38,15 +38,15 @@ export function compileGlob(glob: string): Glob {
     const c = chars[i] ?? "";
     if (c === "*" && chars[i + 1] === "*") {
       if (chars[i + 2] === "/") {
-        tokens.push({ kind: "dirs" });
+        tokens.push({ code: "dirs" });
         i += 2;
       } else {
-        tokens.push({ kind: "any" });
+        tokens.push({ code: "any" });
         i += 1;
       }
-    } else if (c === "*") tokens.push({ kind: "star" });
-    else if (c === "?") tokens.push({ kind: "one" });
-    else tokens.push({ kind: "char", c });
+    } else if (c === "*") tokens.push({ code: "star" });
+    else if (c === "?") tokens.push({ code: "one" });
+    else tokens.push({ code: "char", c });
   }
   return { test: (path) => run(tokens, path) };
 }
@@ -64,7 +64,7 @@ function run(tokens: readonly Token[], path: string): boolean {
       const k = state >> 1;
       const t = tokens[k];
       if (t === undefined) continue;
-      switch (t.kind) {
+      switch (t.code) {
         case "char":
           if (c === t.c) next.add(2 * (k + 1));
           break;
@@ -99,7 +99,7 @@ function closure(tokens: readonly Token[], states: Set<number>): Set<number> {
     out.add(state);
     if ((state & 1) === 1) continue;
     const t = tokens[state >> 1];
-    if (t !== undefined && (t.kind === "star" || t.kind === "any" || t.kind === "dirs")) stack.push(state + 2);
+    if (t !== undefined && (t.code === "star" || t.code === "any" || t.code === "dirs")) stack.push(state + 2);
   }
   return out;
 }

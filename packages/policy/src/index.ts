@@ -26,7 +26,7 @@ export {
 export { loadPolicySet, parsePolicySet, tryParsePolicySet, type PolicyParseResult } from "./parse.js";
 export { PolicyParseError, describePolicyProblem, type PolicyProblem, type PolicyProblemCode } from "./problems.js";
 export { PROJECTION_TAG, policySetHashOf, policySetProjection, projectPolicySet, type ProjectionSource } from "./projection.js";
-export { type Matched, type UnboundParameter } from "./select.js";
+export { matchedRuleId, type Matched, type UnboundParameter } from "./select.js";
 export {
   decide,
   describeParameter,

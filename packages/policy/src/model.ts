@@ -34,12 +34,12 @@ export interface Limits {
  * that carries a rate and is not a rate limit cannot be built (SPEC §15.1).
  */
 export type RuleAction =
-  | { readonly kind: "allow"; readonly limits?: Limits }
-  | { readonly kind: "deny" }
-  | { readonly kind: "rate_limit"; readonly rate: RateSpec; readonly limits?: Limits }
-  | { readonly kind: "pending_approval" };
+  | { readonly code: "allow"; readonly limits?: Limits }
+  | { readonly code: "deny" }
+  | { readonly code: "rate_limit"; readonly rate: RateSpec; readonly limits?: Limits }
+  | { readonly code: "pending_approval" };
 
-export type RuleKind = RuleAction["kind"];
+export type RuleKind = RuleAction["code"];
 
 /** Over `decision_axes.fs.path_canonical` (SPEC §15.2). */
 export type PathMatcher =
@@ -60,9 +60,9 @@ export interface NetMatcher {
 
 /** A value an argument matcher compares with: JSON's string, integer or boolean. */
 export type ArgumentValue =
-  | { readonly type: "string"; readonly value: string }
-  | { readonly type: "integer"; readonly value: bigint }
-  | { readonly type: "boolean"; readonly value: boolean };
+  | { readonly code: "string"; readonly value: string }
+  | { readonly code: "integer"; readonly value: bigint }
+  | { readonly code: "boolean"; readonly value: boolean };
 
 export type ArgumentTest =
   | { readonly code: "exact"; readonly value: ArgumentValue }
@@ -144,5 +144,5 @@ export function needsEnvelope(set: PolicySet): boolean {
 
 /** Whether a live `decide` under `set` can need rate-limit state (SPEC §15.6). */
 export function needsRateWindows(set: PolicySet): boolean {
-  return set.rules.some((rule) => rule.action.kind === "rate_limit");
+  return set.rules.some((rule) => rule.action.code === "rate_limit");
 }

@@ -181,7 +181,7 @@ function readRule(tree: Tree, node: YamlNode | null, path: string, version: { re
     case "rate_limit": {
       if (rateNode === undefined) tree.problems.push({ code: "rate_required", path: member(path, "rate") });
       const rate = rateNode === undefined ? undefined : readRate(tree, rateNode, member(path, "rate"));
-      if (rate !== undefined) action = compact({ kind, rate, limits: limitsHere });
+      if (rate !== undefined) action = compact({ code: kind, rate, limits: limitsHere });
       break;
     }
     case "allow":
@@ -189,7 +189,7 @@ function readRule(tree: Tree, node: YamlNode | null, path: string, version: { re
     case "pending_approval":
       if (rateNode !== undefined) tree.problems.push({ code: "rate_not_allowed", path: member(path, "rate") });
       if (kind !== "allow" && limitsHere !== undefined) tree.problems.push({ code: "limits_not_allowed", path: member(path, "limits") });
-      action = kind === "allow" ? compact({ kind, limits: limitsHere }) : { kind };
+      action = kind === "allow" ? compact({ code: kind, limits: limitsHere }) : { code: kind };
       break;
     case undefined:
       break;
@@ -363,9 +363,9 @@ function readArg(tree: Tree, node: YamlNode | null, path: string): ArgumentMatch
 
 function readArgValue(tree: Tree, node: YamlNode | null, path: string): ArgumentValue | undefined {
   const value: unknown = isScalar(node) ? node.value : undefined;
-  if (typeof value === "string") return { type: "string", value };
-  if (typeof value === "bigint") return { type: "integer", value };
-  if (typeof value === "boolean") return { type: "boolean", value };
+  if (typeof value === "string") return { code: "string", value };
+  if (typeof value === "bigint") return { code: "integer", value };
+  if (typeof value === "boolean") return { code: "boolean", value };
   return tree.wrongType(path, "a string, an integer, or true or false");
 }
 

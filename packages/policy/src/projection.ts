@@ -65,11 +65,11 @@ function projectRule(rule: Rule): Projected {
 
 function projectAction(action: RuleAction): Record<string, Projected> {
   return match(action)
-    .with({ kind: "allow" }, (a) => ({ action: a.kind, ...projectLimits(a.limits) }))
-    .with({ kind: "deny" }, (a) => ({ action: a.kind }))
-    .with({ kind: "pending_approval" }, (a) => ({ action: a.kind }))
-    .with({ kind: "rate_limit" }, (a) => ({
-      action: a.kind,
+    .with({ code: "allow" }, (a) => ({ action: a.code, ...projectLimits(a.limits) }))
+    .with({ code: "deny" }, (a) => ({ action: a.code }))
+    .with({ code: "pending_approval" }, (a) => ({ action: a.code }))
+    .with({ code: "rate_limit" }, (a) => ({
+      action: a.code,
       rate: { max: String(a.rate.max), per_seconds: a.rate.per_seconds.toString() },
       ...projectLimits(a.limits),
     }))
@@ -124,9 +124,9 @@ function projectArg(arg: ArgumentMatcher): Projected {
 /** Typed, so that the string "5" and the integer 5 project differently. */
 function projectValue(value: ArgumentValue): Projected {
   return match(value)
-    .with({ type: "string" }, (v) => ({ string: v.value }))
-    .with({ type: "integer" }, (v) => ({ integer: v.value.toString() }))
-    .with({ type: "boolean" }, (v) => ({ boolean: v.value }))
+    .with({ code: "string" }, (v) => ({ string: v.value }))
+    .with({ code: "integer" }, (v) => ({ integer: v.value.toString() }))
+    .with({ code: "boolean" }, (v) => ({ boolean: v.value }))
     .exhaustive(unreachable);
 }
 

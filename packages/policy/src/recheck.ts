@@ -38,7 +38,7 @@ import { select, type Selection } from "./select.js";
  * Which set to recheck under: one set for every call, or, as recorded, for each call the
  * set among those given whose hash is the call's `policy_set_hash` (SPEC §16.1).
  */
-export type RecheckTarget = { readonly policy: PolicySet } | { readonly asRecorded: readonly PolicySet[] };
+export type RecheckTarget = { readonly code: "policy"; readonly policy: PolicySet } | { readonly code: "as_recorded"; readonly sets: readonly PolicySet[] };
 
 /** A row recheck could not read, and so could not tell whether it was an outcome. */
 export type SkippedRow =
@@ -64,7 +64,7 @@ export interface RecheckOptions {
  *
  * @throws the file system's error when the file cannot be opened or read.
  * @example
- * for await (const v of recheck("run.aarl", { policy: set })) console.log(describeRecheckLine(v));
+ * for await (const v of recheck("run.aarl", { code: "policy", policy: set })) console.log(describeRecheckLine(v));
  */
 export function recheck(path: string, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
   return recheckRows(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);
@@ -108,11 +108,11 @@ async function* recheckRows(rows: AsyncIterable<RecordRow>, target: RecheckTarge
 type SetChooser = (hash: string) => PolicySet | undefined;
 
 function setChooser(target: RecheckTarget): SetChooser {
-  if ("policy" in target) {
+  if (target.code === "policy") {
     const set = target.policy;
     return () => set;
   }
-  const byHash = new Map<string, PolicySet>(target.asRecorded.map((set) => [set.hash, set]));
+  const byHash = new Map<string, PolicySet>(target.sets.map((set) => [set.hash, set]));
   return (hash) => byHash.get(hash);
 }
 
@@ -173,13 +173,13 @@ async function verdictFor(value: JsonObject, subject: RecheckSubject, setFor: Se
   }
 
   const matched = selection.matched;
-  if (matched.kind === "default") {
+  if (matched.code === "default") {
     const now: NowRule = { kind: "default" };
     return { ...subject, code: compareRecorded(recorded.status, matched.action === "allow" ? "allowed" : "denied"), recorded, now };
   }
   const rule = matched.rule;
   const now: NowRule = { kind: "rule", id: rule.id };
-  const nowClass = match(rule.action.kind)
+  const nowClass = match(rule.action.code)
     .with("allow", (): NowClass | undefined => "allowed")
     .with("deny", (): NowClass | undefined => "denied")
     // A call the record shows resumed under an approval satisfies the park (SPEC §16.2).

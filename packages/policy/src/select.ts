@@ -33,7 +33,12 @@ export type RequestView = { readonly code: "available"; readonly document: JsonV
 export type UnboundParameter = "fs" | "net" | "request";
 
 /** The rule that decided, or the set's default. */
-export type Matched = { readonly kind: "rule"; readonly rule: Rule } | { readonly kind: "default"; readonly action: DefaultAction };
+export type Matched = { readonly code: "rule"; readonly rule: Rule } | { readonly code: "default"; readonly action: DefaultAction };
+
+/** The id of the rule that decided, or undefined when the set's default did. */
+export function matchedRuleId(matched: Matched): string | undefined {
+  return matched.code === "rule" ? matched.rule.id : undefined;
+}
 
 export type Selection =
   | { readonly code: "selected"; readonly matched: Matched }
@@ -67,7 +72,7 @@ export function select(set: PolicySet, call: CallView, request: RequestView): Se
     const candidate = { rule, index };
     if (fit === "no_match") return;
     if (fit !== "match") unbound.push({ candidate, missing: fit });
-    else if (rule.action.kind === "deny") deny = better(deny, candidate);
+    else if (rule.action.code === "deny") deny = better(deny, candidate);
     else other = better(other, candidate);
   });
 
@@ -75,7 +80,7 @@ export function select(set: PolicySet, call: CallView, request: RequestView): Se
   // the Chain (fs, net) missing is reported before the request bytes missing: the first
   // is final, the second an Envelope may still supply.
   const relevant = unbound.filter(({ candidate }) =>
-    candidate.rule.action.kind === "deny" ? beats(candidate, deny) : deny === undefined && beats(candidate, other),
+    candidate.rule.action.code === "deny" ? beats(candidate, deny) : deny === undefined && beats(candidate, other),
   );
   const blocking = relevant.find((u) => u.missing[0] !== "request") ?? relevant[0];
   if (blocking !== undefined) {
@@ -88,7 +93,7 @@ export function select(set: PolicySet, call: CallView, request: RequestView): Se
   }
 
   const winner = deny ?? other;
-  return { code: "selected", matched: winner === undefined ? { kind: "default", action: set.default } : { kind: "rule", rule: winner.rule } };
+  return { code: "selected", matched: winner === undefined ? { code: "default", action: set.default } : { code: "rule", rule: winner.rule } };
 }
 
 /** Does `challenger` win against `incumbent`? Higher (specificity, priority); a tie keeps the earlier rule. */
@@ -180,9 +185,9 @@ function argumentMatches(arg: ArgumentMatcher, document: JsonValue | undefined):
       value === undefined
         ? false
         : match(t.value)
-            .with({ type: "string" }, (v) => value === v.value)
-            .with({ type: "boolean" }, (v) => value === v.value)
-            .with({ type: "integer" }, (v) => isJsonInteger(value, v.value))
+            .with({ code: "string" }, (v) => value === v.value)
+            .with({ code: "boolean" }, (v) => value === v.value)
+            .with({ code: "integer" }, (v) => isJsonInteger(value, v.value))
             .exhaustive(unreachable),
     )
     .exhaustive(unreachable);

@@ -113,7 +113,7 @@ async function run(
   options: RecheckOptions = {},
   alsoKeep: (v: RecheckVerdict) => boolean = () => false,
 ): Promise<{ summary: RecheckSummary; verdicts: RecheckVerdict[] }> {
-  const target: RecheckTarget = "policy" in under || "asRecorded" in under ? under : { policy: under };
+  const target: RecheckTarget = "code" in under ? under : { code: "policy", policy: under };
   const stream = typeof record === "string" ? recheck(record, target, options) : recheckBytes(record, target, options);
   const tally = new RecheckTally();
   const verdicts: RecheckVerdict[] = [];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { RateWindows, decide, mintApprovalId, type Decision, type DecisionRequest, type PolicySet } from "../src/index.js";
+import { RateWindows, decide, matchedRuleId, mintApprovalId, type Decision, type DecisionRequest, type PolicySet } from "../src/index.js";
 import { policy } from "./support/policies.js";
 
-const ruleOf = (d: Decision): string => (d.matched.kind === "rule" ? d.matched.rule.id : "(default)");
+const ruleOf = (d: Decision): string => matchedRuleId(d.matched) ?? "(default)";
 const json = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 describe("selection (SPEC §15.3)", () => {
@@ -38,7 +38,7 @@ describe("selection (SPEC §15.3)", () => {
     expect(deny).toMatchObject({
       code: "denied",
       cause: { code: "default" },
-      matched: { kind: "default" },
+      matched: { code: "default" },
       policy: { status: "denied", reason: "no matching rule (default deny)" },
     });
     expect(deny.decision_axes).toEqual({});

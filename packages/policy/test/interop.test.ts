@@ -19,7 +19,7 @@ async function run(policy: string, record: string): Promise<{ stdout: string; ex
   const set = parsePolicySet(fixtureText(policy));
   const tally = new RecheckTally();
   const verdicts: RecheckVerdict[] = [];
-  for await (const v of recheck(fixturePath(record), { policy: set })) {
+  for await (const v of recheck(fixturePath(record), { code: "policy", policy: set })) {
     tally.add(v);
     verdicts.push(v);
   }
@@ -115,7 +115,7 @@ describe("the reference's recheck table [M16.1] [M16.4] [M16.5]", () => {
     const set = parsePolicySet(fixtureText("unchanged.yaml"));
     const bytes = Buffer.from('{"schema_version":3,"phase":"outcome","call_id":"call-future","tool_id":"reader"}\n');
     const lines: string[] = [];
-    for await (const v of recheckBytes(bytes, { policy: set })) lines.push(describeRecheckLine(v));
+    for await (const v of recheckBytes(bytes, { code: "policy", policy: set })) lines.push(describeRecheckLine(v));
     expect(lines).toEqual(["call call-future session 0 seq 0: indeterminate unknown_policy_set_hash"]);
   });
 });

@@ -27,7 +27,7 @@ describe("version 1 Policy Sets (SPEC §15.1)", () => {
       expect(tryParsePolicySet(fixtureText(name)).ok, name).toBe(true);
     }
     const rate = parsePolicySet(fixtureText("new_rate.yaml")).rules[0];
-    expect(rate).toMatchObject({ id: "throttle-reader", action: { kind: "rate_limit", rate: { max: 1, per_seconds: 60n } }, match: { tool: "reader" } });
+    expect(rate).toMatchObject({ id: "throttle-reader", action: { code: "rate_limit", rate: { max: 1, per_seconds: 60n } }, match: { tool: "reader" } });
   });
 
   it("reads every key of the format, with the reference's defaults", () => {
@@ -47,7 +47,7 @@ describe("version 1 Policy Sets (SPEC §15.1)", () => {
     const [rule] = set.rules;
     expect(rule).toEqual({
       id: "a",
-      action: { kind: "allow", limits: { max_memory_bytes: 18446744073709551615n, max_wall_ms: 5000n } },
+      action: { code: "allow", limits: { max_memory_bytes: 18446744073709551615n, max_wall_ms: 5000n } },
       match: { tool: "t", capability: "fs.read" },
       priority: -2147483648,
       reason: "because",
@@ -166,7 +166,7 @@ describe("version 2 Policy Sets (SPEC §15.2)", () => {
       net: { host: { code: "suffix", suffix: ".example.com" }, port: { code: "range", min: 1024, max: 65535 } },
       args: [
         { pointer: "/params/name", tokens: ["params", "name"], test: { code: "prefix", prefix: "git." } },
-        { pointer: "/a~1b/~0c", tokens: ["a/b", "~c"], test: { code: "exact", value: { type: "integer", value: 5n } } },
+        { pointer: "/a~1b/~0c", tokens: ["a/b", "~c"], test: { code: "exact", value: { code: "integer", value: 5n } } },
         { pointer: "", tokens: [], test: { code: "exists", exists: true } },
       ],
     });

@@ -108,7 +108,7 @@ function callsArb(bindAll: boolean) {
 /** What recheck must say of a call, given what `decide` said live. */
 function expected(decision: Decision): string {
   if (decision.code === "denied" && decision.cause.code === "unbound") return "indeterminate no_binding";
-  if (decision.matched.kind === "rule" && decision.matched.rule.action.kind === "rate_limit") return "indeterminate rate_limit_unevaluable";
+  if (decision.matched.code === "rule" && decision.matched.rule.action.code === "rate_limit") return "indeterminate rate_limit_unevaluable";
   return `unchanged ${decision.policy.status}`;
 }
 
@@ -123,7 +123,7 @@ async function roundTrip(yaml: string, calls: readonly TestCall[], allBound: boo
   const decisions = await writeSession(path, set, calls, { windows: new RateWindows(), now: () => 0 });
   const envelope = fakeEnvelope(new Map(calls.map((c): [string, EnvelopeRead] => [RequestDigest.of(requestOf(c)), { code: "present", bytes: requestOf(c) }])));
   const verdicts: RecheckVerdict[] = [];
-  for await (const v of recheck(path, { policy: set }, { envelope })) verdicts.push(v);
+  for await (const v of recheck(path, { code: "policy", policy: set }, { envelope })) verdicts.push(v);
   expect(verdicts.map((v) => v.call_id)).toEqual(calls.map((c) => c.call_id));
   if (allBound) {
     const allowed = new Set(["unchanged", "indeterminate rate_limit_unevaluable"]);
@@ -134,7 +134,7 @@ async function roundTrip(yaml: string, calls: readonly TestCall[], allBound: boo
     if (d === undefined) throw new Error("a verdict without a decision");
     expect(clause(v), `${calls[i]?.call_id} under\n${yaml}`).toBe(expected(d));
     if (v.code === "unchanged") {
-      expect(v.now).toEqual(d.matched.kind === "rule" ? { kind: "rule", id: d.matched.rule.id } : { kind: "default" });
+      expect(v.now).toEqual(d.matched.code === "rule" ? { kind: "rule", id: d.matched.rule.id } : { kind: "default" });
       expect(v.recorded.matched_rule).toBe(d.decision_axes.matched_rule);
     }
   });

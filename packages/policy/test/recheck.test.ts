@@ -59,7 +59,7 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
   it("[M16.2] under the recording set, every call is unchanged, and the record verifies", async () => {
     const path = await recorded();
     expect((await verifyChainFile(path)).verdict.status).toBe("verified");
-    const verdicts = await collect(path, { policy: RECORDED });
+    const verdicts = await collect(path, { code: "policy", policy: RECORDED });
     expect(verdicts.map(describeRecheckLine)).toEqual([
       "call read session 0 seq 2: unchanged allowed",
       "call post session 0 seq 4: unchanged denied",
@@ -80,7 +80,7 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
       "  - {id: park-list, action: pending_approval, tool: fs.list}",
       "  - {id: park-shell, action: pending_approval, tool: shell.exec}",
     );
-    const verdicts = await collect(path, { policy: stricter });
+    const verdicts = await collect(path, { code: "policy", policy: stricter });
     expect(byCall(verdicts)).toEqual({
       read: "newly_blocked was=allowed now=denied",
       post: "newly_allowed was=denied now=allowed",
@@ -89,9 +89,9 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
     });
     expect(verdicts[0]).toMatchObject({ code: "newly_blocked", now: { kind: "rule", id: "no-read" } });
     expect(verdicts[1]).toMatchObject({ code: "newly_allowed", recorded: { matched_rule: "deny-post" }, now: { kind: "default" } });
-    const denyAll = await collect(path, { policy: policy("default: deny") });
+    const denyAll = await collect(path, { code: "policy", policy: policy("default: deny") });
     expect(byCall(denyAll)["shell"]).toBe("newly_blocked was=pending_approval now=denied");
-    const allowAll = await collect(path, { policy: policy("default: allow") });
+    const allowAll = await collect(path, { code: "policy", policy: policy("default: allow") });
     expect(byCall(allowAll)["shell"]).toBe("newly_allowed was=pending_approval now=allowed");
   });
 
@@ -108,9 +108,11 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
       { windows: new RateWindows() },
     );
     expect(decisions.map((d) => d.code)).toEqual(["allowed", "rate_limited"]);
-    expect(byCall(await collect(path, { policy: policy("default: deny") }))["s2"]).toBe("unchanged rate_limited");
-    expect(byCall(await collect(path, { policy: policy("default: allow") }))["s2"]).toBe("newly_allowed was=rate_limited now=allowed");
-    expect(byCall(await collect(path, { policy: policy("rules: [{id: p, action: pending_approval}]") }))["s2"]).toBe("newly_parked was=rate_limited");
+    expect(byCall(await collect(path, { code: "policy", policy: policy("default: deny") }))["s2"]).toBe("unchanged rate_limited");
+    expect(byCall(await collect(path, { code: "policy", policy: policy("default: allow") }))["s2"]).toBe("newly_allowed was=rate_limited now=allowed");
+    expect(byCall(await collect(path, { code: "policy", policy: policy("rules: [{id: p, action: pending_approval}]") }))["s2"]).toBe(
+      "newly_parked was=rate_limited",
+    );
   });
 
   it("[M16.2] compares every recorded status with every class", () => {
@@ -131,15 +133,18 @@ describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
   it("[M16.2] a call resumed under an approval is unchanged under the park that asked for it", async () => {
     const path = join(tempDir(), "resumed.aarl");
     await writeSession(path, RECORDED, [{ call_id: "again", tool_id: "shell.exec", axes: { approval_ref: "apr-1" } }]);
-    expect(byCall(await collect(path, { policy: RECORDED }))).toEqual({ again: "unchanged allowed" });
-    expect(byCall(await collect(path, { policy: policy("default: deny") }))).toEqual({ again: "newly_blocked was=allowed now=denied" });
+    expect(byCall(await collect(path, { code: "policy", policy: RECORDED }))).toEqual({ again: "unchanged allowed" });
+    expect(byCall(await collect(path, { code: "policy", policy: policy("default: deny") }))).toEqual({ again: "newly_blocked was=allowed now=denied" });
   });
 });
 
 describe("indeterminate reasons (SPEC §16.3)", () => {
   it("[M16.3] rate_limit_unevaluable: the new decision is a rate_limit rule", async () => {
     const path = await recorded();
-    const verdicts = await collect(path, { policy: policy("rules: [{id: slow, action: rate_limit, tool: fs.read, rate: {max: 9, per_seconds: 1}}]") });
+    const verdicts = await collect(path, {
+      code: "policy",
+      policy: policy("rules: [{id: slow, action: rate_limit, tool: fs.read, rate: {max: 9, per_seconds: 1}}]"),
+    });
     expect(verdicts[0]).toMatchObject({ code: "indeterminate", reason: { code: "rate_limit_unevaluable", rule: "slow" }, now: { kind: "rule", id: "slow" } });
     expect(describeRecheck(verdicts[0] as RecheckVerdict)).toBe("indeterminate rate_limit_unevaluable");
   });
@@ -152,7 +157,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
       "  - {id: fs-only, action: deny, fs: {path_prefix: /etc/}}",
       "  - {id: net-only, action: allow, tool: shell.exec, net: {ports: [22]}}",
     );
-    const verdicts = await collect(path, { policy: set });
+    const verdicts = await collect(path, { code: "policy", policy: set });
     expect(byCall(verdicts)).toEqual({
       read: "unchanged allowed",
       post: "indeterminate no_binding",
@@ -176,7 +181,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
     rows.splice(3, 0, "{ not json");
     writeFileSync(path, rows.join("\n"));
     const skipped: SkippedRow[] = [];
-    const verdicts = await collect(path, { policy: RECORDED }, { onSkippedRow: (row) => skipped.push(row) });
+    const verdicts = await collect(path, { code: "policy", policy: RECORDED }, { onSkippedRow: (row) => skipped.push(row) });
     expect(verdicts[0]).toMatchObject({
       code: "indeterminate",
       call_id: "read",
@@ -193,14 +198,14 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
     const other = policy("default: deny");
     await writeSession(path, RECORDED, CALLS.slice(0, 2));
     await writeSession(path, other, CALLS.slice(2));
-    const both = await collect(path, { asRecorded: [other, RECORDED] });
+    const both = await collect(path, { code: "as_recorded", sets: [other, RECORDED] });
     expect(both.map(describeRecheckLine)).toEqual([
       "call read session 0 seq 2: unchanged allowed",
       "call post session 0 seq 4: unchanged denied",
       "call shell session 1 seq 2: unchanged denied",
       "call list session 1 seq 4: unchanged denied",
     ]);
-    const one = await collect(path, { asRecorded: [RECORDED] });
+    const one = await collect(path, { code: "as_recorded", sets: [RECORDED] });
     expect(one.map(describeRecheck)).toEqual([
       "unchanged allowed",
       "unchanged denied",
@@ -208,7 +213,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
       "indeterminate unknown_policy_set_hash",
     ]);
     expect(one[2]).toMatchObject({ reason: { detail: { code: "not_given", policy_set_hash: other.hash } }, recorded: { status: "denied" } });
-    const none = await collect(path, { asRecorded: [] });
+    const none = await collect(path, { code: "as_recorded", sets: [] });
     expect(none.every((v) => v.code === "indeterminate" && v.reason.code === "unknown_policy_set_hash")).toBe(true);
   });
 
@@ -248,7 +253,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
         [digest(mismatch), { code: "digest_mismatch", expected: digest(mismatch), found: "f".repeat(64) }],
       ]);
       const envelope = fakeEnvelope(entries);
-      const verdicts = await collect(path, { policy: ARGS }, { envelope });
+      const verdicts = await collect(path, { code: "policy", policy: ARGS }, { envelope });
       expect(byCall(verdicts)).toEqual({
         present: "unchanged denied",
         missing: "indeterminate missing_envelope",
@@ -271,7 +276,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
 
     it("[M16.3] missing_envelope for every call a matcher concerns when no Envelope is given", async () => {
       const path = await written();
-      const verdicts = await collect(path, { policy: ARGS });
+      const verdicts = await collect(path, { code: "policy", policy: ARGS });
       expect(verdicts.map(describeRecheck)).toEqual([...Array<string>(5).fill("indeterminate missing_envelope"), "unchanged allowed"]);
       expect(verdicts[0]).toMatchObject({ reason: { detail: { code: "no_lookup" } } });
     });
@@ -288,8 +293,8 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
       const [decision] = await writeSession(path, set, [forced]);
       expect(decision).toMatchObject({ code: "denied", cause: { code: "rule" } });
       const entries = new Map<string, EnvelopeRead>([[digest(forced), { code: "present", bytes: requestOf(forced) }]]);
-      expect(byCall(await collect(path, { policy: set }, { envelope: fakeEnvelope(entries) }))).toEqual({ forced: "unchanged denied" });
-      expect(byCall(await collect(path, { policy: set }))).toEqual({ forced: "indeterminate missing_envelope" });
+      expect(byCall(await collect(path, { code: "policy", policy: set }, { envelope: fakeEnvelope(entries) }))).toEqual({ forced: "unchanged denied" });
+      expect(byCall(await collect(path, { code: "policy", policy: set }))).toEqual({ forced: "indeterminate missing_envelope" });
     });
 
     it("[M16.3] a set whose argument matchers cannot win for a call rechecks it without the Envelope", async () => {
@@ -301,7 +306,7 @@ describe("indeterminate reasons (SPEC §16.3)", () => {
         "  - {id: park-force, action: pending_approval, tool: git.push, args: [{pointer: /force, exists: true}]}",
       );
       const envelope = fakeEnvelope(new Map());
-      const verdicts = await collect(path, { policy: denyFirst }, { envelope });
+      const verdicts = await collect(path, { code: "policy", policy: denyFirst }, { envelope });
       expect(envelope.asked).toHaveLength(0);
       expect(verdicts.slice(0, 5).map(describeRecheck)).toEqual([
         "unchanged denied",
@@ -327,7 +332,7 @@ describe("reading the file (SPEC §16.1)", () => {
     const size = statSync(path).size;
     expect(size).toBeGreaterThan(1 << 20);
     let read = 0;
-    const stream = recheck(path, { policy: RECORDED }, { onRead: (bytes) => (read = bytes) });
+    const stream = recheck(path, { code: "policy", policy: RECORDED }, { onRead: (bytes) => (read = bytes) });
     const first = await stream.next();
     expect(first.done).toBe(false);
     expect(read).toBeLessThan(size);
@@ -345,7 +350,7 @@ describe("reading the file (SPEC §16.1)", () => {
       "",
     ].join("\n");
     const lines: string[] = [];
-    for await (const v of recheckBytes(Buffer.from(text), { policy: RECORDED })) lines.push(describeRecheckLine(v));
+    for await (const v of recheckBytes(Buffer.from(text), { code: "policy", policy: RECORDED })) lines.push(describeRecheckLine(v));
     expect(lines).toEqual([
       "call - session 0 seq 0: indeterminate unknown_policy_set_hash",
       "call x session 0 seq 0: indeterminate unknown_policy_set_hash",
@@ -358,7 +363,7 @@ describe("summary and exit codes (SPEC §16.5)", () => {
   const verdictsOf = async (set: PolicySet, calls: readonly TestCall[]) => {
     const path = join(tempDir(), "s.aarl");
     await writeSession(path, RECORDED, calls);
-    return summarizeRecheck(recheck(path, { policy: set }));
+    return summarizeRecheck(recheck(path, { code: "policy", policy: set }));
   };
 
   it("[M16.5] 0 all unchanged, 1 any change, 3 any indeterminate (outranking 1); nothing rechecked is its own answer", async () => {
@@ -379,7 +384,7 @@ describe("summary and exit codes (SPEC §16.5)", () => {
     expect(mixed.reasons).toEqual({ missing_envelope: 0, envelope_digest_mismatch: 0, unknown_policy_set_hash: 0, no_binding: 0, rate_limit_unevaluable: 1 });
     expect(recheckExitCode(mixed)).toBe(3);
 
-    const empty = await summarizeRecheck(recheckBytes(Buffer.from('{"line_type":"open","seq":0}\n'), { policy: RECORDED }));
+    const empty = await summarizeRecheck(recheckBytes(Buffer.from('{"line_type":"open","seq":0}\n'), { code: "policy", policy: RECORDED }));
     expect(nothingRechecked(empty)).toBe(true);
     expect(recheckConclusion(empty)).toEqual({ code: "nothing_rechecked" });
     expect(recheckExitCode(empty)).toBe(0);

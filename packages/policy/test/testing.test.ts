@@ -24,7 +24,7 @@ const CLEAN = fixturePath("session_clean.jsonl");
 describe("@aegis/policy/testing (SPEC §16.5)", () => {
   it("[M16.5] assertRecheckUnchanged passes when every call is unchanged, from a path or from bytes", async () => {
     await expect(assertRecheckUnchanged(CLEAN, unchanged)).resolves.toMatchObject({ outcomes: 3, unchanged: 3 });
-    await expect(assertRecheckUnchanged(readFileSync(CLEAN), { policy: unchanged })).resolves.toMatchObject({ outcomes: 3 });
+    await expect(assertRecheckUnchanged(readFileSync(CLEAN), { code: "policy", policy: unchanged })).resolves.toMatchObject({ outcomes: 3 });
   });
 
   it("[M16.5] assertRecheckUnchanged fails on a changed call, naming it", async () => {

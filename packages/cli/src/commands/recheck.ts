@@ -69,7 +69,7 @@ export class RecheckCommand extends AegisCommand {
     const keys = this.keys.map(checkKeyArgument);
     const sets = await this.policySets();
     const currentTools = this.currentTools === undefined ? undefined : await readToolsList(this.currentTools, (text) => this.context.stderr.write(text));
-    const target: RecheckTarget = this.asRecorded ? { asRecorded: sets } : { policy: sets[0] ?? unreachableSet() };
+    const target: RecheckTarget = this.asRecorded ? { code: "as_recorded", sets } : { code: "policy", policy: sets[0] ?? unreachableSet() };
     const before = await recordStat(this.record);
     // Opened before the long walk, so a wrong path fails at once.
     const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);

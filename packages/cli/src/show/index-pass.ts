@@ -14,7 +14,7 @@ export interface ApprovalLinks {
 export function approvalIndex(): { readonly links: ApprovalLinks; readonly onLine: (line: WalkedLine) => void } {
   const links: ApprovalLinks = { parkedBy: new Map(), decidedAt: new Map() };
   const onLine = (line: WalkedLine): void => {
-    if (!("known" in line.lineType) || (line.lineType.known !== "outcome" && line.lineType.known !== "decision")) return;
+    if (line.lineType.token !== "outcome" && line.lineType.token !== "decision") return;
     const typed = readTypedLine(line.value);
     if (!typed.ok) return;
     const t = typed.value;

@@ -31,6 +31,7 @@ import {
   parseBindings,
   parsePolicySet,
   tryParsePolicySet,
+  matchedRuleId,
 } from "@aegis/policy";
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
@@ -135,7 +136,7 @@ export function policyAnswer(text: string, calls: readonly DecisionInput[]): Pol
   const live = { windows: new RateWindows(), now: () => 0, mintApprovalId: () => "apr-vector" };
   const decisions = calls.map((call) => {
     const d = decide(set, { tool_id: call.tool_id, ...(call.axes === undefined ? {} : { axes: call.axes }), ...(call.request === undefined ? {} : { request: new TextEncoder().encode(call.request) }) }, live);
-    return { verdict: d.code, rule: d.matched.kind === "rule" ? d.matched.rule.id : null };
+    return { verdict: d.code, rule: matchedRuleId(d.matched) ?? null };
   });
   return { result: "valid", policy_set_hash: set.hash, needs_envelope: needsEnvelope(set), decisions };
 }
@@ -147,7 +148,7 @@ export async function recheckAnswer(record: string, policyPath: string, envelope
   try {
     const tally = new RecheckTally();
     const lines: string[] = [];
-    for await (const verdict of recheck(record, { policy }, source === undefined ? {} : { envelope: (d) => source.get(d) })) {
+    for await (const verdict of recheck(record, { code: "policy", policy }, source === undefined ? {} : { envelope: (d) => source.get(d) })) {
       tally.add(verdict);
       lines.push(describeRecheckLine(verdict));
     }

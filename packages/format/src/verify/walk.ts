@@ -1,4 +1,4 @@
-import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash as LineHashT } from "../wire/digest.js";
+import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash } from "../wire/digest.js";
 import { verifyingKey } from "../crypto/ed25519.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject } from "../wire/json.js";
@@ -17,7 +17,7 @@ export interface WalkedLine {
   readonly at: Position;
   readonly lineType: LineType;
   readonly value: JsonObject;
-  readonly lineHash: LineHashT;
+  readonly lineHash: LineHash;
 }
 
 export interface WalkOptions {
@@ -30,7 +30,8 @@ export interface WalkOptions {
   readonly onLine?: (line: WalkedLine) => void;
 }
 
-type Stop = { readonly stop: "tampered"; readonly reason: TamperedReason };
+/** Why the walk stops at a Line: the tampered verdict itself (SPEC §8.3). */
+type Stop = Extract<Verdict, { status: "tampered" }>;
 
 /**
  * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the
@@ -43,7 +44,7 @@ type Stop = { readonly stop: "tampered"; readonly reason: TamperedReason };
 export class ChainWalk {
   private sessionIndex: number | undefined;
   private expectedSeq = 0;
-  private tail: LineHashT | undefined;
+  private tail: LineHash | undefined;
   private sessionKey: SessionKey | undefined;
   private coverage: Position | undefined;
   private cap: IndeterminateReason | undefined;
@@ -79,13 +80,13 @@ export class ChainWalk {
     }
     this.rows++;
     // §13.1: a row over the bound is not read.
-    if (row.kind === "too_long") {
+    if (row.code === "too_long") {
       this.cap ??= { code: "line_too_long", line: row.line, limit: row.limit };
       this.stopped = { status: "indeterminate", reason: this.cap };
       return;
     }
     const result = this.accept(row);
-    if (result !== undefined) this.stopped = { status: "tampered", reason: result.reason };
+    if (result !== undefined) this.stopped = result;
   }
 
   /** The verdict, once every row has been stepped (§8.2, "After the last row"; precedence [M8.5]). */
@@ -114,7 +115,7 @@ export class ChainWalk {
     };
   }
 
-  private accept(row: Extract<Row, { kind: "row" }>): Stop | undefined {
+  private accept(row: Extract<Row, { code: "row" }>): Stop | undefined {
     const line = row.line;
     // Steps 1-2: parse, canonicalize, hash.
     const read = readRow(row.bytes);
@@ -136,8 +137,7 @@ export class ChainWalk {
 
     // Step 4, then step 5: open a Session, or continue one.
     this.endsWithVerifiedClose = false;
-    const stop =
-      "known" in lineType && lineType.known === "open" ? this.openSession(value, line, seq, prev.digest) : this.continueSession(line, seq, prev.digest);
+    const stop = lineType.token === "open" ? this.openSession(value, line, seq, prev.digest) : this.continueSession(line, seq, prev.digest);
     if (stop !== undefined) return stop;
     const at: Position = { session_index: this.sessionIndex ?? 0, seq };
 
@@ -154,19 +154,19 @@ export class ChainWalk {
 
   /** Step 6: what each type requires; nothing else is judged [M8.8]. */
   private judge(value: JsonObject, lineType: LineType, at: Position): Stop | undefined {
-    if ("unknown" in lineType) {
+    if (lineType.code === "unknown") {
       // Whether a newer type must be signed is unknowable here, so an unsigned one only
       // caps; a signature that is present and fails is forgery, decidable without
       // understanding the Line. "Present" is read off the Line, not off the fault, so
       // deleting `key_id` cannot turn a forgery back into an unreadable Line.
       const fault = this.trySignature(value, at);
       if (fault !== undefined && !(fault.code === "unsigned" && !("signature" in value))) {
-        return { stop: "tampered", reason: { code: "bad_signature", at, source: fault } };
+        return tampered({ code: "bad_signature", at, source: fault });
       }
-      this.cap ??= { code: "unknown_line_type", at, line_type: lineType.unknown };
+      this.cap ??= { code: "unknown_line_type", at, line_type: lineType.token };
       return undefined;
     }
-    switch (lineType.known) {
+    switch (lineType.token) {
       case "open":
       case "outcome":
         return this.requireSignature(value, at);
@@ -176,7 +176,7 @@ export class ChainWalk {
         const approvalId = value["approval_id"];
         if (typeof approvalId === "string") {
           if (this.seenApprovals.has(approvalId)) {
-            return { stop: "tampered", reason: { code: "duplicate_decision", at, approval_id: approvalId } };
+            return tampered({ code: "duplicate_decision", at, approval_id: approvalId });
           }
           this.seenApprovals.add(approvalId);
         }
@@ -207,7 +207,7 @@ export class ChainWalk {
     const sessionIndex = this.sessionIndex === undefined ? 0 : this.sessionIndex + 1;
     // 5.1
     if (seq !== 0) {
-      return { stop: "tampered", reason: { code: "seq_out_of_order", session_index: sessionIndex, expected: 0, found: seq } };
+      return tampered({ code: "seq_out_of_order", session_index: sessionIndex, expected: 0, found: seq });
     }
     // 5.2
     if (prev !== PrevHash.GENESIS) return malformed(line, "open line does not anchor on the genesis digest");
@@ -217,15 +217,12 @@ export class ChainWalk {
     if (this.tail !== undefined) {
       // 5.3 [M7.1]: this one comparison is what makes truncating a non-final Session detectable.
       if (backReference === undefined || !chainsTo(PrevHash.after(backReference), this.tail)) {
-        return {
-          stop: "tampered",
-          reason: {
-            code: "session_boundary_broken",
-            session_index: sessionIndex,
-            expected: this.tail,
-            ...(backReference === undefined ? {} : { found: backReference }),
-          },
-        };
+        return tampered({
+          code: "session_boundary_broken",
+          session_index: sessionIndex,
+          expected: this.tail,
+          ...(backReference === undefined ? {} : { found: backReference }),
+        });
       }
     }
     // 5.4
@@ -239,7 +236,7 @@ export class ChainWalk {
     if (!this.keyIds.includes(keyId)) this.keyIds.push(keyId);
     // 5.6 [M8.4]: every `open` must be in a supplied trust slice, not merely one of them.
     if (this.trust !== undefined && !this.trust.has(publicKey)) {
-      return { stop: "tampered", reason: { code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId } };
+      return tampered({ code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId });
     }
     // 5.7
     this.sessionIndex = sessionIndex;
@@ -259,20 +256,20 @@ export class ChainWalk {
     // 5.2 [M8.2]. The hash link first: it is what a forger must break, and what tells a seq gap
     // (a write that did not land) apart from a removed line.
     if (!chainsTo(prev, this.tail)) {
-      return { stop: "tampered", reason: { code: "chain_broken", at: { session_index: sessionIndex, seq }, expected: this.tail, found: prev } };
+      return tampered({ code: "chain_broken", at: { session_index: sessionIndex, seq }, expected: this.tail, found: prev });
     }
     // 5.3 [M8.3]
     if (seq > this.expectedSeq) {
       this.cap ??= { code: "missing_line", session_index: sessionIndex, expected: this.expectedSeq, found: seq };
     } else if (seq < this.expectedSeq) {
-      return { stop: "tampered", reason: { code: "seq_out_of_order", session_index: sessionIndex, expected: this.expectedSeq, found: seq } };
+      return tampered({ code: "seq_out_of_order", session_index: sessionIndex, expected: this.expectedSeq, found: seq });
     }
     return undefined;
   }
 
   private requireSignature(value: JsonObject, at: Position): Stop | undefined {
     const fault = this.trySignature(value, at);
-    return fault === undefined ? undefined : { stop: "tampered", reason: { code: "bad_signature", at, source: fault } };
+    return fault === undefined ? undefined : tampered({ code: "bad_signature", at, source: fault });
   }
 
   private trySignature(value: JsonObject, at: Position) {
@@ -288,9 +285,9 @@ export class ChainWalk {
 }
 
 function malformed(line: number, detail: string): Stop {
-  return { stop: "tampered", reason: { code: "malformed_line", line, detail } };
+  return tampered({ code: "malformed_line", line, detail });
 }
 
-function tampered(reason: TamperedReason): Verdict {
+function tampered(reason: TamperedReason): Stop {
   return { status: "tampered", reason };
 }

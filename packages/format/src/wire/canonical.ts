@@ -1,4 +1,6 @@
+import { match } from "ts-pattern";
 import { OutOfSpaceNumber, type JsonValue } from "./json.js";
+import { unreachable } from "../unreachable.js";
 
 /**
  * The canonical form (SPEC §3): RFC 8785 (JCS) over the restricted value space. Every
@@ -24,18 +26,13 @@ export type CanonicalFault =
 
 /** The reference's wording, so a `malformed_line` detail reads the same in both. */
 export function describeCanonicalFault(fault: CanonicalFault): string {
-  switch (fault.code) {
-    case "float_not_allowed":
-      return `floating-point value at ${fault.path} is outside the JCS value space`;
-    case "integer_too_large":
-      return `integer ${fault.value} at ${fault.path} is at or above 2^53 (max ${MAX_SAFE_INTEGER})`;
-    case "negative_integer":
-      return `negative integer at ${fault.path} is outside the JCS value space`;
-    case "null_not_allowed":
-      return `null at ${fault.path}; absent fields must be omitted, never null`;
-    case "not_json":
-      return `not serializable as JSON: ${fault.what} at ${fault.path}`;
-  }
+  return match(fault)
+    .with({ code: "float_not_allowed" }, (f) => `floating-point value at ${f.path} is outside the JCS value space`)
+    .with({ code: "integer_too_large" }, (f) => `integer ${f.value} at ${f.path} is at or above 2^53 (max ${MAX_SAFE_INTEGER})`)
+    .with({ code: "negative_integer" }, (f) => `negative integer at ${f.path} is outside the JCS value space`)
+    .with({ code: "null_not_allowed" }, (f) => `null at ${f.path}; absent fields must be omitted, never null`)
+    .with({ code: "not_json" }, (f) => `not serializable as JSON: ${f.what} at ${f.path}`)
+    .exhaustive(unreachable);
 }
 
 export class CanonicalFormError extends Error {

@@ -12,10 +12,10 @@ export const KNOWN_LINE_TYPES = ["open", "intent", "outcome", "decision", "close
 export type KnownLineType = (typeof KNOWN_LINE_TYPES)[number];
 
 /** A `line_type` token: a known type, or a newer emitter's token kept verbatim (SPEC §5.2). */
-export type LineType = { readonly known: KnownLineType } | { readonly unknown: string };
+export type LineType = { readonly code: "known"; readonly token: KnownLineType } | { readonly code: "unknown"; readonly token: string };
 
 export function lineTypeOf(token: string): LineType {
-  return (KNOWN_LINE_TYPES as readonly string[]).includes(token) ? { known: token as KnownLineType } : { unknown: token };
+  return (KNOWN_LINE_TYPES as readonly string[]).includes(token) ? { code: "known", token: token as KnownLineType } : { code: "unknown", token };
 }
 
 /** 128 lowercase hex: a 64-byte Ed25519 signature. */

@@ -62,7 +62,7 @@ async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: Re
   let opens = 0;
   for await (const row of rows) {
     const sessionIndex = Math.max(opens - 1, 0);
-    if (row.kind === "too_long") {
+    if (row.code === "too_long") {
       yield { code: "too_long", row: row.line, sessionIndex, length: row.length, limit: row.limit };
       continue;
     }

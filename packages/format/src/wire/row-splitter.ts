@@ -14,9 +14,9 @@ import { isBlank } from "./text.js";
 export const MAX_ROW_BYTES = 1 << 20;
 
 export type Row =
-  | { readonly kind: "row"; readonly line: number; readonly offset: number; readonly bytes: Buffer }
+  | { readonly code: "row"; readonly line: number; readonly offset: number; readonly bytes: Buffer }
   | {
-      readonly kind: "too_long";
+      readonly code: "too_long";
       readonly line: number;
       readonly offset: number;
       readonly length: number;
@@ -113,7 +113,7 @@ export class RowSplitter {
       const rest = this.overflowText.decode(); // also resets the decoder for the next row
       if (this.overflowBlank && isBlank(rest)) return undefined;
       this.line++;
-      return { kind: "too_long", line: this.line, offset, length, limit: this.limit };
+      return { code: "too_long", line: this.line, offset, length, limit: this.limit };
     }
     const [only, ...more] = pieces;
     let bytes = only !== undefined && more.length === 0 ? only : Buffer.concat(pieces, length);
@@ -122,11 +122,11 @@ export class RowSplitter {
       // Within the `\r` slack but over the bound: still blank if it is all White_Space.
       if (isBlankRow(bytes)) return undefined;
       this.line++;
-      return { kind: "too_long", line: this.line, offset, length, limit: this.limit };
+      return { code: "too_long", line: this.line, offset, length, limit: this.limit };
     }
     if (isBlankRow(bytes)) return undefined;
     this.line++;
-    return { kind: "row", line: this.line, offset, bytes };
+    return { code: "row", line: this.line, offset, bytes };
   }
 }
 

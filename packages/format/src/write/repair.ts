@@ -31,7 +31,7 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
     try {
       const size = (await handle.stat()).size;
       const tail = await readFileTail(handle, size);
-      if (tail.kind !== "torn") return { repaired: false, tail: tail.kind };
+      if (tail.code !== "torn") return { repaired: false, tail: tail.code };
       const torn = Buffer.alloc(size - tail.offset);
       await readFully(handle, torn, tail.offset);
       const sidePath = `${path}.torn-${tail.offset}`;

@@ -7,12 +7,12 @@ import { isBlank } from "../wire/text.js";
 
 /** What the end of an existing record file holds, as a writer must know it before appending. */
 export type FileTail =
-  | { readonly kind: "empty" }
+  | { readonly code: "empty" }
   /** The last non-blank row hashes; a new Session's `open` back-references it. */
-  | { readonly kind: "line"; readonly lineHash: LineHash; readonly endsWithNewline: boolean }
+  | { readonly code: "line"; readonly lineHash: LineHash; readonly endsWithNewline: boolean }
   /** The last non-blank row does not parse or has no canonical form: never append onto it. */
-  | { readonly kind: "torn"; readonly offset: number; readonly length: number; readonly detail: string }
-  | { readonly kind: "too_long"; readonly offset: number };
+  | { readonly code: "torn"; readonly offset: number; readonly length: number; readonly detail: string }
+  | { readonly code: "too_long"; readonly offset: number };
 
 /**
  * Find and judge the last non-blank row by reading backwards from the end, so opening a
@@ -26,11 +26,11 @@ export async function readFileTail(handle: FileHandle, size: number): Promise<Fi
     await readFully(handle, bytes, start);
     const found = lastRow(bytes, start === 0);
     if (found !== undefined) {
-      if (found === "none") return { kind: "empty" };
+      if (found === "none") return { code: "empty" };
       const offset = start + found.from;
       return judge(bytes.subarray(found.from, found.to), offset, bytes[bytes.length - 1] === 0x0a);
     }
-    if (window > MAX_ROW_BYTES + 2) return { kind: "too_long", offset: start };
+    if (window > MAX_ROW_BYTES + 2) return { code: "too_long", offset: start };
     window *= 4;
   }
 }
@@ -54,7 +54,7 @@ function lastRow(bytes: Buffer, atFileStart: boolean): { from: number; to: numbe
 }
 
 function judge(row: Buffer, offset: number, endsWithNewline: boolean): FileTail {
-  if (row.length > MAX_ROW_BYTES) return { kind: "too_long", offset };
+  if (row.length > MAX_ROW_BYTES) return { code: "too_long", offset };
   const read = readRow(row);
-  return read.ok ? { kind: "line", lineHash: read.lineHash, endsWithNewline } : { kind: "torn", offset, length: row.length, detail: read.detail };
+  return read.ok ? { code: "line", lineHash: read.lineHash, endsWithNewline } : { code: "torn", offset, length: row.length, detail: read.detail };
 }

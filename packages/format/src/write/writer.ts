@@ -101,17 +101,17 @@ export class ChainWriter {
       handle = opened;
       const size = (await io(path, () => opened.stat())).size;
       const tail = await io(path, () => readFileTail(opened, size));
-      if (tail.kind === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
-      if (tail.kind === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
+      if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
+      if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
       const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope);
       // The file was created: its directory entry must survive a crash too.
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.
-      if (tail.kind === "line" && !tail.endsWithNewline) writer.batch.push("\n");
+      if (tail.code === "line" && !tail.endsWithNewline) writer.batch.push("\n");
       const publicKey = toHex(options.key.publicKey) as PublicKeyHex;
       await writer.appendSigned({
         line_type: "open",
-        payload: { public_key: publicKey, ...(tail.kind === "line" ? { prev_session_tail: tail.lineHash } : {}) },
+        payload: { public_key: publicKey, ...(tail.code === "line" ? { prev_session_tail: tail.lineHash } : {}) },
       });
       return writer;
     } catch (error) {
