@@ -4,7 +4,7 @@
  * read-only access to a store or a pack for everyone else, and packs to hand over.
  */
 export { EnvelopeStore, type EnvelopeStoreOptions } from "./store.js";
-export { type EntryDigest, type EnvelopeEntry, type EnvelopeRead, type EnvelopeReadCode, type EnvelopeSource, type EnvelopeStats } from "./source.js";
+export { type EntryDigest, type EnvelopeEntry, type EnvelopeRead, type EnvelopeSource, type EnvelopeStats } from "./source.js";
 export { type RedactOutcome, type RedactOutcomeCode } from "./redaction.js";
 export { openEnvelope } from "./open.js";
 export { writePack, type PackOptions, type PackReport } from "./pack.js";

@@ -1,4 +1,4 @@
-import type { RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
+import type { EnvelopeRead as BoundaryRead, RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
 import type { EnvelopeDamage } from "./damage.js";
 
 /**
@@ -8,16 +8,10 @@ import type { EnvelopeDamage } from "./damage.js";
 export type EntryDigest = RequestDigest | ResponseDigest | ToolSpecDigest;
 
 /**
- * What reading a digest answers (SPEC §14.1). The bytes are re-hashed on every read:
- * `present` means they hash to the digest asked for, now.
+ * What reading a digest answers: format's `EnvelopeRead` (SPEC §9), which recheck reads too.
+ * The bytes are re-hashed on every read: `present` means they hash to the digest asked for, now.
  */
-export type EnvelopeRead<D extends EntryDigest = EntryDigest> =
-  | { readonly code: "present"; readonly bytes: Uint8Array }
-  | { readonly code: "missing" }
-  | { readonly code: "digest_mismatch"; readonly expected: D; readonly found: string }
-  | { readonly code: "redacted"; readonly redactedAt: string; readonly reason: string };
-
-export type EnvelopeReadCode = EnvelopeRead["code"];
+export type EnvelopeRead<D extends EntryDigest = EntryDigest> = BoundaryRead<D>;
 
 /**
  * One entry as the index knows it, without reading its bytes. `size` is the length of the
@@ -47,7 +41,8 @@ export interface EnvelopeStats {
 
 /**
  * What every Envelope offers a reader: a live store (opened read-only or for writing) and
- * a pack alike (SPEC §14.1).
+ * a pack alike (SPEC §14.1). The other Envelope interfaces (the writer's sink, recheck's
+ * lookup) are listed with it in `packages/format/src/envelope-boundary.ts`.
  */
 export interface EnvelopeSource {
   /** Where it was opened from. */

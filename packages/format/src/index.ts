@@ -21,6 +21,7 @@ export {
 } from "./wire/digest.js";
 export { checkHex, describeHexFault, type HexFault } from "./wire/hex.js";
 export { unreachable } from "./unreachable.js";
+export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
 export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { errnoOf, messageOf } from "./durable/sync.js";
 export { makeDirectories } from "./durable/files.js";
@@ -102,7 +103,6 @@ export {
   type CallStart,
   type ChainWriterOptions,
   type EndOptions,
-  type EnvelopeSink,
 } from "./write/writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";

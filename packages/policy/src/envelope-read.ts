@@ -1,21 +1,7 @@
 import { unreachable } from "@aegis/format";
-import { JsonSyntaxError, RequestDigest, decodeUtf8, parseJson, sameDigest, type JsonValue } from "@aegis/format";
+import { JsonSyntaxError, RequestDigest, decodeUtf8, parseJson, sameDigest, type EnvelopeLookup, type JsonValue } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
-
-/**
- * What an Envelope answers for a digest (SPEC §9, §16.3). Declared here by shape, not
- * imported: `@aegis/envelope`'s `get` returns this union, and `@aegis/policy` depends on
- * `@aegis/format` only.
- */
-export type EnvelopeRead =
-  | { readonly code: "present"; readonly bytes: Uint8Array }
-  | { readonly code: "missing" }
-  | { readonly code: "digest_mismatch"; readonly expected: string; readonly found: string }
-  | { readonly code: "redacted"; readonly redactedAt: string; readonly reason: string };
-
-/** The request bytes a recorded digest names, from wherever the caller keeps them. */
-export type EnvelopeLookup = (digest: RequestDigest) => Promise<EnvelopeRead>;
 
 export type RequestRead = { readonly ok: true; readonly document: JsonValue | undefined } | { readonly ok: false; readonly reason: RecheckIndeterminate };
 

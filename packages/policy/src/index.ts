@@ -58,7 +58,7 @@ export {
   type ToolBinding,
   type UnresolvedBinding,
 } from "./bindings.js";
-export { type EnvelopeLookup, type EnvelopeRead } from "./envelope-read.js";
+export type { EnvelopeLookup, EnvelopeRead } from "@aegis/format";
 export {
   RECHECK_INDETERMINATE_CODES,
   compareRecorded,

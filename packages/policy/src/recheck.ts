@@ -5,12 +5,13 @@ import {
   readRecordBytes,
   tryParseDigest,
   unreachable,
+  type EnvelopeLookup,
   type JsonObject,
   type RecordRow,
   type ToolSpecDigest,
 } from "@aegis/format";
 import { match } from "ts-pattern";
-import { readRequest, type EnvelopeLookup } from "./envelope-read.js";
+import { readRequest } from "./envelope-read.js";
 import type { PolicySet } from "./model.js";
 import {
   compareRecorded,

@@ -1,13 +1,7 @@
-import type { LineHash, PolicySetHash, RequestDigest, ResponseDigest } from "../wire/digest.js";
+import type { LineHash, PolicySetHash } from "../wire/digest.js";
 import type { IntentPayload, OutcomePayload } from "../wire/line-types.js";
 
 /** The shapes a caller of the writer's call API hands it (SPEC §13.2). */
-
-/** What the writer needs of an Envelope: a store that hashes what it is given (SPEC §9). */
-export interface EnvelopeSink {
-  putRequest(bytes: Uint8Array): Promise<RequestDigest>;
-  putResponse(bytes: Uint8Array): Promise<ResponseDigest>;
-}
 
 /** Where an appended Line landed. */
 export interface Appended {

@@ -1,7 +1,8 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions, EnvelopeSink } from "./calls.js";
+import type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
+import type { EnvelopeSink } from "../envelope-boundary.js";
 import { CallLedger } from "./call-ledger.js";
 import { CanonicalFormError } from "../wire/canonical.js";
 import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "../wire/digest.js";
@@ -26,7 +27,7 @@ import { readFileTail } from "./tail.js";
 import { describeIoError } from "../wire/text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
-export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions, EnvelopeSink } from "./calls.js";
+export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
 
 export interface ChainWriterOptions {
   readonly key: SigningKey;
