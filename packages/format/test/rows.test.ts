@@ -16,7 +16,7 @@ describe("rows of a record file (SPEC §1.1)", () => {
   it("splits on \\n, drops one trailing \\r, skips blank rows and numbers the rest from 1", () => {
     const rows = split([Buffer.from('{"a":1}\r\n\n  \t\n{"b":2}\n\u00a0\n{"c":3}')]);
     expect(text(rows)).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
-    expect(rows.map((r) => r.line)).toEqual([1, 2, 3]);
+    expect(rows.map((r) => r.number)).toEqual([1, 2, 3]);
     expect(rows.map((r) => r.offset)).toEqual([0, 14, 25]);
   });
 
@@ -50,14 +50,14 @@ describe("rows of a record file (SPEC §1.1)", () => {
 
   it("a row over the limit that is all White_Space is still blank: skipped, not counted", () => {
     const rows = split([Buffer.from(" ".repeat(10)), Buffer.from("\u3000".repeat(4)), Buffer.from("\nok\n")], 15);
-    expect(rows).toEqual([{ code: "row", line: 1, offset: 23, bytes: Buffer.from("ok") }]);
+    expect(rows).toEqual([{ code: "row", number: 1, offset: 23, bytes: Buffer.from("ok") }]);
   });
 
   it("a White_Space row exactly one byte over the limit is blank too, at every length around the bound", () => {
     // The one-byte slack kept for a trailing \r once let a blank row of limit+1 bytes through as too long.
     for (const extra of [0, 1, 2, 3]) {
       expect(split([Buffer.from(`${" ".repeat(15 + extra)}\nok\n`)], 15), `limit + ${extra}`).toEqual([
-        { code: "row", line: 1, offset: 16 + extra, bytes: Buffer.from("ok") },
+        { code: "row", number: 1, offset: 16 + extra, bytes: Buffer.from("ok") },
       ]);
     }
   });
@@ -65,8 +65,8 @@ describe("rows of a record file (SPEC §1.1)", () => {
   it("reports a row over the limit without keeping its bytes, and reads on after it", () => {
     const rows = split([Buffer.from("x".repeat(10)), Buffer.from("y".repeat(10)), Buffer.from("\nok\n")], 15);
     expect(rows).toEqual([
-      { code: "too_long", line: 1, offset: 0, length: 20, limit: 15 },
-      { code: "row", line: 2, offset: 21, bytes: Buffer.from("ok") },
+      { code: "too_long", number: 1, offset: 0, length: 20, limit: 15 },
+      { code: "row", number: 2, offset: 21, bytes: Buffer.from("ok") },
     ]);
   });
 });

@@ -81,7 +81,7 @@ export class ChainWalk {
     this.rows++;
     // §13.1: a row over the bound is not read.
     if (row.code === "too_long") {
-      this.cap ??= { code: "line_too_long", line: row.line, limit: row.limit };
+      this.cap ??= { code: "line_too_long", line: row.number, limit: row.limit };
       this.stopped = { status: "indeterminate", reason: this.cap };
       return;
     }
@@ -116,7 +116,7 @@ export class ChainWalk {
   }
 
   private accept(row: Extract<Row, { code: "row" }>): Stop | undefined {
-    const line = row.line;
+    const line = row.number; // SPEC §8.3 names a row number `line`
     // Steps 1-2: parse, canonicalize, hash.
     const read = readRow(row.bytes);
     if (!read.ok) {

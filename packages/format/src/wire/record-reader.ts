@@ -63,17 +63,17 @@ async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: Re
   for await (const row of rows) {
     const sessionIndex = Math.max(opens - 1, 0);
     if (row.code === "too_long") {
-      yield { code: "too_long", row: row.line, sessionIndex, length: row.length, limit: row.limit };
+      yield { code: "too_long", row: row.number, sessionIndex, length: row.length, limit: row.limit };
       continue;
     }
     const read = options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
     if (!read.ok) {
-      yield { code: "unreadable", row: row.line, sessionIndex, detail: read.detail };
+      yield { code: "unreadable", row: row.number, sessionIndex, detail: read.detail };
       continue;
     }
     const value = read.value;
     if (!isJsonObject(value)) {
-      yield { code: "not_an_object", row: row.line, sessionIndex };
+      yield { code: "not_an_object", row: row.number, sessionIndex };
       continue;
     }
     const lineType = typeof value["line_type"] === "string" ? value["line_type"] : undefined;
@@ -81,7 +81,7 @@ async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: Re
     const seq = value["seq"];
     yield {
       code: "object",
-      row: row.line,
+      row: row.number,
       sessionIndex: Math.max(opens - 1, 0),
       lineType,
       seq: typeof seq === "number" && Number.isSafeInteger(seq) ? seq : undefined,

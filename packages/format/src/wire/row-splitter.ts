@@ -14,10 +14,10 @@ import { isBlank } from "./text.js";
 export const MAX_ROW_BYTES = 1 << 20;
 
 export type Row =
-  | { readonly code: "row"; readonly line: number; readonly offset: number; readonly bytes: Buffer }
+  | { readonly code: "row"; readonly number: number; readonly offset: number; readonly bytes: Buffer }
   | {
       readonly code: "too_long";
-      readonly line: number;
+      readonly number: number;
       readonly offset: number;
       readonly length: number;
       readonly limit: number;
@@ -42,7 +42,7 @@ export class RowSplitter {
   private base = 0;
   /** Absolute offset of the row being assembled. */
   private rowStart = 0;
-  private line = 0;
+  private count = 0;
 
   constructor(private readonly limit: number = MAX_ROW_BYTES) {}
 
@@ -112,8 +112,8 @@ export class RowSplitter {
     if (overflow) {
       const rest = this.overflowText.decode(); // also resets the decoder for the next row
       if (this.overflowBlank && isBlank(rest)) return undefined;
-      this.line++;
-      return { code: "too_long", line: this.line, offset, length, limit: this.limit };
+      this.count++;
+      return { code: "too_long", number: this.count, offset, length, limit: this.limit };
     }
     const [only, ...more] = pieces;
     let bytes = only !== undefined && more.length === 0 ? only : Buffer.concat(pieces, length);
@@ -121,12 +121,12 @@ export class RowSplitter {
     if (bytes.length > this.limit) {
       // Within the `\r` slack but over the bound: still blank if it is all White_Space.
       if (isBlankRow(bytes)) return undefined;
-      this.line++;
-      return { code: "too_long", line: this.line, offset, length, limit: this.limit };
+      this.count++;
+      return { code: "too_long", number: this.count, offset, length, limit: this.limit };
     }
     if (isBlankRow(bytes)) return undefined;
-    this.line++;
-    return { code: "row", line: this.line, offset, bytes };
+    this.count++;
+    return { code: "row", number: this.count, offset, bytes };
   }
 }
 
