@@ -1,111 +1,31 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import {
-  ChainWriter,
-  KeyId,
-  PolicySetHash,
-  RequestDigest,
-  SigningKey,
-  ToolSpecDigest,
-  insecureDevKey,
-  resealLines,
-  type LooseLine,
-  type OutcomePayload,
-  type ResealOptions,
-} from "@aegis/format";
-import { chainAnswer } from "@aegis/cli/vectors";
-import type { Polarity, VectorSet } from "./vector-set.js";
-
-const DEV = insecureDevKey();
-/** The second key of the rotation vectors: the seed of 32 bytes 0x09. */
-const ROTATED = SigningKey.fromSeed(new Uint8Array(32).fill(9));
-const DEV_PUBLIC = DEV.publicKeyHex;
-const ROTATED_PUBLIC = ROTATED.publicKeyHex;
-const POLICY = PolicySetHash.of("test-policy-set");
-/** The identity point's encoding: a public key of small order. */
-const IDENTITY = Uint8Array.from([1, ...new Array<number>(31).fill(0)]);
-/** y = 2: no x satisfies the curve equation. */
-const NOT_A_POINT = Uint8Array.from([2, ...new Array<number>(31).fill(0)]);
-
-function outcome(callId: string, tool = "fs.read"): OutcomePayload {
-  return {
-    call_id: callId,
-    tool_id: tool,
-    request_digest: RequestDigest.of(Buffer.from(`request ${callId}`)),
-    policy_set_hash: POLICY,
-    policy: { status: "allowed" },
-    capability: { status: "denied", reason: "not evaluated" },
-    execution: { status: "success" },
-    decision_axes: { capability: "fs.read", role: "ops", matched_rule: "allow-read" },
-  };
-}
-
-/** The base Session, written by the real writer: open, two calls, a park and its decision, close. */
-async function baseSession(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
-  try {
-    const path = join(dir, "base.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
-    for (const id of ["call-0", "call-1"]) {
-      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
-      await writer.outcome(outcome(id));
-    }
-    await writer.outcome({ ...outcome("call-park", "net.post"), policy: { status: "pending_approval", approval_id: "apr-1" } });
-    await writer.decision({ approval_id: "apr-1", verdict: { verdict: "denied", reason: "not today" } });
-    await writer.close();
-    return await readFile(path, "utf8");
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-interface ChainCase {
-  readonly name: string;
-  readonly polarity: Polarity;
-  readonly description: string;
-  readonly spec: readonly string[];
-  readonly bytes: string | Uint8Array;
-  readonly trust?: readonly string[];
-}
+import { KeyId, ToolSpecDigest } from "@aegis/format";
+import type { VectorSet } from "./vector-set.js";
+import { DEV_PUBLIC, IDENTITY, NOT_A_POINT, ROTATED, ROTATED_PUBLIC, baseSession, chainAnswerOf, chainKit, type ChainCase } from "./chain-kit.js";
 
 /**
  * SPEC §4-§8: record files written by the real writer with fixed keys, then altered in
  * exactly one way (or, for precedence, in two named ways).
  */
 export async function chainVectors(set: VectorSet): Promise<void> {
-  const base = await baseSession();
-  const lines = base
-    .trimEnd()
-    .split("\n")
-    .map((row) => JSON.parse(row) as LooseLine);
-  const rows = base.split("\n");
-  const seal = (ls: readonly LooseLine[], options: Partial<ResealOptions> = {}): string => resealLines(ls, { ...options, key: options.key ?? DEV });
-  const withRow = (i: number, row: string): string => rows.map((r, j) => (j === i ? row : r)).join("\n");
-  const parsed = (text: string): LooseLine[] =>
-    text
-      .trimEnd()
-      .split("\n")
-      .map((row) => JSON.parse(row) as LooseLine);
-  const renumber = (ls: readonly LooseLine[]): LooseLine[] => ls.map((l, i) => ({ ...l, seq: i }));
-  const edit = (i: number, change: (l: LooseLine) => LooseLine): LooseLine[] => lines.map((l, j) => (j === i ? change(l) : l));
-  const insertAt = (i: number, line: LooseLine): LooseLine[] => renumber([...lines.slice(0, i), line, ...lines.slice(i)]);
-  const decision = lines.find((l) => l["line_type"] === "decision") ?? {};
-  const close = lines.at(-1) ?? {};
-  const again = lines.map((l) => JSON.parse(JSON.stringify(l).replaceAll('"apr-1"', '"apr-2"')) as LooseLine);
-  const twoSessions = [...lines, ...again];
-  const rotatedSecond = new Map(lines.map((_, i) => [lines.length + i, ROTATED] as const));
-  const unknownLine: LooseLine = { schema_version: 2, line_type: "attestation", seq: 0, prev_hash: "" };
-  const checkpoint: LooseLine = { schema_version: 2, line_type: "checkpoint", seq: 0, prev_hash: "" };
-  const c = (
-    name: string,
-    polarity: Polarity,
-    spec: readonly string[],
-    description: string,
-    bytes: string | Uint8Array,
-    trust?: readonly string[],
-  ): ChainCase => (trust === undefined ? { name, polarity, spec, description, bytes } : { name, polarity, spec, description, bytes, trust });
-
+  const {
+    base,
+    lines,
+    rows,
+    seal,
+    withRow,
+    parsed,
+    renumber,
+    edit,
+    insertAt,
+    decision,
+    close,
+    twoSessions,
+    rotatedSecond,
+    unknownLine,
+    checkpoint,
+    chainCase,
+  } = chainKit(await baseSession());
+  const c = chainCase;
   const cases: readonly ChainCase[] = [
     // Whole files.
     c("verified_unpinned", "positive", ["8.6"], "A closed Session: open, two calls, a park and its decision, close.", base),
@@ -457,17 +377,5 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       input: { record: path, trust },
       expected,
     });
-  }
-}
-
-async function chainAnswerOf(bytes: string | Uint8Array, trust: readonly string[] | null): Promise<Awaited<ReturnType<typeof chainAnswer>>> {
-  const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
-  try {
-    const path = join(dir, "v.aarl");
-    const { writeFile } = await import("node:fs/promises");
-    await writeFile(path, bytes);
-    return await chainAnswer(path, trust);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -130,7 +130,10 @@ export interface RelayExpected {
    * Per client frame, in order: what the relay does with it, and the frame it writes back
    * in its place when it answers (UTF-8). Per answer to a park: whether it was taken.
    */
-  readonly steps: readonly ({ readonly event: number; readonly verdict: "forward" | "answer" | "drop" | "failed"; readonly answer: string | null } | { readonly event: number; readonly taken: boolean; readonly refusal: string | null })[];
+  readonly steps: readonly (
+    | { readonly event: number; readonly verdict: "forward" | "answer" | "drop" | "failed"; readonly answer: string | null }
+    | { readonly event: number; readonly taken: boolean; readonly refusal: string | null }
+  )[];
   /**
    * Every Line of the Session in order, without `prev_hash`, `key_id`, `signature`,
    * `public_key` and `wall_ms` (which depend on the key and the clock).

@@ -36,12 +36,21 @@ import {
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
 import { Gate, McpRecorder, type Unanswered } from "@aegis/mcp";
-import type { CanonicalExpected, ChainExpected, DecisionInput, EnvelopeExpected, PolicyExpected, RecheckExpected, RelayExpected, RelayTranscript, Vector } from "./manifest.js";
+import type {
+  CanonicalExpected,
+  ChainExpected,
+  DecisionInput,
+  EnvelopeExpected,
+  PolicyExpected,
+  RecheckExpected,
+  RelayExpected,
+  RelayTranscript,
+  Vector,
+} from "./manifest.js";
 
 /** One vector's outcome: what was expected and what this implementation answered. */
 export type VectorResult =
-  | { readonly id: string; readonly passed: true }
-  | { readonly id: string; readonly passed: false; readonly expected: unknown; readonly actual: unknown };
+  { readonly id: string; readonly passed: true } | { readonly id: string; readonly passed: false; readonly expected: unknown; readonly actual: unknown };
 
 /** Run one vector against this implementation. Input files are read relative to `dir`. */
 export async function runVector(dir: string, vector: Vector): Promise<VectorResult> {
@@ -51,7 +60,9 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     .with({ kind: "chain" }, (v) => chainAnswer(join(dir, v.input.record), v.input.trust))
     .with({ kind: "envelope" }, (v) => envelopeAnswer(join(dir, v.input.record), join(dir, v.input.envelope)))
     .with({ kind: "policy" }, async (v) => policyAnswer(await readFile(join(dir, v.input.policy), "utf8"), v.input.decisions))
-    .with({ kind: "recheck" }, (v) => recheckAnswer(join(dir, v.input.record), join(dir, v.input.policy), v.input.envelope === null ? null : join(dir, v.input.envelope)))
+    .with({ kind: "recheck" }, (v) =>
+      recheckAnswer(join(dir, v.input.record), join(dir, v.input.policy), v.input.envelope === null ? null : join(dir, v.input.envelope)),
+    )
     .with({ kind: "relay" }, async (v) =>
       relayAnswer(
         JSON.parse(await readFile(join(dir, v.input.transcript), "utf8")) as RelayTranscript,
@@ -135,7 +146,15 @@ export function policyAnswer(text: string, calls: readonly DecisionInput[]): Pol
   const set = parsed.set;
   const live = { windows: new RateWindows(), now: () => 0, mintApprovalId: () => "apr-vector" };
   const decisions = calls.map((call) => {
-    const d = decide(set, { tool_id: call.tool_id, ...(call.axes === undefined ? {} : { axes: call.axes }), ...(call.request === undefined ? {} : { request: new TextEncoder().encode(call.request) }) }, live);
+    const d = decide(
+      set,
+      {
+        tool_id: call.tool_id,
+        ...(call.axes === undefined ? {} : { axes: call.axes }),
+        ...(call.request === undefined ? {} : { request: new TextEncoder().encode(call.request) }),
+      },
+      live,
+    );
     return { verdict: d.code, rule: matchedRuleId(d.matched) ?? null };
   });
   return { result: "valid", policy_set_hash: set.hash, needs_envelope: needsEnvelope(set), decisions };
@@ -198,7 +217,8 @@ export async function relayAnswer(transcript: RelayTranscript, policy: string | 
         steps.push({ event, verdict: v.code, answer: answer === undefined ? null : answer.toString("utf8") });
       } else if ("server" in e) recorder.observe(Buffer.from(e.server, "utf8"));
       else if ("approve" in e || "deny" in e) {
-        const r = "approve" in e ? await recorder.answerPark(e.approve, { code: "approve" }) : await recorder.answerPark(e.deny, { code: "deny", reason: e.reason });
+        const r =
+          "approve" in e ? await recorder.answerPark(e.approve, { code: "approve" }) : await recorder.answerPark(e.deny, { code: "deny", reason: e.reason });
         steps.push({ event, taken: r.ok, refusal: r.ok ? null : r.refusal.code });
       } else if ("record_fails" in e) await writer.close();
       else {
