@@ -23,11 +23,13 @@ export type CliFault =
   | { readonly code: "output_dir"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_vectors"; readonly path: string; readonly detail: string }
   | { readonly code: "policy_parse"; readonly path: string; readonly message: string }
-  | { readonly code: "unreadable_policy"; readonly path: string; readonly detail: string }
+  /** `option`: the option that named it, so the help speaks of the right one. */
+  | { readonly code: "unreadable_policy"; readonly path: string; readonly detail: string; readonly option: "--policy" | "--policies" }
   | { readonly code: "no_policies"; readonly path: string }
   | { readonly code: "envelope"; readonly fault: EnvelopeFault }
   | { readonly code: "envelope_entry"; readonly digest: string; readonly answer: "missing" | "redacted" | "digest_mismatch"; readonly detail: string }
-  | { readonly code: "not_verified"; readonly verdict: string }
+  /** `gate`: refused up front by --require-verified, or failed after rechecking (the default). */
+  | { readonly code: "not_verified"; readonly verdict: string; readonly gate: "require_verified" | "default" }
   | { readonly code: "nothing_rechecked"; readonly path: string }
   | { readonly code: "record_changed"; readonly path: string }
   | { readonly code: "bindings_parse"; readonly path: string; readonly message: string }
@@ -48,8 +50,9 @@ export class CliError extends Error {
 export function exitCodeOfFault(fault: CliFault): ExitCode {
   return (
     match(fault)
-      .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "bad_trust_store_line" }, { code: "empty_trust_store" }, () => 1 as const)
-      .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, () => 2 as const)
+      .with({ code: "usage" }, { code: "bad_key_argument" }, { code: "empty_trust_store" }, () => 1 as const)
+      // A trust store that is no list of keys could not be read as one (README: exit 2).
+      .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, { code: "bad_trust_store_line" }, () => 2 as const)
       .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
       .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
       .with({ code: "no_such_call" }, () => 1 as const)
@@ -83,7 +86,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "usage" }, (f) => ({ error: f.message, help: `run \`aegis ${f.command === "" ? "" : `${f.command} `}--help\` for usage and examples` }))
     .with({ code: "bad_key_argument" }, (f) => ({
       error: `--key needs a 64-hex public key: ${f.detail}`,
-      help: "pass the public key as `aegis keygen` prints it (64 lowercase hex), not the key_id fingerprint",
+      help: "pass the public key as `aegis keygen` prints it (64 lowercase hex), not the key_id fingerprint; a file of public keys goes to --trust-store",
     }))
     .with({ code: "unreadable_record" }, (f) => ({ error: `read ${f.path}: ${f.detail}`, help: "check the path; the record file must be a readable file" }))
     .with({ code: "unreadable_trust_store" }, (f) => ({
@@ -121,9 +124,13 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: f.message,
       help: `fix ${f.path}: a Policy Set is YAML with version, default and rules (see SPEC.md §15)`,
     }))
-    .with({ code: "unreadable_policy" }, (f) => ({
+    .with({ code: "unreadable_policy", option: "--policy" }, (f) => ({
       error: `read policy ${f.path}: ${f.detail}`,
       help: "check the path; --policy takes a Policy Set YAML file",
+    }))
+    .with({ code: "unreadable_policy", option: "--policies" }, (f) => ({
+      error: `read policies ${f.path}: ${f.detail}`,
+      help: "check the path; --policies takes a directory of Policy Set files (*.yaml or *.yml)",
     }))
     .with({ code: "no_policies" }, (f) => ({
       error: `${f.path} holds no Policy Set (*.yaml or *.yml)`,
@@ -147,9 +154,13 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("digest_mismatch", () => "the stored bytes were altered or damaged; they are not the bytes the record names")
         .exhaustive(unreachable),
     }))
-    .with({ code: "not_verified" }, (f) => ({
+    .with({ code: "not_verified", gate: "require_verified" }, (f) => ({
       error: `the record is not Verified (${f.verdict}), and --require-verified was given`,
       help: "run `aegis verify` on the record to see where it breaks, or drop --require-verified to recheck it anyway",
+    }))
+    .with({ code: "not_verified", gate: "default" }, (f) => ({
+      error: `the record is not Verified (${f.verdict}), so its calls' verdicts cannot pass`,
+      help: "run `aegis verify` on the record to see where it breaks; pass --unverified-ok to let the policy's answer alone decide the exit code (the reference's behaviour)",
     }))
     .with({ code: "record_changed" }, (f) => ({
       error: `${f.path} changed while it was verified and rechecked, so the verdict may not be about the calls rechecked`,
@@ -195,7 +206,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
         .exhaustive(unreachable),
     }))
-    .with({ code: "output_dir" }, (f) => ({ error: `cannot use ${f.path}: ${f.detail}`, help: "choose another --out directory" }))
+    .with({ code: "output_dir" }, (f) => ({
+      error: `cannot use ${f.path}: ${f.detail}`,
+      help: "choose another --out, in a directory that exists and that you can write to",
+    }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);
 }

@@ -117,7 +117,7 @@ export async function main(argv: readonly string[], context: Partial<BaseContext
     command = cli.process([...argv], ctx);
   } catch (error) {
     const name = commandName(argv);
-    return usageFault(ctx, cli, { code: "usage", message: usageMessage(error, name, argv), command: name ?? "" });
+    return usageFault(ctx, cli, { code: "usage", message: usageMessage(error, name, argv, cli), command: name ?? "" });
   }
   return cli.run(command, ctx);
 }
@@ -183,7 +183,7 @@ function isSyntaxFailure(error: unknown): error is SyntaxFailure {
 }
 
 /** One line saying what was wrong with the command line, from clipanion's diagnosis. */
-function usageMessage(error: unknown, name: CommandName | undefined, argv: readonly string[]): string {
+function usageMessage(error: unknown, name: CommandName | undefined, argv: readonly string[], cli: Cli): string {
   if (isSyntaxFailure(error) && error.name === "UnknownSyntaxError") {
     const reasons = [...new Set((error.candidates ?? []).map((c) => c.reason).filter((r): r is string => r !== null))];
     if (reasons.length > 0) return reasons.map((r) => humanReason(r, name)).join("; ");
@@ -196,12 +196,24 @@ function usageMessage(error: unknown, name: CommandName | undefined, argv: reado
           : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})`;
       return first.startsWith("-") ? `unknown flag: ${first}` : `unknown command: ${first}`;
     }
-    if (name === "keygen" && !argv.includes("--out")) return "keygen requires --out <PATH>";
+    const missing = missingRequired(cli, name, argv);
+    if (missing.length > 0) return missing.map((o) => `${name} requires ${o.flag} (${o.description})`).join("; ");
     return `these arguments do not form an \`aegis ${name}\` command`;
   }
   if (isSyntaxFailure(error)) return "these arguments match more than one command";
   if (error instanceof UsageError) return error.message;
   return messageOf(error);
+}
+
+/** The required options of `aegis <name>` that `argv` does not give: clipanion gives no reason for them. */
+function missingRequired(cli: Cli, name: CommandName, argv: readonly string[]): { readonly flag: string; readonly description: string }[] {
+  const definition = cli.definitions().find((d) => d.path === `aegis ${name}`);
+  const given = new Set(argv.map((a) => a.split("=")[0]));
+  return (definition?.options ?? [])
+    .filter((o) => o.required)
+    .map((o) => ({ names: (o.definition.split(" ")[0] ?? "").split(","), description: o.description ?? "" }))
+    .filter((o) => !o.names.some((n) => given.has(n)))
+    .map((o) => ({ flag: o.names.at(-1) ?? "", description: o.description.replace(/^./, (c) => c.toLowerCase()) }));
 }
 
 /** clipanion's reasons, in the reference's words where it has them. */

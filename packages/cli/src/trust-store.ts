@@ -1,5 +1,5 @@
-import { readFile } from "node:fs/promises";
-import { checkHex, decodeUtf8, describeHexFault, trimWhiteSpace, describeIoError as ioErrorText } from "@aegis/format";
+import { existsSync } from "node:fs";
+import { checkHex, decodeUtf8, describeHexFault, readInputFile, trimWhiteSpace, describeIoError as ioErrorText } from "@aegis/format";
 import { CliError } from "./fault.js";
 
 /**
@@ -10,7 +10,7 @@ import { CliError } from "./fault.js";
 export async function readTrustStore(path: string): Promise<string[]> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = await readInputFile(path, MAX_TRUST_STORE_BYTES);
   } catch (error) {
     throw new CliError({ code: "unreadable_trust_store", path, detail: ioErrorText(error) });
   }
@@ -30,9 +30,16 @@ export async function readTrustStore(path: string): Promise<string[]> {
   return keys;
 }
 
+/** 16,000 keys and their comments (SPEC §18): far more than any deployment pins. */
+export const MAX_TRUST_STORE_BYTES = 1_048_576;
+
 /** A `--key` value: the 64-hex public key, checked before anything is read. */
 export function checkKeyArgument(value: string): string {
   const fault = checkHex(value, 64);
-  if (fault !== undefined) throw new CliError({ code: "bad_key_argument", value, detail: describeHexFault(fault) });
-  return value;
+  if (fault === undefined) return value;
+  // The cosign habit, `--key signing.pub`: say which option reads a file.
+  const detail = existsSync(value)
+    ? `${value} is a file; --key takes the key itself, and --trust-store <PATH> reads keys from a file`
+    : describeHexFault(fault);
+  throw new CliError({ code: "bad_key_argument", value, detail });
 }

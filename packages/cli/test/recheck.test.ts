@@ -28,12 +28,24 @@ const TABLE: readonly (readonly [string, string, number, readonly string[]])[] =
 ];
 
 describe("aegis recheck: the reference's fixtures, as a child process", () => {
-  it.each(TABLE)("%s on %s exits %i with the reference's lines", (policy, record, exit, lines) => {
-    const run = recheck(policy, record);
+  // The fixtures are unsigned, so only the reference's own behaviour, asked for by name, passes them.
+  it.each(TABLE)("%s on %s exits %i with the reference's lines under --unverified-ok", (policy, record, exit, lines) => {
+    const run = recheck(policy, record, "--unverified-ok");
     expect(run.stdout).toBe(`${lines.join("\n")}\n`);
     expect(run.status).toBe(exit);
     // Beyond the reference: the record's own verdict, on stderr (these fixtures are unsigned).
     expect(run.stderr).toMatch(/^record: Tampered: line at session 0 seq 0: line carries no signature\n/);
+  });
+
+  it.each(TABLE)("%s on %s without --unverified-ok: the same lines, but a record that is not Verified exits 1 [M16.6]", (policy, record, _exit, lines) => {
+    const run = recheck(policy, record);
+    expect(run.stdout).toBe(`${lines.join("\n")}\n`);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      "error: the record is not Verified (Tampered: line at session 0 seq 0: line carries no signature), so its calls' verdicts cannot pass\n",
+    );
+    expect(run.stderr).toContain("help: run `aegis verify` on the record to see where it breaks; pass --unverified-ok");
+    expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 
   it("malformed.yaml: exit 2, empty stdout, stderr starts `error: policy parse error:`", () => {
@@ -56,8 +68,37 @@ describe("aegis recheck: beyond the reference", () => {
     );
   });
 
+  it("--require-verified --json still prints its document, saying why it stopped", () => {
+    const run = recheck("unchanged.yaml", "session_clean.jsonl", "--require-verified", "--json");
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as {
+      schema: string;
+      record: { verdict: string };
+      verdicts: unknown[];
+      conclusion: string;
+      error: string;
+      exit_code: number;
+    };
+    expect(doc).toMatchObject({ schema: "aegis.recheck/1", record: { verdict: "tampered" }, verdicts: [], conclusion: "record_not_verified", exit_code: 1 });
+    expect(doc.error).toContain("--require-verified was given");
+  });
+
+  it("--json on a record that is not Verified: every verdict, conclusion record_not_verified, exit 1", () => {
+    const run = recheck("unchanged.yaml", "session_clean.jsonl", "--json");
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as { verdicts: { code: string }[]; conclusion: string; error: string; exit_code: number };
+    expect(doc.verdicts.map((v) => v.code)).toEqual(["unchanged", "unchanged", "unchanged"]);
+    expect(doc).toMatchObject({ conclusion: "record_not_verified", exit_code: 1 });
+    expect(doc.error).toContain("so its calls' verdicts cannot pass");
+    const reference = JSON.parse(recheck("unchanged.yaml", "session_clean.jsonl", "--json", "--unverified-ok").stdout) as {
+      conclusion: string;
+      exit_code: number;
+    };
+    expect(reference).toMatchObject({ conclusion: "all_unchanged", exit_code: 0 });
+  });
+
   it("--json gives every verdict with both matched rules, the counts, the record's verdict and the exit code", () => {
-    const run = recheck("new_deny.yaml", "session_clean.jsonl", "--json");
+    const run = recheck("new_deny.yaml", "session_clean.jsonl", "--json", "--unverified-ok");
     expect(run.status).toBe(1);
     const doc = JSON.parse(run.stdout) as {
       schema: string;
@@ -149,13 +190,24 @@ describe("aegis recheck: beyond the reference", () => {
 });
 
 describe("aegis recheck: found in review", () => {
-  it("a pipe is refused with a reason (the record is read twice), not rechecked as empty", () => {
+  it("a named pipe is refused with a reason (the record is read twice), not rechecked as empty", () => {
     const run = spawnSync(
       "/bin/sh",
       ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --policy '${fixture("unchanged.yaml")}' /dev/stdin`],
       { encoding: "utf8" },
     );
     expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^error: read \/dev\/stdin: not a regular file: recheck reads the record twice/);
+    expect(run.stderr).toMatch(/^error: read \/dev\/stdin: a FIFO \(named pipe\): this command reads the record twice, so give it a regular file, or - /);
+  });
+
+  it("- reads the record from standard input: the same lines as from the file", () => {
+    const fromFile = recheck("new_deny.yaml", "session_clean.jsonl", "--unverified-ok");
+    const run = spawnSync(
+      "/bin/sh",
+      ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --unverified-ok --policy '${fixture("new_deny.yaml")}' -`],
+      { encoding: "utf8" },
+    );
+    expect(run.stdout).toBe(fromFile.stdout);
+    expect(run.status).toBe(1);
   });
 });

@@ -23,6 +23,31 @@ export function aegis(args: readonly string[], options: { cwd?: string } = {}): 
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+export interface BoundedRun extends Run {
+  /** Peak resident memory of the CLI process, in MiB. */
+  readonly peakMiB: number;
+}
+
+const BOUNDED = join(ROOT, "packages/cli/test/bounded-cli.mjs");
+
+/**
+ * The real CLI with a bound on its time (a hang fails the test, it does not stall the
+ * suite) and a report of its peak memory. `input` is written to its standard input.
+ */
+export function aegisBounded(args: readonly string[], options: { timeoutMs?: number; input?: string | Buffer } = {}): BoundedRun {
+  const result = spawnSync(process.execPath, [BOUNDED, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, AEGIS_DEBUG: "" },
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
+    timeout: options.timeoutMs ?? 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
+  if (result.error !== undefined) throw new Error(`aegis ${args.join(" ")}: ${result.error.message} (killed by ${String(result.signal)})`);
+  const text = (fd: number): string => result.output[fd]?.toString("utf8") ?? "";
+  return { status: result.status, stdout: text(1), stderr: text(2), peakMiB: Number(text(3)) / 1024 };
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "aegis-cli-"));
 }

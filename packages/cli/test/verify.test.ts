@@ -93,13 +93,13 @@ describe("bad invocations: exit code, error: on stderr, never a stack trace", ()
     [
       "a bad trust store line",
       ["verify", "--trust-store", badStore, GOLDEN],
-      1,
+      2,
       /^error: trust store .*bad-store\.txt line 3 is not a public key: not a lowercase hex character at position 2\n/,
     ],
     ["an empty trust store", ["verify", "--trust-store", emptyStore, GOLDEN], 1, /^error: trust store .*empty-store\.txt holds no public keys/],
     ["an unknown command", ["verfiy", GOLDEN], 1, /^error: unknown command: verfiy\nhelp: commands: /],
     ["no command", [], 1, /^error: no command given\n/],
-    ["keygen without --out", ["keygen"], 1, /^error: keygen requires --out <PATH>\n/],
+    ["keygen without --out", ["keygen"], 1, /^error: keygen requires --out \(where to write the key file/],
     ["show with two paths", ["show", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
     ["a value given to a boolean flag", ["verify", "--json=yes", GOLDEN], 1, /^error: --json takes no value \(got "yes"\)\n/],
   ];

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { link, open, unlink, type FileHandle } from "node:fs/promises";
-import { dirname } from "node:path";
+import { link, open, readdir, unlink, type FileHandle } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { readTombstone, withPath } from "./directory.js";
@@ -73,8 +73,10 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   if (id.length !== SALT_BYTES) throw new RangeError(`a pack id is ${SALT_BYTES} bytes`);
   if (await exists(outPath)) throw new EnvelopeError({ code: "exists", path: outPath });
 
+  await removeAbandoned(outPath);
   const temporary = `${outPath}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  const handle = await io(temporary, () => open(temporary, "wx", 0o644));
+  // Named by the pack's path: a user gave that one, and a missing directory is its fault.
+  const handle = await io(outPath, () => open(temporary, "wx", 0o644));
   const missing: string[] = [];
   const mismatched: { digest: string; found: string }[] = [];
   const records: IndexRecord[] = [];
@@ -124,6 +126,28 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   } finally {
     await handle.close().catch(() => undefined);
     await unlink(temporary).catch(() => undefined);
+  }
+}
+
+/**
+ * The temporary files a killed `writePack` to `outPath` left (`<out>.tmp-<pid>-<hex>`),
+ * whose process no longer runs: removed, so a kill leaves nothing for long (SPEC §14.9).
+ */
+async function removeAbandoned(outPath: string): Promise<void> {
+  const prefix = `${basename(outPath)}.tmp-`;
+  const names = await readdir(dirname(outPath)).catch(() => [] as string[]);
+  for (const name of names) {
+    const pid = /^(\d+)-[0-9a-f]{8}$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : "")?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) await unlink(join(dirname(outPath), name)).catch(() => undefined);
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoOf(error) !== "ESRCH";
   }
 }
 

@@ -1,7 +1,8 @@
 import { closeSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { acquireLockFile, makeDirectories, syncDirectory } from "@aegis/format/durable";
+import { describeFileKind, kindOf } from "@aegis/format";
+import { acquireLockFile, makeDirectories, syncDirectory, type RecoveredLock } from "@aegis/format/durable";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
@@ -21,6 +22,7 @@ export interface OpenedStore {
   readonly files: SegmentFiles;
   readonly damage: readonly EnvelopeDamage[];
   readonly release: () => Promise<void>;
+  readonly recoveredLock: RecoveredLock | undefined;
 }
 
 /**
@@ -30,6 +32,17 @@ export interface OpenedStore {
  * written, and the segment appends continue in chosen.
  */
 export async function openStore(dir: string, create: boolean, id: Uint8Array | undefined): Promise<OpenedStore> {
+  const kind = await stat(dir).then(kindOf, () => undefined);
+  if (kind !== undefined && kind !== "directory") {
+    throw new EnvelopeError({
+      code: "not_an_envelope",
+      path: dir,
+      detail:
+        kind === "file"
+          ? "a file, not a store directory: a pack is read-only (redact in the store it was made from, then pack again)"
+          : `${describeFileKind(kind)}, not a store directory`,
+    });
+  }
   if (!create && !(await exists(join(dir, DESCRIPTOR_FILE)))) {
     throw new EnvelopeError({
       code: "not_an_envelope",
@@ -45,7 +58,8 @@ export async function openStore(dir: string, create: boolean, id: Uint8Array | u
   const opened: number[] = [];
   try {
     if (!(await exists(join(dir, DESCRIPTOR_FILE)))) {
-      const others = (await io(dir, () => readdir(dir))).filter((name) => name !== LOCK_FILE && name !== `${DESCRIPTOR_FILE}.tmp`);
+      // The lock, and what a writer killed while taking one leaves (`writer.lock.<pid>.<id>.tmp`).
+      const others = (await io(dir, () => readdir(dir))).filter((name) => !name.startsWith(LOCK_FILE) && name !== `${DESCRIPTOR_FILE}.tmp`);
       if (others.length > 0) {
         throw new EnvelopeError({
           code: "not_an_envelope",
@@ -90,7 +104,7 @@ export async function openStore(dir: string, create: boolean, id: Uint8Array | u
       active = { segment, path, fd, size: SEGMENT_HEADER_BYTES, records: [] };
     }
     files.pin(active.segment, active.fd);
-    return { salt, catalog, active, files, damage, release: lock.release };
+    return { salt, catalog, active, files, damage, release: lock.release, recoveredLock: lock.recovered };
   } catch (error) {
     for (const fd of opened) closeSync(fd);
     await lock.release();

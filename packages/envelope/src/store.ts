@@ -2,7 +2,7 @@ import { closeSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
-import { GroupCommit, messageOf } from "@aegis/format/durable";
+import { GroupCommit, messageOf, type RecoveredLock } from "@aegis/format/durable";
 import { checkDigest, readThrough, type Catalog } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { EnvelopeError, io } from "./errors.js";
@@ -65,6 +65,8 @@ export class EnvelopeStore implements EnvelopeSource {
     private readonly releaseLock: () => Promise<void>,
     segmentBytes: number,
     private readonly now: () => Date,
+    /** A stale lock this writer recovered on opening: its holder was gone (SPEC §14.6). */
+    readonly recoveredLock: RecoveredLock | undefined,
   ) {
     this.found = [...damage];
     this.segments = new SegmentWriter(path, salt, active, files, segmentBytes, (full) => this.seal(full));
@@ -85,7 +87,7 @@ export class EnvelopeStore implements EnvelopeSource {
       throw new RangeError(`segmentBytes must be an integer above ${SEGMENT_HEADER_BYTES}`);
     }
     const o = await openStore(dir, options.create !== false, options.id);
-    return new EnvelopeStore(dir, o.salt, o.catalog, o.active, o.files, o.damage, o.release, segmentBytes, options.now ?? (() => new Date()));
+    return new EnvelopeStore(dir, o.salt, o.catalog, o.active, o.files, o.damage, o.release, segmentBytes, options.now ?? (() => new Date()), o.recoveredLock);
   }
 
   /** Damage found on opening, and index writes that failed since. */

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RequestDigest } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
-import { faultOf, marked, tempDir } from "./support/stores.js";
+import { marked, tempDir } from "./support/stores.js";
 
 const CHILD = fileURLToPath(new URL("./support/put-child.mjs", import.meta.url));
 const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
@@ -60,11 +60,9 @@ describe("a writer killed while putting (SPEC §14.5)", () => {
       expect(reader.damage.filter((d) => d.code !== "torn_tail")).toEqual([]);
       await reader.close();
 
-      // The killed writer's lock is reported as stale; an operator removes it.
-      expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({ code: "locked", stale: true });
-      rmSync(join(dir, "writer.lock"));
-
+      // The killed writer's lock is stale (its pid is gone): the next writer recovers it.
       const writer = await EnvelopeStore.open(dir, { segmentBytes: 256 * 1024 });
+      expect(writer.recoveredLock).toMatchObject({ code: "dead_holder" });
       expect(writer.damage.filter((d) => d.code !== "torn_tail" || !d.cut)).toEqual([]);
       for (const d of acknowledged) expect((await writer.get(RequestDigest.parse(d))).code, d).toBe("present");
       const added = await writer.putRequest(marked(`after round ${round}`));

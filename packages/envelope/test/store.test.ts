@@ -385,11 +385,18 @@ describe("one writer per store (SPEC §14.6)", () => {
     await second.close();
   });
 
-  it("[M14.9] a lock left by a process that is gone is reported as stale, not broken", async () => {
+  it("[M14.9] a lock left by a process that is gone is recovered; a live holder's is not", async () => {
     const dir = join(tempDir(), "store");
     await (await EnvelopeStore.open(dir)).close();
-    writeFileSync(join(dir, "writer.lock"), `${JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname() })}\n`);
-    expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({ code: "locked", stale: true });
+    const host = (await import("node:os")).hostname();
+    const gone = { pid: 2 ** 22 + 12345, host };
+    writeFileSync(join(dir, "writer.lock"), `${JSON.stringify(gone)}\n`);
+    const store = await EnvelopeStore.open(dir);
+    expect(store.recoveredLock).toEqual({ code: "dead_holder", holder: gone });
+    await store.close();
+    const live = { pid: process.ppid, host };
+    writeFileSync(join(dir, "writer.lock"), `${JSON.stringify(live)}\n`);
+    expect(await faultOf(EnvelopeStore.open(dir))).toMatchObject({ code: "locked", holder: live, stale: false });
     expect(existsSync(join(dir, "writer.lock"))).toBe(true);
   });
 

@@ -25,6 +25,7 @@ export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boun
 export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { errnoOf, messageOf } from "./durable/sync.js";
 export { makeDirectories } from "./durable/files.js";
+export { InputFileError, describeFileKind, describeInputFileFault, kindOf, readInputFile, type FileKind, type InputFileFault } from "./durable/input-file.js";
 export { readRow, type ReadRow } from "./wire/row-read.js";
 export {
   JsonSyntaxError,
@@ -93,7 +94,7 @@ export {
 } from "./verify/verdict.js";
 export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
-export { ChainReadError, verifyChainBytes, verifyChainFile, type VerifyOptions } from "./verify/verify.js";
+export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
 export {
   ChainWriter,
   type Appended,
@@ -107,4 +108,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
-export { acquireLockFile, lockPathFor, type LockHolder, type LockResult } from "./durable/lock.js";
+export { acquireLockFile, lockPathFor, type LockHolder, type LockResult, type RecoveredLock } from "./durable/lock.js";

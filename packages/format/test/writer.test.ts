@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ChainWriter,
@@ -91,12 +92,50 @@ describe("one writer per file", () => {
     await writer.close();
   });
 
-  it("a lock left by a process that no longer runs is reported as stale, not broken", async () => {
+  it("a lock left by a process that no longer runs is recovered, and the writer says so", async () => {
     const path = join(tempDir(), "e.aarl");
-    writeFileSync(lockPathFor(path), JSON.stringify({ pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname() }));
-    const fault = await faultOf(open(path));
-    expect(fault).toMatchObject({ code: "locked", stale: true });
-    expect(new ChainWriterError(fault).message).toContain("the lock looks stale");
+    const gone = { pid: 2 ** 22 + 12345, host: hostname() };
+    writeFileSync(lockPathFor(path), JSON.stringify(gone));
+    const writer = await open(path);
+    expect(writer.recoveredLock).toEqual({ code: "dead_holder", holder: gone });
+    expect(JSON.parse(readFileSync(lockPathFor(path), "utf8"))).toMatchObject({ pid: process.pid, host: hostname() });
+    await writer.close();
+    expect(readdirSync(dirname(path))).toEqual(["e.aarl"]);
+  });
+
+  it("an empty or unreadable lock, which no writer leaves, is recovered", async () => {
+    for (const text of ["", '{"pid":', "\u0000\u0000"]) {
+      const path = join(tempDir(), "empty.aarl");
+      writeFileSync(lockPathFor(path), text);
+      const writer = await open(path);
+      expect(writer.recoveredLock).toEqual({ code: "unreadable" });
+      await writer.close();
+    }
+  });
+
+  it("a live holder's lock is never taken: this host's running pid, or any pid on another host", async () => {
+    for (const holder of [
+      { pid: process.ppid, host: hostname() },
+      { pid: 2 ** 22 + 12345, host: `not-${hostname()}` },
+    ]) {
+      const path = join(tempDir(), "live.aarl");
+      writeFileSync(lockPathFor(path), JSON.stringify(holder));
+      const fault = await faultOf(open(path));
+      expect(fault).toMatchObject({ code: "locked", holder, stale: false });
+      expect(JSON.parse(readFileSync(lockPathFor(path), "utf8"))).toEqual(holder);
+    }
+  });
+
+  it("two writers recovering one stale lock at once: exactly one holds the file", async () => {
+    for (let round = 0; round < 20; round++) {
+      const path = join(tempDir(), "race.aarl");
+      writeFileSync(lockPathFor(path), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname() }));
+      const results = await Promise.allSettled([open(path), open(path), open(path)]);
+      const held = results.filter((r) => r.status === "fulfilled");
+      expect(held, `round ${round}`).toHaveLength(1);
+      for (const r of results) if (r.status === "rejected") expect((r.reason as ChainWriterError).fault.code).toBe("locked");
+      for (const r of held) await r.value.close();
+    }
   });
 });
 

@@ -1,5 +1,4 @@
 import { unreachable } from "@aegis/format";
-import { readFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { decodeUtf8, type JsonValue } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -8,7 +7,7 @@ import type { CallAxes } from "./decide.js";
 import { compileGlob, type Glob } from "./glob.js";
 import { parsePointer, resolvePointer } from "./pointer.js";
 import { describePolicyProblem, type PolicyProblem } from "./problems.js";
-import { member, readYaml, type Entries, type Tree } from "./yaml-tree.js";
+import { member, readYaml, readYamlFile, type Entries, type Tree } from "./yaml-tree.js";
 
 /**
  * Bindings (SPEC §17.4, aegis-ts): how a tool's call binds the parameters a Policy Set
@@ -106,7 +105,9 @@ export function parseBindings(text: string): Bindings {
  * @throws the file system's error when it cannot be read; BindingsParseError when it is not bindings.
  */
 export async function loadBindings(path: string): Promise<Bindings> {
-  const text = decodeUtf8(await readFile(path));
+  const read = await readYamlFile(path);
+  if (!read.ok) throw new BindingsParseError([read.problem]);
+  const text = decodeUtf8(read.bytes);
   if (text === undefined) throw new BindingsParseError([{ code: "not_utf8" }]);
   return parseBindings(text);
 }

@@ -25,6 +25,7 @@ export {
 } from "./model.js";
 export { loadPolicySet, parsePolicySet, tryParsePolicySet, type PolicyParseResult } from "./parse.js";
 export { PolicyParseError, describePolicyProblem, type PolicyProblem, type PolicyProblemCode } from "./problems.js";
+export { YAML_LIMITS } from "./yaml-tree.js";
 export { PROJECTION_TAG, policySetHashOf, policySetProjection, projectPolicySet, type ProjectionSource } from "./projection.js";
 export { matchedRuleId, type Matched, type UnboundParameter } from "./select.js";
 export {

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { decodeUtf8 } from "@aegis/format";
 import { isMap, isScalar, type Node as YamlNode } from "yaml";
 import { compileGlob } from "./glob.js";
@@ -22,7 +21,7 @@ import {
 import { parsePointer } from "./pointer.js";
 import { PolicyParseError, type PolicyProblem } from "./problems.js";
 import { policySetHashOf } from "./projection.js";
-import { member, readYaml, type Entries, type Tree } from "./yaml-tree.js";
+import { member, readYaml, readYamlFile, type Entries, type Tree } from "./yaml-tree.js";
 
 /**
  * Policy Set files (SPEC §15.1, §15.2): the reference's version 1, exactly, and the aegis-ts
@@ -94,11 +93,14 @@ export function parsePolicySet(text: string): PolicySet {
 /**
  * Read a Policy Set file. The bytes must be UTF-8.
  *
- * @throws the file system's error when the file cannot be read; PolicyParseError when it is
+ * @throws the file system's error when the file cannot be read, InputFileError when the path is
+ * no regular file (a directory, FIFO or device); PolicyParseError when it is
  * not a Policy Set.
  */
 export async function loadPolicySet(path: string): Promise<PolicySet> {
-  const text = decodeUtf8(await readFile(path));
+  const read = await readYamlFile(path);
+  if (!read.ok) throw new PolicyParseError([read.problem]);
+  const text = decodeUtf8(read.bytes);
   if (text === undefined) throw new PolicyParseError([{ code: "not_utf8" }]);
   return parsePolicySet(text);
 }

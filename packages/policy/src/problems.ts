@@ -18,6 +18,9 @@ export type PolicyProblem =
       readonly feature: "alias" | "anchor" | "tag" | "multiple_documents" | "yaml_version";
     }
   | { readonly code: "empty_document" }
+  | { readonly code: "too_large"; readonly bytes: number; readonly limit: number }
+  | { readonly code: "too_deep"; readonly line: number; readonly column: number; readonly limit: number }
+  | { readonly code: "too_many"; readonly path: string; readonly count: number; readonly limit: number }
   | { readonly code: "unknown_key"; readonly path: string }
   | { readonly code: "missing_key"; readonly path: string }
   | { readonly code: "wrong_type"; readonly path: string; readonly expected: string }
@@ -47,6 +50,9 @@ export function describePolicyProblem(problem: PolicyProblem): string {
     .with({ code: "yaml_syntax" }, (p) => `line ${p.line}, column ${p.column}: ${p.message}`)
     .with({ code: "yaml_feature" }, (p) => `line ${p.line}, column ${p.column}: ${FEATURE_TEXT[p.feature]}`)
     .with({ code: "empty_document" }, () => "(root): the document is empty")
+    .with({ code: "too_large" }, (p) => `(file): ${p.bytes} bytes, over the limit of ${p.limit} bytes (SPEC §18)`)
+    .with({ code: "too_deep" }, (p) => `line ${p.line}, column ${p.column}: nested more than ${p.limit} levels deep, the limit (SPEC §18)`)
+    .with({ code: "too_many" }, (p) => `${p.path}: ${p.count} entries, over the limit of ${p.limit} (SPEC §18)`)
     .with({ code: "unknown_key" }, (p) => `${p.path}: unknown key`)
     .with({ code: "missing_key" }, (p) => `${p.path}: required`)
     .with({ code: "wrong_type" }, (p) => `${p.path}: expected ${p.expected}`)

@@ -1,4 +1,5 @@
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, visit, type Node as YamlNode, type ParsedNode } from "yaml";
+import { CST, Composer, LineCounter, Parser, isAlias, isMap, isScalar, isSeq, visit, type Node as YamlNode, type ParsedNode } from "yaml";
+import { InputFileError, readInputFile } from "@aegis/format";
 import type { PolicyProblem } from "./problems.js";
 
 /**
@@ -20,26 +21,70 @@ export type ReadYaml =
   { readonly ok: true; readonly root: ParsedNode | null; readonly tree: Tree } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /**
+ * The bounds on a YAML file this package reads (SPEC §18). A real Policy Set is a few
+ * levels deep and a few hundred rules long; the bounds are far above that and far below
+ * what exhausts the process: composing YAML costs ~100x the text in memory, and recursion
+ * per level of nesting.
+ */
+export const YAML_LIMITS = {
+  /** Bytes of text (of UTF-8; a string is bounded by its length, which is not more). */
+  bytes: 1_048_576,
+  /** Collections nested in one another, the document's own one included. */
+  depth: 32,
+  /** Entries of one list: a Policy Set's `rules`, bindings' `tools` or `roots`. */
+  entries: 10_000,
+} as const;
+
+/**
+ * The bytes of a YAML file, or the problem of one over {@link YAML_LIMITS}`.bytes`, found
+ * before a byte is read. A path that is no regular file throws {@link InputFileError}; one
+ * that cannot be read, the file system's error.
+ */
+export async function readYamlFile(
+  path: string,
+): Promise<{ readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: PolicyProblem }> {
+  try {
+    return { ok: true, bytes: await readInputFile(path, YAML_LIMITS.bytes) };
+  } catch (error) {
+    if (error instanceof InputFileError && error.fault.code === "too_large")
+      return { ok: false, problem: { code: "too_large", bytes: error.fault.size, limit: error.fault.limit } };
+    throw error;
+  }
+}
+
+/**
  * Parse `text` as one YAML document. YAML problems (syntax, several documents) end the
  * reading: the tree they leave is not the document the author wrote, so paths in it would
- * mislead. Aliases, anchors and tags are noted on the tree and validation goes on.
+ * mislead. Aliases, anchors and tags are noted on the tree and validation goes on. The
+ * bounds are checked on the parser's tokens, before anything is composed: the tokenizer
+ * keeps its own stack, the composer recurses.
  */
 export function readYaml(text: string): ReadYaml {
+  if (text.length > YAML_LIMITS.bytes) return { ok: false, problems: [{ code: "too_large", bytes: text.length, limit: YAML_LIMITS.bytes }] };
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter: lines });
-  const docs = Array.isArray(parsed) ? parsed : [];
   const at = (offset: number) => {
     const pos = lines.linePos(offset);
     return { line: pos.line, column: pos.col };
   };
+  const tokens: Token[] = [];
+  let documents = 0;
+  for (const token of new Parser(lines.addNewLine).parse(text)) {
+    // A second document is refused whatever it holds: stop before reading a thousand more.
+    if (token.type === "document" && ++documents > 1) {
+      return { ok: false, problems: [{ code: "yaml_feature", ...at(token.offset), feature: "multiple_documents" }] };
+    }
+    tokens.push(token);
+  }
+  const deep = tooDeepAt(tokens, YAML_LIMITS.depth);
+  if (deep !== undefined) return { ok: false, problems: [{ code: "too_deep", ...at(deep), limit: YAML_LIMITS.depth }] };
+  const docs = [...new Composer({ ...YAML_OPTIONS }).compose(tokens)];
   const problems: PolicyProblem[] = [];
   for (const doc of docs) {
     for (const issue of [...doc.errors, ...doc.warnings]) {
       problems.push({ code: "yaml_syntax", ...at(issue.pos[0]), message: issue.message });
     }
   }
-  const [first, second] = docs;
-  if (second !== undefined) problems.push({ code: "yaml_feature", ...at(second.range[0]), feature: "multiple_documents" });
+  const [first] = docs;
   // A `%YAML 1.1` directive would ask for other scalar meanings (`on`, `017`) than the ones read here.
   if (first?.directives?.yaml.explicit === true && first.directives.yaml.version !== "1.2") {
     problems.push({ code: "yaml_feature", ...at(0), feature: "yaml_version" });
@@ -109,8 +154,13 @@ export class Tree {
     return entries;
   }
 
+  /** A sequence of at most {@link YAML_LIMITS}`.entries` items: one over is one problem, not 300,000. */
   sequence(node: YamlNode | null, path: string): readonly (YamlNode | null)[] | undefined {
     if (!isSeq(node)) return this.wrongType(path, "a sequence");
+    if (node.items.length > YAML_LIMITS.entries) {
+      this.problems.push({ code: "too_many", path: shown(path), count: node.items.length, limit: YAML_LIMITS.entries });
+      return undefined;
+    }
     return node.items.map((item) => (isNodeValue(item) ? item : null));
   }
 
@@ -136,4 +186,25 @@ export class Tree {
 
 function isNodeValue(value: unknown): value is YamlNode {
   return isScalar(value) || isMap(value) || isSeq(value) || isAlias(value);
+}
+
+type Token = CST.Token;
+
+/** The offset of a collection nested more than `limit` deep, if any; walked without recursion. */
+function tooDeepAt(tokens: readonly Token[], limit: number): number | undefined {
+  const stack: { readonly token: Token; readonly depth: number }[] = tokens.map((token) => ({ token, depth: 0 }));
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const { token, depth } = next;
+    if (token.type === "document") {
+      if (token.value !== undefined) stack.push({ token: token.value, depth });
+      continue;
+    }
+    if (token.type !== "block-map" && token.type !== "block-seq" && token.type !== "flow-collection") continue;
+    if (depth + 1 > limit) return token.offset;
+    for (const item of token.items) {
+      if (item.key !== undefined && item.key !== null) stack.push({ token: item.key, depth: depth + 1 });
+      if (item.value !== undefined) stack.push({ token: item.value, depth: depth + 1 });
+    }
+  }
+  return undefined;
 }

@@ -1,6 +1,15 @@
 import { unreachable } from "@aegis/format";
-import { messageOf, ChainReadError, describeIoError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
-import { readFile, stat } from "node:fs/promises";
+import {
+  messageOf,
+  readInputFile,
+  ChainReadError,
+  describeIoError,
+  describeVerdict,
+  verifyChainFile,
+  type ToolSpecDigest,
+  type Verification,
+} from "@aegis/format";
+import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp";
@@ -22,8 +31,9 @@ import { AegisCommand, StdoutClosed } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
-import { checkKeyArgument } from "../trust-store.js";
+import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { readPolicy, readPolicyDir } from "../policy-file.js";
+import { rereadableRecord, type RecordInput } from "../record-input.js";
 import { verifyJson } from "../verify-report.js";
 
 export class RecheckCommand extends AegisCommand {
@@ -36,9 +46,11 @@ export class RecheckCommand extends AegisCommand {
 
       With \`--current-tools <FILE>\` (a server's \`tools/list\` answer), each line also says whether the definition of the call's tool, as its outcome recorded it (\`tool_spec_digest\`, written by \`aegis wrap\`), is the one listed now: \`; tool_spec unchanged|changed|removed|unpinned\`. A changed or removed definition counts as a change (exit 1).
 
-      With \`--as-recorded --policies <DIR>\`, each call is rechecked under the set its outcome names by \`policy_set_hash\`, among the Policy Sets in the directory. \`--envelope\` gives the request bytes that argument matchers need. \`--require-verified\` refuses a record whose verdict is not Verified.
+      With \`--as-recorded --policies <DIR>\`, each call is rechecked under the set its outcome names by \`policy_set_hash\`, among the Policy Sets in the directory. \`--envelope\` gives the request bytes that argument matchers need.
 
-      Exit codes: 0 every call unchanged, 1 some call changed (or a usage error, or nothing to recheck, or --require-verified refused the record), 2 the policy, record or Envelope could not be read, 3 some call is indeterminate (outranks 1).
+      A record that is not Verified (Tampered, or Indeterminate) never passes: its calls are rechecked and printed, but the exit code is 1 and \`--json\`'s conclusion is \`record_not_verified\`, because a verdict about forged calls is no evidence. \`--unverified-ok\` lets the policy's answer alone decide the exit code, as the reference does; \`--require-verified\` refuses such a record before rechecking anything.
+
+      Exit codes: 0 every call unchanged, 1 some call changed (or the record is not Verified, or a usage error, or nothing to recheck), 2 the policy, record or Envelope could not be read, 3 some call is indeterminate (outranks 1, not a record that is not Verified).
     `,
     examples: [
       ["Would today's policy have decided the same?", "aegis recheck --policy policy.yaml session.aarl"],
@@ -60,36 +72,63 @@ export class RecheckCommand extends AegisCommand {
   policies = Option.String("--policies", { description: "A directory of Policy Sets, for --as-recorded" });
   envelope = Option.String("--envelope", { description: "An Envelope store directory or pack, for argument matchers" });
   keys = Option.Array("--key", [], { description: "A trusted public key for verifying the record, 64 lowercase hex (repeatable)", arity: 1 });
-  requireVerified = Option.Boolean("--require-verified", false, { description: "Exit 1 unless the record verifies" });
+  trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line, for verifying the record" });
+  requireVerified = Option.Boolean("--require-verified", false, { description: "Refuse a record that is not Verified before rechecking anything" });
+  unverifiedOk = Option.Boolean("--unverified-ok", false, {
+    description: "Let the policy alone decide the exit code, even for a record that is not Verified (the reference's behaviour)",
+  });
   currentTools = Option.String("--current-tools", { description: "A server's tools/list answer: say, per call, whether its tool's definition changed since" });
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   record = Option.String({ name: "PATH" });
 
   protected async run(): Promise<ExitCode> {
-    const keys = this.keys.map(checkKeyArgument);
+    const keys = [...this.keys.map(checkKeyArgument), ...(this.trustStore === undefined ? [] : await readTrustStore(this.trustStore))];
+    if (this.trustStore !== undefined && keys.length === 0) throw new CliError({ code: "empty_trust_store", path: this.trustStore });
     const sets = await this.policySets();
     const currentTools = this.currentTools === undefined ? undefined : await readToolsList(this.currentTools, (text) => this.context.stderr.write(text));
     const target: RecheckTarget = this.asRecorded ? { code: "as_recorded", sets } : { code: "policy", policy: sets[0] ?? unreachableSet() };
-    const before = await recordStat(this.record);
-    // Opened before the long walk, so a wrong path fails at once.
-    const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
+    // Read twice (verify, then recheck): standard input is held in a file meanwhile.
+    const input = await rereadableRecord(this.record);
     try {
-      for (const d of envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
-      const verification = await this.verify(keys);
-      const verdictText = describeVerdict(verification);
-      this.context.stderr.write(`record: ${verdictText}\n`);
-      if (this.requireVerified && verification.verdict.status !== "verified") throw new CliError({ code: "not_verified", verdict: verdictText });
-      const exit = await this.recheckAll(target, sets, verification, keys.length > 0, envelope, currentTools);
-      // Two passes over one file (verify, then recheck): they must have read the same bytes.
-      const after = await recordStat(this.record);
-      if (after.size !== before.size || after.mtimeMs !== before.mtimeMs) throw new CliError({ code: "record_changed", path: this.record });
-      return exit;
+      // Opened before the long walk, so a wrong path fails at once.
+      const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
+      try {
+        return await this.verifyAndRecheck(input, keys, sets, target, envelope, currentTools);
+      } finally {
+        await envelope?.close();
+      }
     } finally {
-      await envelope?.close();
+      await input.dispose();
     }
   }
 
+  private async verifyAndRecheck(
+    input: RecordInput,
+    keys: readonly string[],
+    sets: readonly PolicySet[],
+    target: RecheckTarget,
+    envelope: EnvelopeSource | undefined,
+    currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
+  ): Promise<ExitCode> {
+    for (const d of envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+    const verification = await this.verify(input, keys);
+    const verdictText = describeVerdict(verification);
+    this.context.stderr.write(`record: ${verdictText}\n`);
+    if (this.requireVerified && verification.verdict.status !== "verified") {
+      const fault: CliFault = { code: "not_verified", verdict: verdictText, gate: "require_verified" };
+      if (this.json)
+        await this.out(`${JSON.stringify({ ...this.jsonHead(verification, keys.length > 0, sets), verdicts: [], ...faultJson(fault) }, null, 2)}\n`);
+      throw new CliError(fault);
+    }
+    const exit = await this.recheckAll(input, target, sets, verification, keys.length > 0, envelope, currentTools);
+    // Two passes over one file (verify, then recheck): they must have read the same bytes.
+    const after = await stat(input.path).catch(() => undefined);
+    if (after?.size !== input.size || after?.mtimeMs !== input.mtimeMs) throw new CliError({ code: "record_changed", path: input.shown });
+    return exit;
+  }
+
   private async recheckAll(
+    input: RecordInput,
     target: RecheckTarget,
     sets: readonly PolicySet[],
     verification: Verification,
@@ -99,8 +138,7 @@ export class RecheckCommand extends AegisCommand {
   ): Promise<ExitCode> {
     const tally = new RecheckTally();
     const specs = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
-    const size = (await recordStat(this.record)).size;
-    const progress = new Progress(this.context.stderr, "rechecking", size);
+    const progress = new Progress(this.context.stderr, "rechecking", input.size ?? 0);
     const onSkippedRow = (row: SkippedRow): void => {
       const what = match(row)
         .with({ code: "does_not_parse" }, (r) => r.detail)
@@ -109,18 +147,10 @@ export class RecheckCommand extends AegisCommand {
       this.context.stderr.write(`warning: line ${row.line} skipped: ${what}\n`);
     };
     const json = this.json;
-    if (json) {
-      const head = {
-        schema: "aegis.recheck/1",
-        record: verifyJson(verification, pinned),
-        mode: this.asRecorded ? "as_recorded" : "policy",
-        policy_set_hashes: sets.map((s) => s.hash),
-      };
-      await this.out(`${JSON.stringify(head, null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
-    }
+    if (json) await this.out(`${JSON.stringify(this.jsonHead(verification, pinned, sets), null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
     let first = true;
     try {
-      const verdicts = recheck(this.record, target, {
+      const verdicts = recheck(input.path, target, {
         ...(envelope === undefined ? {} : { envelope: (digest) => envelope.get(digest) }),
         onSkippedRow,
         onRead: (bytes) => progress.update(bytes),
@@ -143,7 +173,7 @@ export class RecheckCommand extends AegisCommand {
       const fault: CliFault =
         error instanceof EnvelopeError
           ? { code: "envelope", fault: error.fault }
-          : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+          : { code: "unreadable_record", path: input.shown, detail: describeIoError(error) };
       // Close the JSON document, so that what was printed still parses, and says why it stops.
       if (json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
       throw new CliError(fault);
@@ -159,16 +189,35 @@ export class RecheckCommand extends AegisCommand {
       .exhaustive(unreachable);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
-    const exit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
+    const policyOrSpecExit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
+    // Verdicts about a record that does not verify are about calls that may be forged: the
+    // reference passes them; here they fail unless the user asks for the reference's way.
+    const gate: CliFault | undefined =
+      verification.verdict.status === "verified" || this.unverifiedOk
+        ? undefined
+        : { code: "not_verified", verdict: describeVerdict(verification), gate: "default" };
+    const exit: ExitCode = gate === undefined ? policyOrSpecExit : exitCodeOfFault(gate);
     if (currentTools !== undefined)
       this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
     const specJson = currentTools === undefined ? "" : `,\n  "tool_specs": ${JSON.stringify(specs)}`;
+    const conclusionCode = gate === undefined ? conclusion.code : "record_not_verified";
+    const gateJson = gate === undefined ? "" : `,\n  "error": ${JSON.stringify(renderFault(gate).error)}`;
     if (json)
       await this.out(
-        `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusion.code}",\n  "exit_code": ${exit}\n}\n`,
+        `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusionCode}"${gateJson},\n  "exit_code": ${exit}\n}\n`,
       );
-    if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: this.record });
+    if (gate !== undefined) throw new CliError(gate);
+    if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: input.shown });
     return exit;
+  }
+
+  private jsonHead(verification: Verification, pinned: boolean, sets: readonly PolicySet[]): Record<string, unknown> {
+    return {
+      schema: "aegis.recheck/1",
+      record: verifyJson(verification, pinned),
+      mode: this.asRecorded ? "as_recorded" : "policy",
+      policy_set_hashes: sets.map((s) => s.hash),
+    };
   }
 
   /** The sets to recheck under; usage errors for a mode given half. */
@@ -183,32 +232,14 @@ export class RecheckCommand extends AegisCommand {
     return [await readPolicy(this.policy)];
   }
 
-  private async verify(keys: readonly string[]): Promise<Verification> {
+  private async verify(input: RecordInput, keys: readonly string[]): Promise<Verification> {
     try {
-      return await verifyChainFile(this.record, keys.length > 0 ? { trust: keys } : {});
+      return await verifyChainFile(input.path, keys.length > 0 ? { trust: keys } : {});
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error.cause) });
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
       throw error;
     }
   }
-}
-
-/** The record must be a regular file: it is read twice, and a pipe can be read only once. */
-async function recordStat(path: string): Promise<{ readonly size: number; readonly mtimeMs: number }> {
-  let info;
-  try {
-    info = await stat(path);
-  } catch (error) {
-    throw new CliError({ code: "unreadable_record", path, detail: describeIoError(error) });
-  }
-  if (!info.isFile()) {
-    throw new CliError({
-      code: "unreadable_record",
-      path,
-      detail: "not a regular file: recheck reads the record twice (verify, then recheck), so a pipe cannot be given; save it to a file first",
-    });
-  }
-  return { size: info.size, mtimeMs: info.mtimeMs };
 }
 
 function usage(message: string): CliError {
@@ -226,10 +257,7 @@ function unreachableSet(): never {
 async function readToolsList(path: string, warn: (text: string) => void): Promise<ReadonlyMap<string, ToolSpecDigest>> {
   let text: string;
   try {
-    const info = await stat(path);
-    if (!info.isFile()) throw new Error("not a regular file");
-    if (info.size > MAX_TOOLS_LIST_BYTES) throw new Error(`${info.size} bytes, over the ${MAX_TOOLS_LIST_BYTES}-byte bound for a tools/list answer`);
-    text = await readFile(path, "utf8");
+    text = (await readInputFile(path, MAX_TOOLS_LIST_BYTES)).toString("utf8");
   } catch (error) {
     throw new CliError({ code: "bad_tools_list", path, detail: describeIoError(error) });
   }
@@ -249,6 +277,11 @@ async function readToolsList(path: string, warn: (text: string) => void): Promis
 }
 
 const MAX_TOOLS_LIST_BYTES = 64 * 1024 * 1024;
+
+/** The members that close a document whose run was refused: why, and the exit code. */
+function faultJson(fault: CliFault): { readonly conclusion: string; readonly error: string; readonly exit_code: ExitCode } {
+  return { conclusion: "record_not_verified", error: renderFault(fault).error, exit_code: exitCodeOfFault(fault) };
+}
 
 /** A verdict as JSON: every field, both matched rules, nothing renamed. */
 function verdictJson(verdict: RecheckVerdict): Record<string, unknown> {

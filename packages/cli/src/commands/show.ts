@@ -3,6 +3,7 @@ import { ChainReadError, verifyChainFile, type Verification, describeIoError as 
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
+import { rereadableRecord, type RecordInput } from "../record-input.js";
 import { verifyJson, verifyText } from "../verify-report.js";
 import { entries, type Entry } from "../show/entries.js";
 import { approvalIndex } from "../show/index-pass.js";
@@ -30,12 +31,22 @@ export class ShowCommand extends AegisCommand {
   record = Option.String({ name: "PATH" });
 
   protected async run(): Promise<ExitCode> {
+    // Read twice (verify, then the entries): standard input is held in a file meanwhile.
+    const input = await rereadableRecord(this.record);
+    try {
+      return await this.show(input);
+    } finally {
+      await input.dispose();
+    }
+  }
+
+  private async show(input: RecordInput): Promise<ExitCode> {
     const index = approvalIndex();
     let verification: Verification;
     try {
-      verification = await verifyChainFile(this.record, { onLine: index.onLine });
+      verification = await verifyChainFile(input.path, { onLine: index.onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error.cause) });
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     }
     const stopped =
@@ -61,14 +72,14 @@ export class ShowCommand extends AegisCommand {
     if (this.call === undefined) {
       await this.out(head);
       let first = true;
-      for await (const entry of entries(this.record, breakLine)) {
+      for await (const entry of entries(input.path, breakLine)) {
         await this.out(emit(entry, first));
         first = false;
       }
       await this.out(tail);
       return 0;
     }
-    for await (const entry of entries(this.record, breakLine)) if (selected(entry)) held.push(entry);
+    for await (const entry of entries(input.path, breakLine)) if (selected(entry)) held.push(entry);
     if (held.length === 0) throw new CliError({ code: "no_such_call", callId: this.call });
     await this.out(head + held.map((e, i) => emit(e, i === 0)).join("") + tail);
     return 0;

@@ -1,6 +1,5 @@
-import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
-import { ChainReadError, describeIoError as ioErrorText, verifyChainFile } from "@aegis/format";
+import { ChainReadError, describeIoError as ioErrorText, verifyChainFile, verifyChainStream } from "@aegis/format";
 import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
@@ -10,6 +9,7 @@ import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { verifyJson, verifyText } from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
+import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
 
 export class VerifyCommand extends AegisCommand {
   static override paths = [["verify"]];
@@ -49,28 +49,30 @@ export class VerifyCommand extends AegisCommand {
       // as unpinned. Say so on stderr; stdout stays the reference's.
       this.fail({ code: "empty_trust_store", path: this.trustStore });
     }
-    let size = 0;
+    // With --envelope the record is read twice (verify, then its digests).
+    const input = this.envelope === undefined ? await streamedRecord(this.record) : await rereadableRecord(this.record);
     try {
-      size = (await stat(this.record)).size;
-    } catch (error) {
-      throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error) });
+      return await this.verifyInput(input, pinned, trust);
+    } finally {
+      await input.dispose();
     }
-    const progress = new Progress(this.context.stderr, "verifying", size);
+  }
+
+  private async verifyInput(input: RecordInput, pinned: boolean, trust: readonly string[]): Promise<ExitCode> {
+    const progress = new Progress(this.context.stderr, "verifying", input.size ?? 0);
     let result;
     try {
-      result = await verifyChainFile(this.record, {
-        ...(pinned ? { trust } : {}),
-        onProgress: (bytes) => progress.update(bytes),
-      });
+      const options = { ...(pinned ? { trust } : {}), onProgress: (bytes: number) => progress.update(bytes) };
+      result = input.path === STDIN ? await verifyChainStream(process.stdin, input.shown, options) : await verifyChainFile(input.path, options);
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: this.record, detail: ioErrorText(error.cause) });
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     } finally {
       progress.finish();
     }
     // The Envelope's summary is added to what verify says; it changes neither verdict nor exit
     // code, and neither does an Envelope that cannot be read: that is said on stderr.
-    const envelope = this.envelope === undefined ? undefined : await this.checkEnvelope(this.envelope);
+    const envelope = this.envelope === undefined ? undefined : await this.checkEnvelope(this.envelope, input);
     if (this.json) {
       const doc = {
         ...verifyJson(result, pinned),
@@ -85,6 +87,7 @@ export class VerifyCommand extends AegisCommand {
 
   private async checkEnvelope(
     path: string,
+    input: RecordInput,
   ): Promise<
     { readonly ok: true; readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] } | { readonly ok: false; readonly error: string }
   > {
@@ -92,7 +95,7 @@ export class VerifyCommand extends AegisCommand {
     try {
       source = await openSource(path);
       for (const d of source.damage) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
-      const tally = await checkRecordAgainst(this.record, source);
+      const tally = await checkRecordAgainst(input.path, source);
       return { ok: true, tally, damage: source.damage };
     } catch (error) {
       if (error instanceof StdoutClosed) throw error;
@@ -101,7 +104,7 @@ export class VerifyCommand extends AegisCommand {
           ? error.fault
           : error instanceof EnvelopeError
             ? { code: "envelope", fault: error.fault }
-            : { code: "unreadable_record", path: this.record, detail: ioErrorText(error) };
+            : { code: "unreadable_record", path: input.shown, detail: ioErrorText(error) };
       const { error: text, help } = renderFault(fault);
       this.context.stderr.write(`error: the Envelope was not checked: ${text}\nhelp: ${help}\n`);
       return { ok: false, error: text };

@@ -2,9 +2,10 @@ import { match } from "ts-pattern";
 import { unreachable } from "../unreachable.js";
 import { errnoOf } from "../durable/sync.js";
 import { constants } from "node:fs";
-import { chmod, open, readFile, stat } from "node:fs/promises";
+import { chmod, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDirectories } from "../durable/files.js";
+import { describeFileKind, kindOf, readInputFile } from "../durable/input-file.js";
 import { describeIoError, decodeUtf8 } from "../wire/text.js";
 import { SigningKey } from "./keys.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
@@ -39,6 +40,9 @@ export class KeyFileError extends Error {
 
 const ioDetail = describeIoError;
 
+/** A key file holds 64 hex digits and a line end; a few KiB leaves room for nothing else (SPEC §18). */
+const MAX_KEY_FILE_BYTES = 4096;
+
 /** Read a key file. Refuses a file group or others can read (mode & 0o077). */
 export async function readKeyFile(path: string): Promise<SigningKey> {
   let mode: number;
@@ -53,7 +57,7 @@ export async function readKeyFile(path: string): Promise<SigningKey> {
   }
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    bytes = await readInputFile(path, MAX_KEY_FILE_BYTES);
   } catch (error) {
     throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
   }
@@ -82,8 +86,10 @@ export async function writeKeyFile(path: string, key: SigningKey, options: { for
   const flags = constants.O_WRONLY | constants.O_CREAT | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);
   try {
     await makeDirectories(dirname(path));
-    if (options.force === true && (await exists(path)) && (await stat(path)).isDirectory()) {
-      throw new KeyFileError({ code: "exists", path });
+    const kind = await stat(path).then(kindOf, () => undefined);
+    if (kind !== undefined && kind !== "file") {
+      // --force replaces a key file; it must not be read as leave to replace anything else.
+      throw new KeyFileError({ code: "io", path, detail: `${describeFileKind(kind)}, not a key file: give --out a file path` });
     }
     const handle = await open(path, flags, 0o600);
     try {
@@ -99,15 +105,6 @@ export async function writeKeyFile(path: string, key: SigningKey, options: { for
     if (error instanceof KeyFileError) throw error;
     if (isCode(error, "EEXIST")) throw new KeyFileError({ code: "exists", path });
     throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -1,18 +1,26 @@
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { open, readFile, unlink } from "node:fs/promises";
+import { link, open, readFile, rename, unlink } from "node:fs/promises";
 import { errnoOf } from "./sync.js";
 
 /**
- * One writer per record file (SPEC §13.3): `<file>.lock`, created exclusively, holding the
- * owner's pid and host. A second writer is refused; it never interleaves.
+ * One writer per record file (SPEC §13.3) and per Envelope store (§14.6): a lock file,
+ * holding the owner's pid, host and a nonce. It is written whole under a temporary name and
+ * linked into place, so it is never seen empty: a writer killed while taking it leaves only
+ * its temporary file. A lock whose holder is provably gone (this host, and no process has
+ * its pid) or that cannot be read (a lock this code never leaves) is stale, and is
+ * recovered; a live holder's lock is never taken.
  */
 export interface LockHolder {
   readonly pid: number;
   readonly host: string;
 }
 
+/** What a recovered lock held: its holder, or nothing readable. */
+export type RecoveredLock = { readonly code: "dead_holder"; readonly holder: LockHolder } | { readonly code: "unreadable" };
+
 export type LockResult =
-  | { readonly ok: true; readonly release: () => Promise<void> }
+  | { readonly ok: true; readonly release: () => Promise<void>; readonly recovered?: RecoveredLock }
   | { readonly ok: false; readonly lockPath: string; readonly holder?: LockHolder; readonly stale: boolean };
 
 export function lockPathFor(path: string): string {
@@ -23,33 +31,32 @@ export function acquireLock(path: string): Promise<LockResult> {
   return acquireLockFile(lockPathFor(path));
 }
 
+/** A lock file is one short JSON line; more is not a lock this code wrote. */
+const MAX_LOCK_BYTES = 4096;
+
 /**
- * Take the lock file at `lockPath` (created exclusively, holding this process's pid and
- * host), or say who holds it and whether that holder looks dead. Shared by the Chain writer
- * and the Envelope store (SPEC §13.3, §14.6).
+ * Take the lock file at `lockPath`, or say who holds it. A stale lock is recovered once; if
+ * another writer takes the lock meanwhile, that writer holds it and this one is refused.
  */
 export async function acquireLockFile(lockPath: string): Promise<LockResult> {
-  const me: LockHolder = { pid: process.pid, host: hostname() };
-  try {
-    const handle = await open(lockPath, "wx", 0o644);
-    try {
-      await handle.writeFile(`${JSON.stringify(me)}\n`);
-      await handle.sync();
-    } catch (error) {
-      // An empty lock would refuse every later writer and name no holder: take it back.
-      await handle.close().catch(() => undefined);
-      await unlink(lockPath).catch(() => undefined);
-      throw error;
-    }
-    await handle.close();
-  } catch (error) {
-    if (errnoOf(error) !== "EEXIST") throw error;
-    const holder = await readHolder(lockPath);
-    return { ok: false, lockPath, ...(holder === undefined ? {} : { holder }), stale: holder !== undefined && isStale(holder) };
+  const mine = `${JSON.stringify({ pid: process.pid, host: hostname(), nonce: randomBytes(16).toString("hex") })}\n`;
+  if (await linkInPlace(lockPath, mine)) return held(lockPath, undefined);
+  const found = await readLock(lockPath);
+  if (found === undefined) {
+    // Released between our attempt and the read: try once more, as if first.
+    return (await linkInPlace(lockPath, mine)) ? held(lockPath, undefined) : refused(lockPath, await readLock(lockPath));
   }
+  const recovered: RecoveredLock | undefined =
+    found.holder === undefined ? { code: "unreadable" } : isGone(found.holder) ? { code: "dead_holder", holder: found.holder } : undefined;
+  if (recovered === undefined || !(await removeIfStill(lockPath, found.text))) return refused(lockPath, found);
+  return (await linkInPlace(lockPath, mine)) ? held(lockPath, recovered) : refused(lockPath, await readLock(lockPath));
+}
+
+function held(lockPath: string, recovered: RecoveredLock | undefined): LockResult {
   let released = false;
   return {
     ok: true,
+    ...(recovered === undefined ? {} : { recovered }),
     release: async () => {
       if (released) return;
       released = true;
@@ -58,21 +65,95 @@ export async function acquireLockFile(lockPath: string): Promise<LockResult> {
   };
 }
 
-async function readHolder(lockPath: string): Promise<LockHolder | undefined> {
+function refused(lockPath: string, found: FoundLock | undefined): LockResult {
+  const holder = found?.holder;
+  return { ok: false, lockPath, ...(holder === undefined ? {} : { holder }), stale: holder !== undefined && isGone(holder) };
+}
+
+/** Write `text` to a temporary file, sync it, and link it to `lockPath`: false if that exists. */
+async function linkInPlace(lockPath: string, text: string): Promise<boolean> {
+  const temporary = `${lockPath}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const handle = await open(temporary, "wx", 0o644);
   try {
-    const parsed: unknown = JSON.parse(await readFile(lockPath, "utf8"));
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temporary, lockPath);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === "EEXIST") return false;
+    throw error;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
+  }
+}
+
+interface FoundLock {
+  readonly text: string;
+  readonly holder?: LockHolder;
+}
+
+/** The lock's text and holder; undefined when there is no lock file (any more). */
+async function readLock(lockPath: string): Promise<FoundLock | undefined> {
+  let text: string;
+  try {
+    const handle = await open(lockPath, "r");
+    try {
+      const buffer = Buffer.alloc(MAX_LOCK_BYTES);
+      const { bytesRead } = await handle.read(buffer, 0, MAX_LOCK_BYTES, 0);
+      text = buffer.subarray(0, bytesRead).toString("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return undefined;
+    throw error;
+  }
+  const holder = holderOf(text);
+  return holder === undefined ? { text } : { text, holder };
+}
+
+function holderOf(text: string): LockHolder | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
     if (typeof parsed === "object" && parsed !== null && "pid" in parsed && "host" in parsed) {
       const { pid, host } = parsed;
-      if (typeof pid === "number" && typeof host === "string") return { pid, host };
+      if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0 && typeof host === "string") return { pid, host };
     }
   } catch {
-    // An unreadable lock still refuses the writer; it just names no holder.
+    // Not JSON: a lock this code did not write whole.
   }
   return undefined;
 }
 
-/** A lock left by a process on this host that no longer runs. Reported, never broken silently. */
-function isStale(holder: LockHolder): boolean {
+/**
+ * Remove the lock at `lockPath` if it still holds `text`. It is moved aside first (rename is
+ * atomic) and compared there: if another writer recovered it and took it meanwhile, what was
+ * moved is that writer's live lock, and it is linked back.
+ */
+async function removeIfStill(lockPath: string, text: string): Promise<boolean> {
+  const aside = `${lockPath}.${process.pid}.${randomBytes(6).toString("hex")}.stale`;
+  try {
+    await rename(lockPath, aside);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return true;
+    throw error;
+  }
+  try {
+    const moved = await readFile(aside, "utf8");
+    if (moved === text) return true;
+    await link(aside, lockPath).catch(() => undefined);
+    return false;
+  } finally {
+    await unlink(aside).catch(() => undefined);
+  }
+}
+
+/** A holder on this host whose pid no process has: it can never release the lock. */
+function isGone(holder: LockHolder): boolean {
   if (holder.host !== hostname()) return false;
   try {
     process.kill(holder.pid, 0);

@@ -1,5 +1,5 @@
 import { messageOf } from "../durable/sync.js";
-import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "../wire/row-splitter.js";
+import { MAX_ROW_BYTES, RowSplitter, readRows, streamRows, type Row } from "../wire/row-splitter.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
 
@@ -28,15 +28,31 @@ export class ChainReadError extends Error {
  * @throws ChainReadError when the file cannot be opened or read.
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
-  const walk = new ChainWalk(options);
+  return walkRows(readRows(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options);
+}
+
+/**
+ * {@link verifyChainFile} over a stream of bytes (standard input, a socket, a download),
+ * read as it comes: memory does not grow with it. `name` names it in a ChainReadError.
+ *
+ * @throws ChainReadError when the stream fails.
+ */
+export async function verifyChainStream(source: AsyncIterable<Uint8Array>, name: string, options: VerifyOptions = {}): Promise<Verification> {
+  return walkRows(streamRows(source, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), name, options);
+}
+
+function progressOf(options: VerifyOptions): (bytes: number) => void {
   let reported = 0;
-  const onRead = (bytes: number): void => {
+  return (bytes) => {
     if (options.onProgress !== undefined && bytes - reported >= 1 << 22) {
       reported = bytes;
       options.onProgress(bytes);
     }
   };
-  const rows = readRows(path, options.maxRowBytes ?? MAX_ROW_BYTES, onRead);
+}
+
+async function walkRows(rows: AsyncGenerator<Row>, name: string, options: VerifyOptions): Promise<Verification> {
+  const walk = new ChainWalk(options);
   try {
     for (;;) {
       let next: IteratorResult<Row>;
@@ -44,7 +60,7 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
         next = await rows.next();
       } catch (error) {
         // Only the reading is "could not read": a fault in the walk is not the file's.
-        throw new ChainReadError(path, error);
+        throw new ChainReadError(name, error);
       }
       if (next.done === true) break;
       walk.step(next.value);

@@ -50,7 +50,8 @@ export class ChainWalk {
   private cap: IndeterminateReason | undefined;
   private inFlight: string[] = [];
   private endsWithVerifiedClose = false;
-  private readonly keyIds: KeyId[] = [];
+  /** In first-seen order (a Set keeps it); a file may open 100,000 Sessions. */
+  private readonly keyIds = new Set<KeyId>();
   private readonly trust: ReadonlySet<string> | undefined;
   private readonly seenApprovals = new Set<string>();
   private rows = 0;
@@ -233,7 +234,7 @@ export class ChainWalk {
     // 5.5
     const bytes = fromCheckedHex(publicKey);
     const keyId = KeyId.of(bytes);
-    if (!this.keyIds.includes(keyId)) this.keyIds.push(keyId);
+    this.keyIds.add(keyId);
     // 5.6 [M8.4]: every `open` must be in a supplied trust slice, not merely one of them.
     if (this.trust !== undefined && !this.trust.has(publicKey)) {
       return tampered({ code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId });

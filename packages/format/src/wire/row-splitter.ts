@@ -60,6 +60,13 @@ export class RowSplitter {
         if (start < chunk.length) this.keep(Buffer.from(chunk.subarray(start)));
         break;
       }
+      if (nl === start && this.pending === 0 && !this.overflow) {
+        // An empty row, nothing pending: blank, and skipped without allocating (200 MB of
+        // `\n` is 200 million rows).
+        this.rowStart = this.base + nl + 1;
+        start = nl + 1;
+        continue;
+      }
       this.keep(chunk.subarray(start, nl));
       const row = this.take();
       this.rowStart = this.base + nl + 1;
@@ -106,7 +113,7 @@ export class RowSplitter {
     const length = this.pending;
     const overflow = this.overflow;
     const pieces = this.pieces;
-    this.pieces = [];
+    if (pieces.length > 0) this.pieces = [];
     this.pending = 0;
     this.overflow = false;
     if (overflow) {
@@ -155,6 +162,18 @@ export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onR
     }
   } finally {
     await handle?.close().catch(() => undefined);
+  }
+  yield* splitter.end();
+}
+
+/** The rows of a stream of bytes, as it comes. `onRead` is told how many bytes have come so far. */
+export async function* streamRows(source: AsyncIterable<Uint8Array>, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
+  const splitter = new RowSplitter(limit);
+  let total = 0;
+  for await (const chunk of source) {
+    total += chunk.length;
+    onRead?.(total);
+    yield* splitter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   }
   yield* splitter.end();
 }

@@ -7,7 +7,7 @@ import { CallLedger } from "./call-ledger.js";
 import { CanonicalFormError } from "../wire/canonical.js";
 import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "../wire/digest.js";
 import { GroupCommit, type Urgency } from "../durable/group-commit.js";
-import { acquireLock } from "../durable/lock.js";
+import { acquireLock, type RecoveredLock } from "../durable/lock.js";
 import { messageOf, syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
 import { toHex } from "../wire/hex.js";
 import type { SigningKey } from "../crypto/keys.js";
@@ -73,6 +73,8 @@ export class ChainWriter {
     private readonly key: SigningKey,
     private readonly releaseLock: () => Promise<void>,
     private readonly envelope: EnvelopeSink | undefined,
+    /** A stale lock this writer recovered on opening: its holder was gone (SPEC §13.3). */
+    readonly recoveredLock: RecoveredLock | undefined,
   ) {
     const fd = handle.fd;
     this.commit = new GroupCommit(
@@ -104,7 +106,7 @@ export class ChainWriter {
       const tail = await io(path, () => readFileTail(opened, size));
       if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope);
+      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope, lock.recovered);
       // The file was created: its directory entry must survive a crash too.
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.

@@ -4,6 +4,7 @@ import { describeIoError } from "@aegis/format";
 import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
+import { rereadableRecord } from "../../record-input.js";
 import { digestReferences } from "../../envelope/references.js";
 import { envelopeFaults, openSource } from "../../envelope/source.js";
 
@@ -34,21 +35,29 @@ export class EnvelopePackCommand extends AegisCommand {
     const wanted = new Set(this.calls);
     const seen = new Set<string>();
     const digests = new Set<string>();
+    const input = await rereadableRecord(this.record);
     try {
-      for await (const reference of digestReferences(this.record)) {
+      for await (const reference of digestReferences(input.path)) {
         if (wanted.size > 0 && (reference.callId === undefined || !wanted.has(reference.callId))) continue;
         if (reference.callId !== undefined) seen.add(reference.callId);
         digests.add(reference.digest);
       }
     } catch (error) {
-      throw new CliError({ code: "unreadable_record", path: this.record, detail: describeIoError(error) });
+      throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error) });
+    } finally {
+      await input.dispose();
     }
     const unknown = [...wanted].find((call) => !seen.has(call));
     if (unknown !== undefined) throw new CliError({ code: "no_such_call", callId: unknown });
 
     const source = await openSource(this.envelope);
     try {
-      const report = await envelopeFaults(() => writePack(source, digests, this.out_));
+      const report = await envelopeFaults(() => writePack(source, digests, this.out_)).catch((error: unknown) => {
+        // The pack's own path cannot be written: say so of --out, not of the Envelope.
+        if (error instanceof CliError && error.fault.code === "envelope" && error.fault.fault.code === "io" && error.fault.fault.path === this.out_)
+          throw new CliError({ code: "output_dir", path: this.out_, detail: error.fault.fault.detail });
+        throw error;
+      });
       await this.out(`packed ${report.entries} entries and ${report.tombstones} tombstones (${report.bytes} bytes) into ${this.out_}\n`);
       for (const digest of report.missing) this.context.stderr.write(`note: ${digest} is not in the store: left out\n`);
       for (const m of report.mismatched) this.context.stderr.write(`error: ${m.digest}: the stored bytes hash to ${m.found}: left out\n`);

@@ -4,6 +4,7 @@ import { describeIoError } from "@aegis/format";
 import { AegisCommand, StdoutClosed } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";
+import { rereadableRecord, type RecordInput } from "../../record-input.js";
 import { checkJson, checkRecordAgainst, describeCheck, describeTally, type EnvelopeTally, type ReferenceCheck } from "../../envelope/check-record.js";
 import { isLoss, openSource } from "../../envelope/source.js";
 
@@ -30,6 +31,15 @@ export class EnvelopeVerifyCommand extends AegisCommand {
   record = Option.String({ name: "PATH" });
 
   protected async run(): Promise<ExitCode> {
+    const input = await rereadableRecord(this.record);
+    try {
+      return await this.check(input);
+    } finally {
+      await input.dispose();
+    }
+  }
+
+  private async check(input: RecordInput): Promise<ExitCode> {
     const source = await openSource(this.envelope);
     try {
       const losses = source.damage.filter(isLoss);
@@ -46,13 +56,13 @@ export class EnvelopeVerifyCommand extends AegisCommand {
       };
       let tally: EnvelopeTally;
       try {
-        tally = await checkRecordAgainst(this.record, source, onCheck);
+        tally = await checkRecordAgainst(input.path, source, onCheck);
       } catch (error) {
         if (error instanceof CliError || error instanceof StdoutClosed) throw error;
         const fault: CliFault =
           error instanceof EnvelopeError
             ? { code: "envelope", fault: error.fault }
-            : { code: "unreadable_record", path: this.record, detail: describeIoError(error) };
+            : { code: "unreadable_record", path: input.shown, detail: describeIoError(error) };
         if (this.json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
         throw new CliError(fault);
       }

@@ -1,0 +1,101 @@
+import { constants } from "node:fs";
+import { open, stat, type FileHandle } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { match } from "ts-pattern";
+import { unreachable } from "../unreachable.js";
+
+/**
+ * Reading a whole file a user names (a Policy Set, a trust store, an index), bounded: a
+ * device, FIFO or directory is refused by type before a byte is read, a regular file by
+ * size, and no more than the limit is ever read even when the file grows meanwhile. A file
+ * read whole without this can take the process's memory (`--policy /dev/zero`) or block it
+ * for ever (a FIFO nobody writes).
+ */
+
+/** What a path is, when it is not a regular file. */
+export type FileKind = "directory" | "fifo" | "character_device" | "block_device" | "socket" | "other";
+
+export type InputFileFault =
+  | { readonly code: "not_regular"; readonly path: string; readonly kind: FileKind }
+  | { readonly code: "too_large"; readonly path: string; readonly size: number; readonly limit: number };
+
+/** An input refused for what it is. Its message, for after the path: `read <path>: <message>` (SPEC §18). */
+export class InputFileError extends Error {
+  override readonly name = "InputFileError";
+  constructor(readonly fault: InputFileFault) {
+    super(describeInputFileFault(fault));
+  }
+}
+
+export function describeInputFileFault(fault: InputFileFault): string {
+  return match(fault)
+    .with({ code: "not_regular" }, (f) => `not a regular file (${describeFileKind(f.kind)})`)
+    .with({ code: "too_large" }, (f) => `${f.size} bytes, over the limit of ${f.limit} bytes`)
+    .exhaustive(unreachable);
+}
+
+/** `a directory`, `a FIFO (named pipe)`, ...: for `<path> is <this>`. */
+export function describeFileKind(kind: FileKind): string {
+  return KIND_TEXT[kind];
+}
+
+const KIND_TEXT: Readonly<Record<FileKind, string>> = {
+  directory: "a directory",
+  fifo: "a FIFO (named pipe)",
+  character_device: "a character device",
+  block_device: "a block device",
+  socket: "a socket",
+  other: "not a file",
+};
+
+export function kindOf(info: Stats): FileKind | "file" {
+  if (info.isFile()) return "file";
+  if (info.isDirectory()) return "directory";
+  if (info.isFIFO()) return "fifo";
+  if (info.isCharacterDevice()) return "character_device";
+  if (info.isBlockDevice()) return "block_device";
+  if (info.isSocket()) return "socket";
+  return "other";
+}
+
+/**
+ * The bytes of the regular file at `path`, at most `limit` of them. Throws
+ * {@link InputFileError} for a path that is no regular file or is larger than `limit`, and
+ * the file system's error (ENOENT, ELOOP, EACCES...) as it is.
+ */
+export async function readInputFile(path: string, limit: number): Promise<Buffer> {
+  // stat before open: opening a FIFO for reading blocks until a writer comes.
+  checkRegular(path, await stat(path), limit);
+  // O_NONBLOCK: if the path was swapped for a FIFO since, open returns at once.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    checkRegular(path, info, limit);
+    return await readAtMost(handle, path, info.size, limit);
+  } finally {
+    await handle.close();
+  }
+}
+
+function checkRegular(path: string, info: Stats, limit: number): void {
+  const kind = kindOf(info);
+  if (kind !== "file") throw new InputFileError({ code: "not_regular", path, kind });
+  if (info.size > limit) throw new InputFileError({ code: "too_large", path, size: info.size, limit });
+}
+
+/** Reads until end of file, refusing once more than `limit` bytes came (the file grew). */
+async function readAtMost(handle: FileHandle, path: string, size: number, limit: number): Promise<Buffer> {
+  let buffer = Buffer.allocUnsafe(Math.min(limit + 1, Math.max(size + 1, 4096)));
+  let length = 0;
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > limit) throw new InputFileError({ code: "too_large", path, size: length, limit });
+      const grown = Buffer.allocUnsafe(Math.min(limit + 1, buffer.length * 2));
+      buffer.copy(grown, 0, 0, length);
+      buffer = grown;
+    }
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+    if (bytesRead === 0) return buffer.subarray(0, length);
+    length += bytesRead;
+  }
+}
