@@ -71,6 +71,8 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     position: where,
     coverage: v.coverage ?? null,
     key_ids: v.key_ids,
+    trust_label: v.trust,
+    // The same value under its first name, kept so that aegis.verify/1 readers go on working.
     trust: v.trust,
     pinned,
     in_flight: inFlight(v),

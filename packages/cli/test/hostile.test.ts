@@ -119,6 +119,25 @@ describe("files read whole are bounded by type and size (SPEC §18)", () => {
   });
 });
 
+describe("a vectors directory is read as a manifest says, and no further", () => {
+  it("a manifest that is a device: refused as not a regular file, exit 2", () => {
+    const dir = tempDir();
+    symlinkSync("/dev/zero", join(dir, "manifest.json"));
+    refused(aegisBounded(["vectors", dir]), 2, /^error: cannot run the vectors in .*manifest\.json: not a regular file \(a character device\)\n/);
+  });
+
+  it("an input path outside the directory: that vector fails, nothing read there", () => {
+    const dir = tempDir();
+    const vector = { id: "escape", kind: "policy", input: { policy: "../../../../etc/passwd", decisions: [] }, expected: { result: "valid" } };
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify({ schema: "aegis.vectors/1", vectors: [vector] }));
+    // That vector fails, naming why; the others would still run.
+    const run = aegisBounded(["vectors", dir]);
+    expect(run.stdout).toMatch(/^FAIL escape\n[\s\S]*vector escape names \.\.\/\.\.\/\.\.\/\.\.\/etc\/passwd, outside the vectors directory/);
+    expect(run.stdout).not.toContain("root:");
+    expect(run.status).toBe(1);
+  });
+});
+
 describe("records made to be slow", () => {
   it("200 MB of empty rows: read in bounded time and memory, Indeterminate like an empty file", () => {
     const path = join(tempDir(), "empty-rows.aarl");

@@ -2,7 +2,7 @@ import { open, readdir, stat, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { EnvelopeDamage } from "./damage.js";
 import { readDescriptor, segmentHeaderFault } from "./descriptor.js";
-import { withPath } from "./directory.js";
+import { missingSegments, withPath } from "./directory.js";
 import { EnvelopeError, io } from "./errors.js";
 import { sameHex } from "@aegis/format";
 import {
@@ -13,6 +13,7 @@ import {
   PACK_TRAILER_MAGIC,
   SALT_BYTES,
   SEGMENT_HEADER_BYTES,
+  missingRuns,
   segmentFileName,
   segmentNumberOf,
 } from "./layout.js";
@@ -119,14 +120,9 @@ async function checkDirectory(dir: string, tally: Tally): Promise<void> {
     .map((name) => segmentNumberOf(name, ".seg"))
     .filter((n): n is number => n !== undefined)
     .sort((a, b) => a - b);
-  const last = numbers.at(-1) ?? 0;
-  const present = new Set(numbers);
-  for (let segment = 1; segment <= last; segment++) {
+  for (const run of missingRuns(numbers)) tally.damage.push(missingSegments(dir, run));
+  for (const segment of numbers) {
     const file = join(dir, segmentFileName(segment));
-    if (!present.has(segment)) {
-      tally.damage.push({ code: "missing_segment", path: file });
-      continue;
-    }
     await withHandle(file, async (handle, size) => {
       if (size < SEGMENT_HEADER_BYTES) {
         if (size > 0) tally.damage.push({ code: "torn_tail", path: file, offset: 0, length: size, cut: false });

@@ -14,8 +14,12 @@ export type EnvelopeDamage =
   | { readonly code: "index_rebuilt"; readonly path: string; readonly detail: string }
   /** A file header that is not what its name says; its frames were still read. */
   | { readonly code: "damaged_header"; readonly path: string; readonly offset: number; readonly detail: string }
-  /** A segment the numbering says should exist and does not: its entries are lost. */
-  | { readonly code: "missing_segment"; readonly path: string }
+  /**
+   * Segments the numbering says should exist and do not: their entries are lost. One
+   * damage per run of consecutive numbers, from `path` through `through` (`count` files):
+   * an empty `99999999.seg` must not make a hundred million reports.
+   */
+  | { readonly code: "missing_segment"; readonly path: string; readonly through: string; readonly count: number }
   /** An index the writer could not write: the next open scans its segment instead. */
   | { readonly code: "index_not_written"; readonly path: string; readonly detail: string };
 
@@ -27,7 +31,11 @@ export function describeDamage(damage: EnvelopeDamage): string {
     .with({ code: "torn_tail" }, (d) => `${d.path}: torn tail at byte ${d.offset} (${d.length} bytes${d.cut ? ", cut off" : ""})`)
     .with({ code: "index_rebuilt" }, (d) => `${d.path}: index not used (${d.detail}); the frames were scanned instead`)
     .with({ code: "damaged_header" }, (d) => `${d.path}: damaged header at byte ${d.offset}: ${d.detail}`)
-    .with({ code: "missing_segment" }, (d) => `${d.path}: segment missing; its entries are lost`)
+    .with({ code: "missing_segment" }, (d) =>
+      d.count === 1
+        ? `${d.path}: segment missing; its entries are lost`
+        : `${d.path} through ${d.through}: ${d.count} segments missing; their entries are lost`,
+    )
     .with({ code: "index_not_written" }, (d) => `${d.path}: index not written (${d.detail}); the next open scans the segment`)
     .exhaustive(unreachable);
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { EnvelopeError, io } from "./errors.js";
 import { sha256Of } from "./hash.js";
-import { replaceFileDurably } from "@aegis/format/durable";
+import { InputFileError, readInputFile, replaceFileDurably } from "@aegis/format/durable";
 import { DESCRIPTOR_BYTES, DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, FORMAT_VERSION, SALT_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./layout.js";
 
 /**
@@ -27,7 +26,12 @@ export function encodeDescriptor(salt: Uint8Array): Buffer {
 /** The store id of the store in `dir`; refuses a descriptor that is damaged or of another version. */
 export async function readDescriptor(dir: string): Promise<Buffer> {
   const path = join(dir, DESCRIPTOR_FILE);
-  const bytes = await io(path, () => readFile(path));
+  // Read no more than a descriptor and a little: a device or a huge file is no descriptor.
+  const bytes = await io(path, () => readInputFile(path, 4096)).catch((error: unknown) => {
+    if (error instanceof EnvelopeError && error.cause instanceof InputFileError)
+      throw new EnvelopeError({ code: "damaged_descriptor", path, detail: error.cause.message });
+    throw error;
+  });
   if (bytes.length < 10 || bytes.toString("latin1", 0, 8) !== DESCRIPTOR_MAGIC) {
     throw new EnvelopeError({ code: "not_an_envelope", path, detail: `the descriptor does not start with "${DESCRIPTOR_MAGIC}"` });
   }

@@ -1,4 +1,4 @@
-import { open, readdir, readFile, type FileHandle } from "node:fs/promises";
+import { open, readdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { Catalog } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
@@ -6,7 +6,18 @@ import { segmentHeaderFault, readDescriptor } from "./descriptor.js";
 import { io, ioError } from "./errors.js";
 import { readHead, readPrefix } from "./frame.js";
 import { decodeIndex, type IndexRecord } from "./index-file.js";
-import { FRAME_PREFIX_BYTES, SEGMENT_HEADER_BYTES, indexFileName, segmentFileName, segmentNumberOf } from "./layout.js";
+import {
+  ENTRY_HEAD_BYTES,
+  FRAME_PREFIX_BYTES,
+  INDEX_HEADER_BYTES,
+  INDEX_RECORD_BYTES,
+  SEGMENT_HEADER_BYTES,
+  indexFileName,
+  missingRuns,
+  segmentFileName,
+  segmentNumberOf,
+} from "./layout.js";
+import { InputFileError, readInputFile } from "@aegis/format/durable";
 import { scanFrames } from "./scan.js";
 import { WindowReader, readAt } from "./window.js";
 
@@ -59,16 +70,38 @@ export async function loadDirectory(dir: string, keepRecords: boolean): Promise<
   const catalog = new Catalog();
   const damage: EnvelopeDamage[] = [];
   const segments: SegmentState[] = [];
-  for (let segment = 1; segment <= last; segment++) {
+  for (const run of missingRuns([...segmentNumbers, last + 1])) damage.push(missingSegments(dir, run));
+  for (const segment of [...segmentNumbers].sort((a, b) => a - b)) {
     const path = join(dir, segmentFileName(segment));
-    if (!segmentNumbers.has(segment)) {
-      damage.push({ code: "missing_segment", path });
-      continue;
-    }
     const indexPath = indexNumbers.has(segment) ? join(dir, indexFileName(segment)) : undefined;
     segments.push(await loadSegment({ segment, path, indexPath, salt, catalog, damage, keepRecords, isLast: segment === lastSegment }));
   }
   return { dir, salt, catalog, segments, damage, highest: last };
+}
+
+/**
+ * An index's bytes, or why they were not read: an index is never longer than the records
+ * its segment can hold (one per smallest frame), so a larger one, or one that is no regular
+ * file (a symlink to /dev/zero), is not read at all (SPEC §18).
+ */
+async function readIndexBytes(indexPath: string, segmentSize: number): Promise<Buffer | string> {
+  const frames = Math.max(0, Math.floor((segmentSize - SEGMENT_HEADER_BYTES) / (FRAME_PREFIX_BYTES + ENTRY_HEAD_BYTES)));
+  try {
+    return await readInputFile(indexPath, INDEX_HEADER_BYTES + frames * INDEX_RECORD_BYTES);
+  } catch (error) {
+    if (error instanceof InputFileError) return error.fault.code === "too_large" ? `${error.message}, more than its segment can index` : error.message;
+    throw ioError(indexPath, error);
+  }
+}
+
+/** One damage for a run of absent segment numbers. */
+export function missingSegments(dir: string, run: { readonly first: number; readonly last: number }): EnvelopeDamage {
+  return {
+    code: "missing_segment",
+    path: join(dir, segmentFileName(run.first)),
+    through: join(dir, segmentFileName(run.last)),
+    count: run.last - run.first + 1,
+  };
 }
 
 interface SegmentLoad {
@@ -100,8 +133,11 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
     let scanFrom = SEGMENT_HEADER_BYTES;
     if (load.indexPath !== undefined) {
       const indexPath = load.indexPath;
-      const bytes = await io(indexPath, () => readFile(indexPath));
-      const index = decodeIndex(bytes, salt, { segment, fileSize: size, firstFrame: SEGMENT_HEADER_BYTES });
+      const bytes = await readIndexBytes(indexPath, size);
+      const index =
+        typeof bytes === "string"
+          ? { ok: false as const, detail: bytes }
+          : decodeIndex(bytes, salt, { segment, fileSize: size, firstFrame: SEGMENT_HEADER_BYTES });
       if (index.ok) {
         for (const record of index.records) {
           // Only a tombstone needs its frame read; an entry is taken as the index says.
@@ -115,6 +151,15 @@ async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
         scanFrom = index.covered;
       } else {
         damage.push({ code: "index_rebuilt", path: indexPath, detail: index.detail });
+        // A valid index says frames reached further than the file now does: they are lost.
+        if (index.covered !== undefined)
+          damage.push({
+            code: "damaged_frame",
+            path,
+            offset: size,
+            length: index.covered - size,
+            detail: `the segment ends at byte ${size}, but its index covered ${index.covered} bytes: the frames past the end are lost`,
+          });
       }
     }
 

@@ -47,7 +47,8 @@ export function encodeIndex(salt: Uint8Array, segment: number, covered: number, 
 
 export type IndexRead =
   | { readonly ok: true; readonly covered: number; readonly records: readonly IndexRecord[] }
-  | { readonly ok: false; readonly detail: string; readonly version?: number };
+  /** `covered`: set when an index that checks covers more than the file holds (it was cut short). */
+  | { readonly ok: false; readonly detail: string; readonly version?: number; readonly covered?: number };
 
 /**
  * Decode an index block and check it against what it claims to describe (SPEC §14.4,
@@ -69,8 +70,8 @@ export function decodeIndex(
     return { ok: false, detail: "index checksum does not match" };
   if (bytes.readUInt32BE(12) !== expected.segment) return { ok: false, detail: `index names segment ${bytes.readUInt32BE(12)}` };
   const covered = Number(bytes.readBigUInt64BE(16));
-  if (covered < expected.firstFrame || covered > expected.fileSize)
-    return { ok: false, detail: `index covers ${covered} bytes of a ${expected.fileSize}-byte file` };
+  if (covered > expected.fileSize) return { ok: false, detail: `index covers ${covered} bytes of a ${expected.fileSize}-byte file`, covered };
+  if (covered < expected.firstFrame) return { ok: false, detail: `index covers ${covered} bytes of a ${expected.fileSize}-byte file` };
   const records: IndexRecord[] = [];
   let after = expected.firstFrame;
   for (let i = 0; i < count; i++) {

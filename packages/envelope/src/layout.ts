@@ -66,3 +66,18 @@ export function segmentNumberOf(name: string, suffix: ".seg" | ".idx"): number |
 export function valueOffsetOf(frame: number): number {
   return frame + FRAME_PREFIX_BYTES + ENTRY_HEAD_BYTES;
 }
+
+/**
+ * The runs of segment numbers from 1 to the highest of `present` that are absent, in order,
+ * found without visiting each absent number (the highest may be 99999999).
+ */
+export function missingRuns(present: Iterable<number>): { readonly first: number; readonly last: number }[] {
+  const sorted = [...new Set(present)].sort((a, b) => a - b);
+  const runs: { first: number; last: number }[] = [];
+  let expected = 1;
+  for (const n of sorted) {
+    if (n > expected) runs.push({ first: expected, last: n - 1 });
+    expected = n + 1;
+  }
+  return runs;
+}

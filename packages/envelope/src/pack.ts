@@ -8,7 +8,19 @@ import { EnvelopeError, exists, io, ioError } from "./errors.js";
 import { framePrefix } from "./frame.js";
 import { encodeHead } from "./head.js";
 import { decodeIndex, encodeIndex, type IndexRecord } from "./index-file.js";
-import { FORMAT_VERSION, PACK_HEADER_BYTES, PACK_MAGIC, PACK_TRAILER_BYTES, PACK_TRAILER_MAGIC, SALT_BYTES, valueOffsetOf } from "./layout.js";
+import {
+  ENTRY_HEAD_BYTES,
+  FORMAT_VERSION,
+  FRAME_PREFIX_BYTES,
+  INDEX_HEADER_BYTES,
+  INDEX_RECORD_BYTES,
+  PACK_HEADER_BYTES,
+  PACK_MAGIC,
+  PACK_TRAILER_BYTES,
+  PACK_TRAILER_MAGIC,
+  SALT_BYTES,
+  valueOffsetOf,
+} from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
 import { errnoOf, syncDirectory } from "@aegis/format/durable";
@@ -299,7 +311,13 @@ async function readPackIndex(handle: FileHandle, path: string, id: Uint8Array, s
   const indexOffset = Number(trailer.readBigUInt64BE(0));
   if (indexOffset < PACK_HEADER_BYTES || indexOffset > size - PACK_TRAILER_BYTES)
     return { ok: false, detail: `the trailer points at byte ${indexOffset}`, framesEnd: size };
-  const bytes = Buffer.alloc(size - PACK_TRAILER_BYTES - indexOffset);
+  // An index holds one record per frame before it, each frame at least a prefix and a head:
+  // a trailer pointing at byte 32 of a 1 GiB pack must not make a 1 GiB allocation.
+  const length = size - PACK_TRAILER_BYTES - indexOffset;
+  const most = INDEX_HEADER_BYTES + Math.floor((indexOffset - PACK_HEADER_BYTES) / (FRAME_PREFIX_BYTES + ENTRY_HEAD_BYTES)) * INDEX_RECORD_BYTES;
+  if (length > most)
+    return { ok: false, detail: `the trailer points at byte ${indexOffset}, leaving ${length} bytes of index for at most ${most}`, framesEnd: size };
+  const bytes = Buffer.alloc(length);
   await io(path, () => readAt(handle, bytes, indexOffset));
   const index = decodeIndex(bytes, id, { segment: 0, fileSize: indexOffset, firstFrame: PACK_HEADER_BYTES });
   if (!index.ok) return { ok: false, detail: index.detail, framesEnd: indexOffset };

@@ -140,6 +140,25 @@ describe("put and get (SPEC §14.1)", () => {
   });
 });
 
+describe("a reader beside a live writer (SPEC §14.1)", () => {
+  it("finds what the writer put after the reader opened, in the same segment and in a new one", async () => {
+    const dir = join(tempDir(), "store");
+    const writer = await EnvelopeStore.open(dir, { segmentBytes: 4096 });
+    const early = await writer.putRequest(marked("early"));
+    const reader = await openEnvelope(dir);
+    const later = await writer.putRequest(marked("later"));
+    expect((await reader.get(later)).code).toBe("present");
+    const many: RequestDigest[] = [];
+    for (let i = 0; i < 80; i++) many.push(await writer.putRequest(marked(`more ${i}`)));
+    expect(readdirSync(dir).filter((n) => n.endsWith(".seg")).length).toBeGreaterThan(1);
+    for (const d of [early, ...many]) expect((await reader.get(d)).code, d).toBe("present");
+    // A digest no one put is still missing, after one look.
+    expect((await reader.get(RequestDigest.of(text("never put")))).code).toBe("missing");
+    await reader.close();
+    await writer.close();
+  });
+});
+
 describe("reading re-hashes (SPEC §14.1)", () => {
   it("[M14.3] a flipped byte in a stored value reads as digest_mismatch, with the digest asked for and what the bytes hash to", async () => {
     const dir = join(tempDir(), "store");

@@ -113,7 +113,8 @@ export async function loadPolicySet(path: string): Promise<PolicySet> {
 function readVersion(tree: Tree, top: Entries): { readonly supported: PolicyVersion | undefined; readonly rules: PolicyVersion } {
   const node = top.get("version");
   if (node === undefined) return { supported: 1, rules: 1 };
-  const value = tree.integer(node, "version", -U64_MAX, U64_MAX);
+  // Any integer that is not 1 or 2 is a version this build does not read, however large.
+  const value = isScalar(node) && typeof node.value === "bigint" ? node.value : tree.integer(node, "version", 0n, 0n);
   if (value === 1n) return { supported: 1, rules: 1 };
   if (value === 2n) return { supported: 2, rules: 2 };
   if (value !== undefined) tree.problems.push({ code: "unsupported_version", path: "version", found: value.toString() });

@@ -122,6 +122,8 @@ describe("version 1 Policy Sets (SPEC §15.1)", () => {
     expect(messagesOf("default: yes\n")).toEqual(["default: expected allow or deny"]);
     expect(messagesOf("version: 1.0\n")).toEqual(["version: expected an integer"]);
     expect(messagesOf('version: "1"\n')).toEqual(["version: expected an integer"]);
+    // An integer beyond u64 is still an integer, and a version this build does not read.
+    expect(problemsOf("version: 18446744073709551616\n")).toEqual([{ code: "unsupported_version", path: "version", found: "18446744073709551616" }]);
     expect(policy("rules:", "  - id: a", "    action: allow", "    priority: 0x10").rules[0]?.priority).toBe(16);
   });
 

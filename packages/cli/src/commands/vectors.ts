@@ -2,6 +2,7 @@ import { messageOf } from "@aegis/format";
 import { fileURLToPath } from "node:url";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
+import { CliError, renderFault } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";
 import { readManifest } from "../vectors/manifest.js";
 import { runVector, type VectorResult } from "../vectors/run.js";
@@ -38,7 +39,8 @@ export class VectorsCommand extends AegisCommand {
         result = await runVector(dir, vector);
       } catch (error) {
         // A vector whose input cannot be read fails; the others still run.
-        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: messageOf(error) } };
+        const text = error instanceof CliError ? renderFault(error.fault).error : messageOf(error);
+        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: text } };
       }
       results.push(result);
     }

@@ -1,5 +1,4 @@
-import { messageOf, describeIoError } from "@aegis/format";
-import { readFile } from "node:fs/promises";
+import { messageOf, describeIoError, readInputFile } from "@aegis/format";
 import { join } from "node:path";
 import { CliError } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";
@@ -148,12 +147,15 @@ export interface Manifest {
 
 const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck", "relay"]);
 
+/** A manifest is a list of file names and answers: 64 MiB is far above any (SPEC §18). */
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+
 /** Read and shape-check a manifest; a file that is not one is a usage-level fault (exit 2). */
 export async function readManifest(dir: string): Promise<Manifest> {
   const path = join(dir, "manifest.json");
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = (await readInputFile(path, MAX_MANIFEST_BYTES)).toString("utf8");
   } catch (error) {
     throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
   }

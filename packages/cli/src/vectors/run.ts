@@ -1,12 +1,14 @@
 import { unreachable } from "@aegis/format";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
 import {
   ChainWriter,
   JsonSyntaxError,
+  describeIoError,
+  readInputFile,
   LineHash,
   SigningKey,
   describeVerdict,
@@ -17,6 +19,7 @@ import {
   verifyingKey,
 } from "@aegis/format";
 import { exitCodeOfVerdict } from "../exit-code.js";
+import { CliError } from "../fault.js";
 import { openEnvelope } from "@aegis/envelope";
 import {
   RateWindows,
@@ -48,26 +51,49 @@ import type {
   Vector,
 } from "./manifest.js";
 
+/** The bound on a vector's input file read whole (SPEC §18): far above any vector's. */
+const MAX_VECTOR_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `relative` under `dir`, or a bad_vectors fault: a manifest names files inside its own
+ * directory, never `../../etc/passwd` or an absolute path.
+ */
+function inside(dir: string, relative: string, id: string): string {
+  const full = resolve(dir, relative);
+  const within = relativePath(resolve(dir), full);
+  if (isAbsolute(relative) || within === "" || within.startsWith("..") || isAbsolute(within))
+    throw new CliError({ code: "bad_vectors", path: join(dir, "manifest.json"), detail: `vector ${id} names ${relative}, outside the vectors directory` });
+  return full;
+}
+
+async function readVectorFile(path: string): Promise<Buffer> {
+  try {
+    return await readInputFile(path, MAX_VECTOR_FILE_BYTES);
+  } catch (error) {
+    throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
+  }
+}
+
 /** One vector's outcome: what was expected and what this implementation answered. */
 export type VectorResult =
   { readonly id: string; readonly passed: true } | { readonly id: string; readonly passed: false; readonly expected: unknown; readonly actual: unknown };
 
 /** Run one vector against this implementation. Input files are read relative to `dir`. */
 export async function runVector(dir: string, vector: Vector): Promise<VectorResult> {
+  const at = (relative: string): string => inside(dir, relative, vector.id);
+  const text = async (relative: string): Promise<string> => (await readVectorFile(at(relative))).toString("utf8");
   const actual = await match(vector)
-    .with({ kind: "canonical" }, async (v) => canonicalAnswer(await readFile(join(dir, v.input.row), "utf8")))
-    .with({ kind: "ed25519" }, async (v) => ed25519Answer(JSON.parse(await readFile(join(dir, v.input.case), "utf8")) as Ed25519Case))
-    .with({ kind: "chain" }, (v) => chainAnswer(join(dir, v.input.record), v.input.trust))
-    .with({ kind: "envelope" }, (v) => envelopeAnswer(join(dir, v.input.record), join(dir, v.input.envelope)))
-    .with({ kind: "policy" }, async (v) => policyAnswer(await readFile(join(dir, v.input.policy), "utf8"), v.input.decisions))
-    .with({ kind: "recheck" }, (v) =>
-      recheckAnswer(join(dir, v.input.record), join(dir, v.input.policy), v.input.envelope === null ? null : join(dir, v.input.envelope)),
-    )
+    .with({ kind: "canonical" }, async (v) => canonicalAnswer(await text(v.input.row)))
+    .with({ kind: "ed25519" }, async (v) => ed25519Answer(JSON.parse(await text(v.input.case)) as Ed25519Case))
+    .with({ kind: "chain" }, (v) => chainAnswer(at(v.input.record), v.input.trust))
+    .with({ kind: "envelope" }, (v) => envelopeAnswer(at(v.input.record), at(v.input.envelope)))
+    .with({ kind: "policy" }, async (v) => policyAnswer(await text(v.input.policy), v.input.decisions))
+    .with({ kind: "recheck" }, (v) => recheckAnswer(at(v.input.record), at(v.input.policy), v.input.envelope === null ? null : at(v.input.envelope)))
     .with({ kind: "relay" }, async (v) =>
       relayAnswer(
-        JSON.parse(await readFile(join(dir, v.input.transcript), "utf8")) as RelayTranscript,
-        v.input.policy === null ? null : await readFile(join(dir, v.input.policy), "utf8"),
-        v.input.bindings === null ? null : await readFile(join(dir, v.input.bindings), "utf8"),
+        JSON.parse(await text(v.input.transcript)) as RelayTranscript,
+        v.input.policy === null ? null : await text(v.input.policy),
+        v.input.bindings === null ? null : await text(v.input.bindings),
       ),
     )
     .exhaustive(unreachable);
