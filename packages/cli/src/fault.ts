@@ -113,7 +113,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     }))
     .with({ code: "writer" }, (f) => ({
       error: describeWriterFault(f.fault),
-      help: "check the output directory and that no other aegis process is writing there",
+      help:
+        f.fault.code === "torn_tail"
+          ? `run \`aegis repair ${f.fault.path}\`: it moves the torn bytes aside, keeps every whole line, and the next Session chains to the last one`
+          : "check the output directory and that no other aegis process is writing there",
     }))
     .with({ code: "no_such_call" }, (f) => ({ error: `no call ${f.callId} in this record`, help: "run `aegis show <PATH>` to list the calls" }))
     .with({ code: "bad_vectors" }, (f) => ({
@@ -189,7 +192,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "wrap" }, (f) => ({
       error: describeWrapFault(f.fault),
       help: match(f.fault)
-        .with({ code: "writer" }, () => "check --audit: its directory must be writable, and no other aegis process may be writing the file")
+        .with({ code: "writer" }, (w) =>
+          w.error.fault.code === "torn_tail"
+            ? `run \`aegis repair ${w.error.fault.path}\` first: a crash left its last line torn`
+            : "check --audit: its directory must be writable, and no other aegis process may be writing the file",
+        )
         .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
         .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")

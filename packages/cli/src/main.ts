@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { DemoCommand } from "./commands/demo.js";
 import { KeygenCommand } from "./commands/keygen.js";
+import { RepairCommand } from "./commands/repair.js";
 import { ShowCommand } from "./commands/show.js";
 import { EnvelopeGetCommand } from "./commands/envelope/get.js";
 import { EnvelopePackCommand } from "./commands/envelope/pack.js";
@@ -69,6 +70,7 @@ const COMMAND_CLASSES = {
   recheck: RecheckCommand,
   show: ShowCommand,
   keygen: KeygenCommand,
+  repair: RepairCommand,
   demo: DemoCommand,
   vectors: VectorsCommand,
   "envelope verify": EnvelopeVerifyCommand,

@@ -153,7 +153,7 @@ describe("aegis demo", () => {
 });
 
 describe("help and version", () => {
-  it.each(["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])(
+  it.each(["verify", "recheck", "keygen", "repair", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])(
     "aegis %s --help prints usage with examples to stdout, exit 0",
     (command) => {
       const run = aegis([...command.split(" "), "--help"]);
@@ -167,7 +167,19 @@ describe("help and version", () => {
   it("aegis --help lists every command; --version prints the version", () => {
     const help = aegis(["--help"]);
     expect(help.status).toBe(0);
-    for (const command of ["verify", "recheck", "keygen", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])
+    for (const command of [
+      "verify",
+      "recheck",
+      "keygen",
+      "repair",
+      "show",
+      "demo",
+      "vectors",
+      "envelope verify",
+      "envelope get",
+      "envelope redact",
+      "envelope pack",
+    ])
       expect(help.stdout).toContain(`aegis ${command}`);
     const version = aegis(["--version"]);
     expect(version.status).toBe(0);

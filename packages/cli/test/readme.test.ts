@@ -6,13 +6,24 @@ import { ROOT, aegis } from "./support.js";
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 
 describe("README", () => {
-  it.each(["verify", "recheck", "envelope verify", "envelope get", "envelope redact", "envelope pack", "vectors", "keygen", "show", "demo", "wrap", "approve"])(
-    "holds `aegis %s --help` exactly as the command prints it",
-    (command) => {
-      const help = aegis([...command.split(" "), "--help"]).stdout.trimEnd();
-      expect(readme).toContain(`\`\`\`\n${help}\n\`\`\``);
-    },
-  );
+  it.each([
+    "verify",
+    "recheck",
+    "envelope verify",
+    "envelope get",
+    "envelope redact",
+    "envelope pack",
+    "vectors",
+    "keygen",
+    "repair",
+    "show",
+    "demo",
+    "wrap",
+    "approve",
+  ])("holds `aegis %s --help` exactly as the command prints it", (command) => {
+    const help = aegis([...command.split(" "), "--help"]).stdout.trimEnd();
+    expect(readme).toContain(`\`\`\`\n${help}\n\`\`\``);
+  });
 
   it("Quick start holds exactly two commands: the demo and the tests", () => {
     const quick = /## Quick start\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";

@@ -1,52 +1,24 @@
-import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RequestDigest } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
+import { assertBuilt, runUntilKilled } from "./support/children.js";
 import { marked, tempDir } from "./support/stores.js";
 
 const CHILD = fileURLToPath(new URL("./support/put-child.mjs", import.meta.url));
-const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
-
-/** The child runs the built package: refuse to test an older build than the sources. */
-function assertBuilt(): void {
-  const built = statSync(join(PACKAGE, "dist", ".tsbuildinfo")).mtimeMs;
-  const newest = Math.max(...readdirSync(join(PACKAGE, "src")).map((n) => statSync(join(PACKAGE, "src", n)).mtimeMs));
-  if (newest > built) throw new Error("packages/envelope/dist is older than its sources: run `npx tsc -b packages/envelope` first");
-}
 
 /** Start the child, let it acknowledge `acknowledged` puts, then SIGKILL it mid-stream. */
-function putUntilKilled(dir: string, acknowledged: number): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, dir], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    let killed = false;
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      out += chunk;
-      if (!killed && out.split("\n").length - 2 >= acknowledged) {
-        killed = true;
-        child.kill("SIGKILL");
-      }
-    });
-    child.stderr.on("data", (chunk: Buffer) => void (err += chunk.toString()));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      if (signal !== "SIGKILL") return reject(new Error(`the child ended by itself (${String(code)}): ${err}`));
-      // Only whole lines: a digest cut short by the kill was not acknowledged to anyone.
-      const lines = out.split("\n").slice(0, -1);
-      expect(lines[0]).toBe("ready");
-      resolve(lines.slice(1));
-    });
-  });
+async function putUntilKilled(dir: string, acknowledged: number): Promise<string[]> {
+  const lines = await runUntilKilled(CHILD, [dir], (_line, count) => count - 1 >= acknowledged);
+  expect(lines[0]).toBe("ready");
+  return lines.slice(1);
 }
 
 describe("a writer killed while putting (SPEC §14.5)", () => {
   it("[M14.8] leaves a store that opens, keeps every acknowledged entry, and accepts new puts", { timeout: 120_000 }, async () => {
-    assertBuilt();
+    assertBuilt("format", "envelope");
     const dir = join(tempDir(), "store");
     const acknowledged: string[] = [];
     for (const [round, count] of [300, 700, 150].entries()) {

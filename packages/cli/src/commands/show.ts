@@ -8,6 +8,9 @@ import { verifyJson, verifyText } from "../verify-report.js";
 import { entries, type Entry } from "../show/entries.js";
 import { approvalIndex } from "../show/index-pass.js";
 import { renderEntry } from "../show/render.js";
+import { callBytes, renderCallBytes } from "../show/envelope-view.js";
+import { isLoss, openSource } from "../envelope/source.js";
+import { describeDamage, type EnvelopeSource } from "@aegis/envelope";
 
 export class ShowCommand extends AegisCommand {
   static override paths = [["show"]];
@@ -17,30 +20,40 @@ export class ShowCommand extends AegisCommand {
     details: `
       Verifies the record first (unpinned; use \`aegis verify --key\` to check whose it is) and prints the verdict, then every Session and every call in file order: its tool, the decision axes the policy saw, the policy verdict and matched rule, the capability and execution outcome, the digests of the request, response and policy set, and links between a parked call, the decision that answered it, and the call that resumed under it. Lines of types this version does not know are shown, not dropped. Entries after a break in the chain are marked as not verified.
 
+      With \`--envelope\`, each call also shows the request and response bytes the Envelope holds for its digests (re-hashed as they are read): as text when they are UTF-8, else their size (\`--json\` gives the whole text, or base64), or why there are none: missing, redacted (when and why), or altered.
+
       Exit code 0 when the record was read (whatever its verdict: \`aegis verify\` is the gate), 1 for a usage error or an unknown \`--call\`, 2 when it cannot be read.
     `,
     examples: [
       ["Everything in a record", "aegis show session.aarl"],
       ["One call and its approval links", "aegis show --call call-3 session.aarl"],
       ["As JSON", "aegis show --json session.aarl"],
+      ["One call with the bytes it sent and got back", "aegis show --call call-3 --envelope session.envelope session.aarl"],
     ],
   });
 
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   call = Option.String("--call", { description: "Show only the call with this call_id" });
+  envelope = Option.String("--envelope", { description: "Also show each call's request and response bytes, from this Envelope store or pack" });
   record = Option.String({ name: "PATH" });
 
   protected async run(): Promise<ExitCode> {
     // Read twice (verify, then the entries): standard input is held in a file meanwhile.
     const input = await rereadableRecord(this.record);
     try {
-      return await this.show(input);
+      const source = this.envelope === undefined ? undefined : await openSource(this.envelope);
+      try {
+        for (const d of source?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+        return await this.show(input, source);
+      } finally {
+        await source?.close();
+      }
     } finally {
       await input.dispose();
     }
   }
 
-  private async show(input: RecordInput): Promise<ExitCode> {
+  private async show(input: RecordInput, source: EnvelopeSource | undefined): Promise<ExitCode> {
     const index = approvalIndex();
     let verification: Verification;
     try {
@@ -63,8 +76,11 @@ export class ShowCommand extends AegisCommand {
 
     // One call is small: hold it, so that an unknown --call prints nothing to stdout.
     const held: Entry[] = [];
-    const emit = (entry: Entry, first: boolean): string =>
-      this.json ? `${first ? "\n" : ",\n"}${JSON.stringify(entry)}` : `\n${renderEntry(entry, index.links)}`;
+    const emit = async (entry: Entry, first: boolean): Promise<string> => {
+      const bytes = source === undefined || entry.kind !== "call" ? undefined : await callBytes(source, entry);
+      if (this.json) return `${first ? "\n" : ",\n"}${JSON.stringify(bytes === undefined ? entry : { ...entry, envelope: bytes })}`;
+      return `\n${renderEntry(entry, index.links)}${bytes === undefined ? "" : `\n${renderCallBytes(bytes)}`}`;
+    };
     const head = this.json
       ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[`
       : verifyText(verification);
@@ -73,7 +89,7 @@ export class ShowCommand extends AegisCommand {
       await this.out(head);
       let first = true;
       for await (const entry of entries(input.path, breakLine)) {
-        await this.out(emit(entry, first));
+        await this.out(await emit(entry, first));
         first = false;
       }
       await this.out(tail);
@@ -81,7 +97,9 @@ export class ShowCommand extends AegisCommand {
     }
     for await (const entry of entries(input.path, breakLine)) if (selected(entry)) held.push(entry);
     if (held.length === 0) throw new CliError({ code: "no_such_call", callId: this.call });
-    await this.out(head + held.map((e, i) => emit(e, i === 0)).join("") + tail);
+    const shown: string[] = [];
+    for (const [i, e] of held.entries()) shown.push(await emit(e, i === 0));
+    await this.out(head + shown.join("") + tail);
     return 0;
   }
 }
