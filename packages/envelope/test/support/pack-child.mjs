@@ -10,4 +10,5 @@ for await (const entry of source.entries()) digests.push(entry.digest);
 process.stdout.write("packing\n");
 await writePack(source, digests, out);
 process.stdout.write("packed\n");
-await new Promise(() => {}); // wait to be killed, as the test expects
+// Held open until killed: an unsettled await alone would let Node exit (code 13).
+setInterval(() => {}, 60_000);

@@ -10,4 +10,5 @@ for (const digest of digests) {
   await store.redact(digest, "killed test");
   process.stdout.write(`${digest}\n`);
 }
-await new Promise(() => {});
+// Held open until killed: an unsettled await alone would let Node exit (code 13).
+setInterval(() => {}, 60_000);
