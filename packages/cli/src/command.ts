@@ -38,7 +38,15 @@ export abstract class AegisCommand extends Command {
     const stdout = this.context.stdout;
     if (stdoutClosed(stdout)) throw new StdoutClosed();
     try {
-      if (!stdout.write(text)) await Promise.race([once(stdout, "drain"), once(stdout, "close")]);
+      if (!stdout.write(text)) {
+        // The listener that loses the race is removed, or each wait would leave two behind.
+        const done = new AbortController();
+        try {
+          await Promise.race([once(stdout, "drain", { signal: done.signal }), once(stdout, "close", { signal: done.signal })]);
+        } finally {
+          done.abort();
+        }
+      }
     } catch (error) {
       if (isEpipe(error)) throw new StdoutClosed();
       throw error;

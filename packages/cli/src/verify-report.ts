@@ -17,10 +17,23 @@ import { exitCodeOfVerdict, type ExitCode } from "./exit-code.js";
  * `in_flight` line per call when the reason is an unanchored tail. No paths, no times.
  */
 export function verifyText(v: Verification): string {
+  return [...verifyTextParts(v)].join("");
+}
+
+/**
+ * {@link verifyText} in parts of at most a thousand lines, to be written one by one: a file
+ * can leave a million calls in flight, and their lines joined would be one huge string.
+ */
+export function* verifyTextParts(v: Verification): Generator<string> {
   const lines = [describeVerdict(v), ...v.key_ids.map((id) => `key_id ${id}`)];
   if (v.coverage !== undefined) lines.push(`coverage session ${v.coverage.session_index} seq ${v.coverage.seq}`);
-  for (const call of inFlight(v)) lines.push(`in_flight ${call}`);
-  return `${lines.join("\n")}\n`;
+  yield `${lines.join("\n")}\n`;
+  const calls = inFlight(v);
+  for (let from = 0; from < calls.length; from += 1000)
+    yield `${calls
+      .slice(from, from + 1000)
+      .map((call) => `in_flight ${call}\n`)
+      .join("")}`;
 }
 
 function inFlight(v: Verification): readonly string[] {
@@ -81,4 +94,48 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     head: v.head ?? null,
     exit_code: exitCode,
   };
+}
+
+/**
+ * `JSON.stringify(doc, null, indent)` in parts: the lists of calls in flight (`in_flight`,
+ * and the reason's own; a million call ids in a hostile file) are written a thousand
+ * entries at a time instead of inside one huge string. `doc` is a verify document, or one
+ * that holds it as `verification` (`show`).
+ */
+export function* verifyJsonParts(doc: Record<string, unknown>, indent: 0 | 2): Generator<string> {
+  const lists: (readonly unknown[])[] = [];
+  const mark = (calls: unknown): unknown => {
+    if (!Array.isArray(calls) || calls.length === 0) return calls;
+    lists.push(calls);
+    return `\u0000list ${lists.length - 1}\u0000`;
+  };
+  const markVerify = (v: Record<string, unknown>): Record<string, unknown> => {
+    const reason = v["reason"];
+    return {
+      ...v,
+      ...(typeof reason === "object" && reason !== null && "in_flight" in reason ? { reason: { ...reason, in_flight: mark(reason.in_flight) } } : {}),
+      ...("in_flight" in v ? { in_flight: mark(v["in_flight"]) } : {}),
+    };
+  };
+  const inner = doc["verification"];
+  const marked = typeof inner === "object" && inner !== null ? { ...doc, verification: markVerify(inner as Record<string, unknown>) } : markVerify(doc);
+  const text = indent === 0 ? JSON.stringify(marked) : JSON.stringify(marked, null, indent);
+  const pieces = text.split(/"\\u0000list (\d+)\\u0000"/);
+  for (const [i, piece] of pieces.entries()) {
+    if (i % 2 === 0) {
+      yield piece;
+      continue;
+    }
+    // Where the marker stood: its line's indentation is the list's closing bracket's.
+    const before = pieces[i - 1] ?? "";
+    const pad = indent === 0 ? "" : (/\n( *)[^\n]*$/.exec(before)?.[1] ?? "");
+    const calls = lists[Number(piece)] ?? [];
+    yield "[";
+    for (let from = 0; from < calls.length; from += 1000)
+      yield calls
+        .slice(from, from + 1000)
+        .map((call, j) => `${from + j === 0 ? "" : ","}${indent === 0 ? "" : `\n${pad}  `}${JSON.stringify(call)}`)
+        .join("");
+    yield indent === 0 ? "]" : `\n${pad}]`;
+  }
 }

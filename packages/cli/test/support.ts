@@ -40,7 +40,7 @@ export function aegisBounded(args: readonly string[], options: { timeoutMs?: num
     env: { ...process.env, AEGIS_DEBUG: "" },
     stdio: ["pipe", "pipe", "pipe", "pipe"],
     timeout: options.timeoutMs ?? 60_000,
-    maxBuffer: 64 * 1024 * 1024,
+    maxBuffer: 512 * 1024 * 1024,
     ...(options.input === undefined ? {} : { input: options.input }),
   });
   if (result.error !== undefined) throw new Error(`aegis ${args.join(" ")}: ${result.error.message} (killed by ${String(result.signal)})`);

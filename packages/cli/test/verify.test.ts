@@ -189,6 +189,13 @@ describe("--json (schema aegis.verify/1, documented in the README)", () => {
     });
   });
 
+  it("a document with calls in flight, written in parts, is byte for byte JSON.stringify's (two spaces)", () => {
+    for (const file of ["external/rust-aegis/indeterminate/unanchored_tail.aarl", "chains/verified_unpinned.aarl"]) {
+      const out = aegis(["verify", "--json", vector(file)]).stdout;
+      expect(out).toBe(`${JSON.stringify(JSON.parse(out), null, 2)}\n`);
+    }
+  });
+
   it("the same answer as the text form", () => {
     for (const file of ["chains/torn_final_line.aarl", "chains/duplicate_decision.aarl", "chains/verified_rotated_pinned.aarl"]) {
       const text = aegis(["verify", vector(file)]);

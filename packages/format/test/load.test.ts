@@ -55,9 +55,12 @@ describe("load (issue 12)", () => {
     expect(result.lines).toBe(2 + 2 * 64_000);
     const lines = readLines(path);
     // One chain: seq counts 0, 1, 2, ... with no gap or repeat.
-    expect(lines.every((line, i) => line.seq === i)).toBe(true);
+    expect(lines.every((line, i) => line["seq"] === i)).toBe(true);
     const byCall = new Map<string, string[]>();
-    for (const line of lines) if (line.call_id !== undefined) byCall.set(line.call_id, [...(byCall.get(line.call_id) ?? []), line.line_type]);
+    for (const line of lines) {
+      const callId = line["call_id"];
+      if (typeof callId === "string") byCall.set(callId, [...(byCall.get(callId) ?? []), String(line["line_type"])]);
+    }
     expect(byCall.size).toBe(64_000);
     expect([...byCall.values()].every((types) => types.join() === "intent,outcome")).toBe(true);
   });

@@ -4,7 +4,7 @@ import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { rereadableRecord, type RecordInput } from "../record-input.js";
-import { verifyJson, verifyText } from "../verify-report.js";
+import { verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { entries, type Entry } from "../show/entries.js";
 import { approvalIndex } from "../show/index-pass.js";
 import { renderEntry } from "../show/render.js";
@@ -81,12 +81,23 @@ export class ShowCommand extends AegisCommand {
       if (this.json) return `${first ? "\n" : ",\n"}${JSON.stringify(bytes === undefined ? entry : { ...entry, envelope: bytes })}`;
       return `\n${renderEntry(entry, index.links)}${bytes === undefined ? "" : `\n${renderCallBytes(bytes)}`}`;
     };
-    const head = this.json
-      ? `{"schema":"aegis.show/1","verification":${JSON.stringify(verifyJson(verification, false))},"entries":[`
-      : verifyText(verification);
+    // The head in parts: a file can leave a million calls in flight in the verification.
+    const writeHead = async (): Promise<void> => {
+      if (!this.json) {
+        for (const part of verifyTextParts(verification)) await this.out(part);
+        return;
+      }
+      // `{"schema":...,"verification":{...}}` with its closing brace left for the entries.
+      let last = "";
+      for (const part of verifyJsonParts({ schema: "aegis.show/1", verification: verifyJson(verification, false) }, 0)) {
+        if (last !== "") await this.out(last);
+        last = part;
+      }
+      await this.out(`${last.slice(0, -1)},"entries":[`);
+    };
     const tail = this.json ? "\n]}\n" : "\n";
     if (this.call === undefined) {
-      await this.out(head);
+      await writeHead();
       let first = true;
       for await (const entry of entries(input.path, breakLine)) {
         await this.out(await emit(entry, first));
@@ -99,7 +110,8 @@ export class ShowCommand extends AegisCommand {
     if (held.length === 0) throw new CliError({ code: "no_such_call", callId: this.call });
     const shown: string[] = [];
     for (const [i, e] of held.entries()) shown.push(await emit(e, i === 0));
-    await this.out(head + shown.join("") + tail);
+    await writeHead();
+    await this.out(shown.join("") + tail);
     return 0;
   }
 }

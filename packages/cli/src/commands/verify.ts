@@ -6,7 +6,7 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import { verifyJson, verifyText } from "../verify-report.js";
+import { verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
@@ -78,9 +78,11 @@ export class VerifyCommand extends AegisCommand {
         ...verifyJson(result, pinned),
         ...(envelope === undefined ? {} : { envelope: envelope.ok ? { summary: envelope.tally, damage: envelope.damage } : { error: envelope.error } }),
       };
-      await this.out(`${JSON.stringify(doc, null, 2)}\n`);
+      for (const part of verifyJsonParts(doc, 2)) await this.out(`${part}`);
+      await this.out("\n");
     } else {
-      await this.out(`${verifyText(result)}${envelope?.ok === true ? `${describeTally(envelope.tally)}\n` : ""}`);
+      for (const part of verifyTextParts(result)) await this.out(part);
+      if (envelope?.ok === true) await this.out(`${describeTally(envelope.tally)}\n`);
     }
     return exitCodeOfVerdict(result.verdict);
   }

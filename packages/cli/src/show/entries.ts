@@ -31,6 +31,23 @@ export type Entry =
     }
   | { readonly kind: "unreadable"; readonly line: number; readonly detail: string };
 
+/** What an intent leaves for its outcome's entry: copies, not slices of the row. */
+interface Pending {
+  readonly call_id: string;
+  readonly tool_id: string;
+  readonly request_digest: string;
+  readonly at: Position;
+  readonly row: number;
+}
+
+/** The bounds on calls held waiting for their outcome (SPEC §18). */
+const MAX_PENDING_CALLS = 100_000;
+const MAX_PENDING_CHARS = 32 * 1024 * 1024;
+
+function detached(s: string): string {
+  return Buffer.from(s, "utf16le").toString("utf16le");
+}
+
 /**
  * Read the file again and yield entries in file order. An intent waits for its outcome
  * (calls in flight are the only thing held), so memory stays bounded. Entries from row
@@ -39,20 +56,44 @@ export type Entry =
  */
 export async function* entries(path: string, breakLine: number | undefined): AsyncGenerator<Entry> {
   const afterBreak = (line: number): boolean => breakLine !== undefined && line >= breakLine;
-  let pending = new Map<string, { readonly line: IntentLine; readonly at: Position; readonly row: number }>();
+  let pending = new Map<string, Pending>();
+  let pendingChars = 0;
+
+  function inFlightEntry(p: Pending): Entry {
+    return {
+      kind: "call",
+      call_id: p.call_id,
+      tool_id: p.tool_id,
+      intent: { at: p.at, line: p.row },
+      request_digest: p.request_digest,
+      after_break: afterBreak(p.row),
+    };
+  }
 
   function* flushPending(): Generator<Entry> {
-    for (const p of pending.values()) {
-      yield {
-        kind: "call",
-        call_id: p.line.call_id,
-        tool_id: p.line.tool_id,
-        intent: { at: p.at, line: p.row },
-        request_digest: p.line.request_digest,
-        after_break: afterBreak(p.row),
-      };
-    }
+    for (const p of pending.values()) yield inFlightEntry(p);
     pending = new Map();
+    pendingChars = 0;
+  }
+
+  /**
+   * Hold an intent until its outcome, within bounds: past them the oldest waiting call is
+   * shown as in flight, and an outcome that comes later is shown on its own (issue 12: a
+   * file of a million unanswered intents must not be held whole).
+   */
+  function* hold(line: IntentLine, at: Position, row: number): Generator<Entry> {
+    const p: Pending = { call_id: detached(line.call_id), tool_id: detached(line.tool_id), request_digest: detached(line.request_digest), at, row };
+    const old = pending.get(p.call_id);
+    if (old !== undefined) pendingChars -= old.call_id.length + old.tool_id.length;
+    pending.set(p.call_id, p);
+    pendingChars += p.call_id.length + p.tool_id.length;
+    while (pending.size > MAX_PENDING_CALLS || pendingChars > MAX_PENDING_CHARS) {
+      const [oldest] = pending.values();
+      if (oldest === undefined) break;
+      pending.delete(oldest.call_id);
+      pendingChars -= oldest.call_id.length + oldest.tool_id.length;
+      yield inFlightEntry(oldest);
+    }
   }
 
   function* handle(row: RecordRow): Generator<Entry> {
@@ -90,11 +131,14 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
         };
         return;
       case "intent":
-        pending.set(t.line.call_id, { line: t.line, at, row: row.row });
+        yield* hold(t.line, at, row.row);
         return;
       case "outcome": {
         const intent = pending.get(t.line.call_id);
-        pending.delete(t.line.call_id);
+        if (intent !== undefined) {
+          pending.delete(t.line.call_id);
+          pendingChars -= intent.call_id.length + intent.tool_id.length;
+        }
         yield {
           kind: "call",
           call_id: t.line.call_id,

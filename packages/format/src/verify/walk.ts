@@ -191,7 +191,8 @@ export class ChainWalk {
       case "intent": {
         // Never signed: the next signature covers it through prev_hash (SPEC §5.1).
         const callId = value["call_id"];
-        if (typeof callId === "string") this.inFlight.push(callId);
+        // A copy: the parsed string is a slice of its row, and would keep the whole row alive.
+        if (typeof callId === "string") this.inFlight.push(detached(callId));
         return undefined;
       }
       case "checkpoint": {
@@ -283,6 +284,11 @@ export class ChainWalk {
     }
     return fault;
   }
+}
+
+/** `s` in memory of its own (UTF-16 round trip: every JS string, lone surrogates too). */
+function detached(s: string): string {
+  return Buffer.from(s, "utf16le").toString("utf16le");
 }
 
 function malformed(line: number, detail: string): Stop {
