@@ -1,7 +1,8 @@
+import { spawnSync } from "node:child_process";
 import { closeSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { GOLDEN, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, aegisBounded, tempDir, vector, type BoundedRun } from "./support.js";
+import { BIN, GOLDEN, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, aegisBounded, tempDir, vector, type BoundedRun } from "./support.js";
 
 /**
  * Inputs made to hang or exhaust the CLI (issue 12's findings), each run as a child process
@@ -50,6 +51,42 @@ describe("paths that are no record file are refused before a byte is read", () =
     symlinkSync(join(dir, "b"), join(dir, "a"));
     symlinkSync(join(dir, "a"), join(dir, "b"));
     refused(aegisBounded(["verify", join(dir, "a")]), 2, /^error: read .*a: Too many levels of symbolic links/);
+  });
+});
+
+describe("deep nesting and FIFOs", () => {
+  it("a record row nested 500,000 deep: the reference's recursion limit, a verdict, no crash", () => {
+    const path = join(tempDir(), "deep.aarl");
+    writeFileSync(path, `${"[".repeat(500_000)}${"]".repeat(500_000)}\n`);
+    const run = aegisBounded(["verify", path]);
+    expect(run.stdout).toBe("Indeterminate: final line 1 does not parse; torn write\n");
+    expect(run.status).toBe(3);
+    expect(run.peakMiB).toBeLessThan(MEMORY_MIB);
+    const show = aegisBounded(["show", path]);
+    expect(show.stdout).toContain("line 1 cannot be read: not JSON: recursion limit exceeded");
+  });
+
+  it("--current-tools nested 100,000 deep: read, no tool pinned from it, no crash", () => {
+    const tools = join(tempDir(), "tools.json");
+    writeFileSync(tools, `{"tools":[{"name":"deep","inputSchema":${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}}]}`);
+    const run = aegisBounded(["recheck", "--unverified-ok", "--policy", POLICY, "--current-tools", tools, RECORD]);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+    expect(run.stderr).toContain("tool_spec: 0 unchanged, 0 changed, 0 removed, 3 unpinned");
+    expect(run.peakMiB).toBeLessThan(MEMORY_MIB);
+  });
+
+  it("a FIFO as --policy is refused at once, not waited on; as the record of verify it is read as a pipe", () => {
+    const dir = tempDir();
+    const fifo = join(dir, "fifo");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    refused(
+      aegisBounded(["recheck", "--policy", fifo, RECORD], { timeoutMs: 30_000 }),
+      2,
+      /^error: read policy .*fifo: not a regular file \(a FIFO \(named pipe\)\)\n/,
+    );
+    const run = spawnSync("/bin/sh", ["-c", `cat '${GOLDEN}' > '${fifo}' & node '${BIN}' verify '${fifo}'`], { encoding: "utf8", timeout: 30_000 });
+    expect(run.stdout).toMatch(/^Verified \(unpinned\)\n/);
+    expect(run.status).toBe(0);
   });
 });
 
