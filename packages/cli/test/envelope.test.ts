@@ -210,6 +210,28 @@ describe("aegis recheck --envelope: argument matchers read the request bytes (SP
   });
 });
 
+describe("aegis envelope verify --full: damage under a valid index", () => {
+  it("an altered entry the record does not name: unseen without --full, found with it (exit 1, file and offset)", async () => {
+    const f = await writeFixture();
+    const extra = await EnvelopeStore.open(f.store);
+    const digest = await extra.putRequest(bytes("an entry no record names, extra-unique"));
+    await extra.close();
+    alterStored(f.store, "extra-unique");
+    const plain = aegis(["envelope", "verify", "--envelope", f.store, f.record]);
+    expect(plain.status).toBe(0);
+    const full = aegis(["envelope", "verify", "--full", "--envelope", f.store, f.record]);
+    expect(full.stdout).toMatch(new RegExp(`\\nfull: ${digest} digest_mismatch found=[0-9a-f]{64} at .*\\.seg byte \\d+\\n`));
+    expect(full.stdout).toMatch(/\nfull: \d+ entries read, \d+ verified, 1 mismatched, /);
+    expect(full.status).toBe(1);
+    const json = JSON.parse(aegis(["envelope", "verify", "--full", "--json", "--envelope", f.store, f.record]).stdout) as {
+      full: { mismatched: { digest: string }[] };
+      exit_code: number;
+    };
+    expect(json.full.mismatched.map((m) => m.digest)).toEqual([digest]);
+    expect(json.exit_code).toBe(1);
+  });
+});
+
 describe("found in review", () => {
   it("redact never creates a store where there is none", () => {
     const dir = join(tempDir(), "not-a-store");

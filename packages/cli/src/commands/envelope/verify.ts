@@ -1,12 +1,12 @@
 import { Command, Option } from "clipanion";
-import { EnvelopeError, describeDamage } from "@aegis/envelope";
+import { EnvelopeError, checkEnvelope, describeDamage, type EnvelopeCheck } from "@aegis/envelope";
 import { describeIoError } from "@aegis/format";
 import { AegisCommand, StdoutClosed } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";
 import { rereadableRecord, type RecordInput } from "../../record-input.js";
 import { checkJson, checkRecordAgainst, describeCheck, describeTally, type EnvelopeTally, type ReferenceCheck } from "../../envelope/check-record.js";
-import { isLoss, openSource } from "../../envelope/source.js";
+import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
 
 export class EnvelopeVerifyCommand extends AegisCommand {
   static override paths = [["envelope", "verify"]];
@@ -16,6 +16,8 @@ export class EnvelopeVerifyCommand extends AegisCommand {
     details: `
       Reads the record row by row and, for every \`request_digest\` and \`response_digest\` it names (each call's request once), asks the Envelope for the bytes and re-hashes them. Prints one line per digest: where the record names it, then \`present\`, \`missing\`, \`digest_mismatch found=<hex>\` or \`redacted at <time>: <reason>\`; then a summary. Damage found in the Envelope's files (a damaged frame, a torn tail) is reported on stderr with its file and byte offset; the entries around it are still read.
 
+      Opening trusts an index that checks, so damage under it shows only when a damaged entry is read. \`--full\` also reads every frame of the Envelope and re-hashes every value, named by the record or not, and reports what that finds: frames whose bytes do not hash to their digest (with file and byte offset), damage, and redactions whose bytes are still on disk; it reads everything, so it takes as long as the Envelope is large.
+
       This does not verify the record's signatures: run \`aegis verify\` for that (\`aegis verify --envelope\` does both).
 
       Exit codes: 0 nothing mismatches (missing and redacted entries are reported, not failures), 1 some bytes do not hash to their digest (or a usage error), 2 the record or the Envelope could not be read, or the Envelope is damaged.
@@ -23,10 +25,12 @@ export class EnvelopeVerifyCommand extends AegisCommand {
     examples: [
       ["Check a live store", "aegis envelope verify --envelope session.envelope session.aarl"],
       ["Check a pack someone handed over, as JSON", "aegis envelope verify --json --envelope incident.pack session.aarl"],
+      ["Also re-hash every value the store holds", "aegis envelope verify --full --envelope session.envelope session.aarl"],
     ],
   });
 
   envelope = Option.String("--envelope", { required: true, description: "An Envelope store directory or pack" });
+  full = Option.Boolean("--full", false, { description: "Also read every frame and re-hash every value the Envelope holds" });
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   record = Option.String({ name: "PATH" });
 
@@ -66,17 +70,36 @@ export class EnvelopeVerifyCommand extends AegisCommand {
         if (this.json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
         throw new CliError(fault);
       }
-      const exit: ExitCode = tally.digest_mismatch > 0 ? 1 : losses.length > 0 ? 2 : 0;
+      const full = this.full ? await envelopeFaults(() => checkEnvelope(this.envelope)) : undefined;
+      const fullLosses = full === undefined ? 0 : full.mismatched.length + full.damage.filter(isLoss).length + full.unscrubbed.length;
+      const exit: ExitCode = tally.digest_mismatch > 0 || (full?.mismatched.length ?? 0) > 0 ? 1 : losses.length > 0 || fullLosses > 0 ? 2 : 0;
       if (this.json) {
+        const fullJson = full === undefined ? "" : `,\n  "full": ${JSON.stringify(full)}`;
         await this.out(
-          `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)},\n  "exit_code": ${exit}\n}\n`,
+          `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)}${fullJson},\n  "exit_code": ${exit}\n}\n`,
         );
       } else {
         await this.out(`${describeTally(tally)}\n`);
+        if (full !== undefined) await this.out(describeFull(full));
       }
       return exit;
     } finally {
       await source.close();
     }
   }
+}
+
+/** What --full found, after the summary: one line each, then its own summary line. */
+function describeFull(full: EnvelopeCheck): string {
+  const lines = [
+    ...full.mismatched.map((m) => `full: ${m.digest} digest_mismatch found=${m.found} at ${m.path} byte ${m.offset}`),
+    ...full.damage.map((d) => `full: ${describeDamage(d)}`),
+    ...full.unscrubbed.map(
+      (u) => `full: ${u.digest} is redacted but its bytes are still at ${u.path} byte ${u.offset}; the next writer to open the store removes them`,
+    ),
+  ];
+  lines.push(
+    `full: ${full.entries} entries read, ${full.verified} verified, ${full.mismatched.length} mismatched, ${full.tombstones} tombstones, ${full.damage.length} damage, ${full.unscrubbed.length} unscrubbed`,
+  );
+  return `${lines.join("\n")}\n`;
 }
