@@ -19,6 +19,9 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts"],
+    // Two at a time on two cores: most files wait on child processes, fsync or pipes, and
+    // one worker would leave a core idle while they do.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
