@@ -23,7 +23,7 @@ import {
 } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { errnoOf, syncDirectory } from "@aegis/format/durable";
+import { errnoOf, processRuns, syncDirectory } from "@aegis/format/durable";
 import { WindowReader, readAt } from "./window.js";
 
 /**
@@ -150,16 +150,7 @@ async function removeAbandoned(outPath: string): Promise<void> {
   const names = await readdir(dirname(outPath)).catch(() => [] as string[]);
   for (const name of names) {
     const pid = /^(\d+)-[0-9a-f]{8}$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : "")?.[1];
-    if (pid !== undefined && !isRunning(Number(pid))) await unlink(join(dirname(outPath), name)).catch(() => undefined);
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errnoOf(error) !== "ESRCH";
+    if (pid !== undefined && !processRuns(Number(pid))) await unlink(join(dirname(outPath), name)).catch(() => undefined);
   }
 }
 

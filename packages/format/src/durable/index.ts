@@ -8,4 +8,4 @@ export { GroupCommit, type CommitTarget, type Urgency } from "./group-commit.js"
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./sync.js";
 export { makeDirectories, pathExists, readFully, replaceFileDurably } from "./files.js";
 export { InputFileError, readInputFile } from "./input-file.js";
-export { acquireLock, acquireLockFile, lockPathFor, type LockHolder, type LockResult, type RecoveredLock } from "./lock.js";
+export { acquireLock, acquireLockFile, lockPathFor, processRuns, type LockHolder, type LockResult, type RecoveredLock } from "./lock.js";

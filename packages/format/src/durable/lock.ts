@@ -154,11 +154,15 @@ async function removeIfStill(lockPath: string, text: string): Promise<boolean> {
 
 /** A holder on this host whose pid no process has: it can never release the lock. */
 function isGone(holder: LockHolder): boolean {
-  if (holder.host !== hostname()) return false;
+  return holder.host === hostname() && !processRuns(holder.pid);
+}
+
+/** Whether a process with this pid runs on this host (one we may not signal still runs). */
+export function processRuns(pid: number): boolean {
   try {
-    process.kill(holder.pid, 0);
-    return false;
+    process.kill(pid, 0);
+    return true;
   } catch (error) {
-    return errnoOf(error) === "ESRCH";
+    return errnoOf(error) !== "ESRCH";
   }
 }
