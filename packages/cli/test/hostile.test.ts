@@ -201,42 +201,46 @@ describe("records made to be slow", () => {
 });
 
 describe("a record of unanswered intents (memory grew with calls in flight)", () => {
-  it(`${IN_FLIGHT} calls in flight with long ids: verify, verify --json, show and show --json stay bounded and say the same`, { timeout: 240_000 }, async () => {
-    const { PrevHash, RequestDigest, SigningKey, sealLine } = await import("@aegis/format");
-    const path = join(tempDir(), "in-flight.aarl");
-    const key = SigningKey.fromSeed(new Uint8Array(32).fill(5));
-    let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
-    const rows = [tail.text];
-    const pad = "x".repeat(300);
-    for (let seq = 1; seq <= IN_FLIGHT; seq++) {
-      tail = sealLine({
-        schema_version: 2,
-        line_type: "intent",
-        seq,
-        prev_hash: PrevHash.after(tail.lineHash),
-        call_id: `call-${seq}-${pad}`,
-        tool_id: "fs.read",
-        request_digest: RequestDigest.of(Buffer.from(String(seq))),
-      });
-      rows.push(tail.text);
-    }
-    writeFileSync(path, `${rows.join("\n")}\n`);
-    rows.length = 0;
+  it(
+    `${IN_FLIGHT} calls in flight with long ids: verify, verify --json, show and show --json stay bounded and say the same`,
+    { timeout: 240_000 },
+    async () => {
+      const { PrevHash, RequestDigest, SigningKey, sealLine } = await import("@aegis/format");
+      const path = join(tempDir(), "in-flight.aarl");
+      const key = SigningKey.fromSeed(new Uint8Array(32).fill(5));
+      let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
+      const rows = [tail.text];
+      const pad = "x".repeat(300);
+      for (let seq = 1; seq <= IN_FLIGHT; seq++) {
+        tail = sealLine({
+          schema_version: 2,
+          line_type: "intent",
+          seq,
+          prev_hash: PrevHash.after(tail.lineHash),
+          call_id: `call-${seq}-${pad}`,
+          tool_id: "fs.read",
+          request_digest: RequestDigest.of(Buffer.from(String(seq))),
+        });
+        rows.push(tail.text);
+      }
+      writeFileSync(path, `${rows.join("\n")}\n`);
+      rows.length = 0;
 
-    const text = aegisBounded(["verify", path], { timeoutMs: 120_000 });
-    expect(text.stdout.split("\n").filter((l) => l.startsWith("in_flight ")).length).toBe(IN_FLIGHT);
-    const json = aegisBounded(["verify", "--json", path], { timeoutMs: 120_000 });
-    const doc = JSON.parse(json.stdout) as { in_flight: string[]; reason: { in_flight: string[] } };
-    expect(json.stdout).toBe(`${JSON.stringify(doc, null, 2)}\n`);
-    expect(doc.in_flight).toHaveLength(IN_FLIGHT);
-    expect(doc.reason.in_flight).toEqual(doc.in_flight);
-    const show = aegisBounded(["show", path], { timeoutMs: 120_000 });
-    expect(show.stdout.split("none: the call was in flight when this Session ended").length - 1).toBe(IN_FLIGHT);
-    const showJson = aegisBounded(["show", "--json", path], { timeoutMs: 120_000 });
-    expect((JSON.parse(showJson.stdout) as { entries: unknown[] }).entries).toHaveLength(IN_FLIGHT + 1);
-    expect([text.status, json.status, show.status, showJson.status]).toEqual([3, 3, 0, 0]);
-    for (const run of [text, json, show, showJson]) expect(run.peakMiB).toBeLessThan(MEMORY_MIB);
-  });
+      const text = aegisBounded(["verify", path], { timeoutMs: 120_000 });
+      expect(text.stdout.split("\n").filter((l) => l.startsWith("in_flight ")).length).toBe(IN_FLIGHT);
+      const json = aegisBounded(["verify", "--json", path], { timeoutMs: 120_000 });
+      const doc = JSON.parse(json.stdout) as { in_flight: string[]; reason: { in_flight: string[] } };
+      expect(json.stdout).toBe(`${JSON.stringify(doc, null, 2)}\n`);
+      expect(doc.in_flight).toHaveLength(IN_FLIGHT);
+      expect(doc.reason.in_flight).toEqual(doc.in_flight);
+      const show = aegisBounded(["show", path], { timeoutMs: 120_000 });
+      expect(show.stdout.split("none: the call was in flight when this Session ended").length - 1).toBe(IN_FLIGHT);
+      const showJson = aegisBounded(["show", "--json", path], { timeoutMs: 120_000 });
+      expect((JSON.parse(showJson.stdout) as { entries: unknown[] }).entries).toHaveLength(IN_FLIGHT + 1);
+      expect([text.status, json.status, show.status, showJson.status]).toEqual([3, 3, 0, 0]);
+      for (const run of [text, json, show, showJson]) expect(run.peakMiB).toBeLessThan(MEMORY_MIB);
+    },
+  );
 });
 
 describe("errors that name the right thing", () => {

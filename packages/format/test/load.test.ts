@@ -95,32 +95,36 @@ describe("load (issue 12)", () => {
 });
 
 describe("many Sessions (issue 12: key ids were looked up in a list)", () => {
-  it("2,000 Sessions, each under its own key: every key_id once, in first-seen order (kept in a Set, not scanned for in a list)", { timeout: 120_000 }, async () => {
-    const { PrevHash, SigningKey, sealLine, verifyChainBytes } = await import("../src/index.js");
-    const rows: string[] = [];
-    const keyIds: string[] = [];
-    let tail: { readonly lineHash: Parameters<typeof PrevHash.after>[0] } | undefined;
-    for (let s = 0; s < 2_000; s++) {
-      const seed = new Uint8Array(32);
-      new DataView(seed.buffer).setUint32(0, s + 1);
-      const key = SigningKey.fromSeed(seed);
-      keyIds.push(key.keyId);
-      const open = sealLine(
-        {
-          schema_version: 2,
-          line_type: "open",
-          seq: 0,
-          prev_hash: PrevHash.GENESIS,
-          public_key: key.publicKeyHex,
-          ...(tail === undefined ? {} : { prev_session_tail: tail.lineHash }),
-        },
-        key,
-      );
-      rows.push(open.text);
-      tail = open;
-    }
-    const result = verifyChainBytes(`${rows.join("\n")}\n`);
-    expect(result.sessions).toBe(2_000);
-    expect(result.key_ids).toEqual(keyIds);
-  });
+  it(
+    "2,000 Sessions, each under its own key: every key_id once, in first-seen order (kept in a Set, not scanned for in a list)",
+    { timeout: 120_000 },
+    async () => {
+      const { PrevHash, SigningKey, sealLine, verifyChainBytes } = await import("../src/index.js");
+      const rows: string[] = [];
+      const keyIds: string[] = [];
+      let tail: { readonly lineHash: Parameters<typeof PrevHash.after>[0] } | undefined;
+      for (let s = 0; s < 2_000; s++) {
+        const seed = new Uint8Array(32);
+        new DataView(seed.buffer).setUint32(0, s + 1);
+        const key = SigningKey.fromSeed(seed);
+        keyIds.push(key.keyId);
+        const open = sealLine(
+          {
+            schema_version: 2,
+            line_type: "open",
+            seq: 0,
+            prev_hash: PrevHash.GENESIS,
+            public_key: key.publicKeyHex,
+            ...(tail === undefined ? {} : { prev_session_tail: tail.lineHash }),
+          },
+          key,
+        );
+        rows.push(open.text);
+        tail = open;
+      }
+      const result = verifyChainBytes(`${rows.join("\n")}\n`);
+      expect(result.sessions).toBe(2_000);
+      expect(result.key_ids).toEqual(keyIds);
+    },
+  );
 });
