@@ -56,6 +56,18 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
     for (const run of [missingKey, policy, program]) expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 
+  it("a lock a killed wrap left is recovered, and wrap says so; a torn record names aegis repair", async () => {
+    const record = join(tempDir(), "killed.aarl");
+    const gone = { pid: 2 ** 22 + 12345, host: (await import("node:os")).hostname() };
+    writeFileSync(`${record}.lock`, JSON.stringify(gone));
+    const run = aegis(["wrap", "--audit", record, "--signing-key", key, "--", "true"]);
+    expect(run.stderr).toContain(`aegis wrap: recovered the lock on ${record}: left by pid ${gone.pid} on ${gone.host}, which no longer runs\n`);
+    writeFileSync(record, '{"schema_version":2,"line_type":"op', { flag: "a" });
+    const torn = aegis(["wrap", "--audit", record, "--signing-key", key, "--", "true"]);
+    expect(torn.status).toBe(1);
+    expect(torn.stderr).toContain(`help: run \`aegis repair ${record}\` first: a crash left its last line torn\n`);
+  });
+
   it("approve with no wrap at the socket: exit 2, and how to find the right one", () => {
     const run = aegis(["approve", "apr-1", "--control", join(dir, "nobody.sock")]);
     expect(run.status).toBe(2);

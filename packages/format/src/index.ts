@@ -108,4 +108,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
-export { acquireLockFile, lockPathFor, type LockHolder, type LockResult, type RecoveredLock } from "./durable/lock.js";
+export { acquireLockFile, describeRecoveredLock, lockPathFor, type LockHolder, type LockResult, type RecoveredLock } from "./durable/lock.js";

@@ -1,5 +1,5 @@
 import { unreachable } from "@aegis/format";
-import { errnoOf, messageOf, ChainWriter, ChainWriterError, type SigningKey } from "@aegis/format";
+import { errnoOf, messageOf, ChainWriter, ChainWriterError, describeRecoveredLock, type SigningKey } from "@aegis/format";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
@@ -106,6 +106,13 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     await envelope?.close().catch(() => undefined);
     if (error instanceof ChainWriterError) throw new WrapError({ code: "writer", error });
     throw error;
+  }
+  // A lock a killed wrap left is taken back only when its process is gone; say so.
+  for (const [what, recovered] of [
+    [options.audit, writer.recoveredLock],
+    [options.envelope, envelope?.recoveredLock],
+  ] as const) {
+    if (recovered !== undefined) say(`recovered the lock on ${what ?? ""}: ${describeRecoveredLock(recovered)}`);
   }
   const controlPath = options.policy === undefined || options.control === null ? undefined : (options.control ?? `${options.audit}.control`);
   const onNotice = (notice: Notice): void => say(describeNotice(notice));

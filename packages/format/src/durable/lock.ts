@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { link, open, readFile, rename, unlink } from "node:fs/promises";
+import { match } from "ts-pattern";
+import { unreachable } from "../unreachable.js";
 import { errnoOf } from "./sync.js";
 
 /**
@@ -18,6 +20,14 @@ export interface LockHolder {
 
 /** What a recovered lock held: its holder, or nothing readable. */
 export type RecoveredLock = { readonly code: "dead_holder"; readonly holder: LockHolder } | { readonly code: "unreadable" };
+
+/** `left by pid 123 on host, which no longer runs`, or why an unreadable lock was stale. */
+export function describeRecoveredLock(recovered: RecoveredLock): string {
+  return match(recovered)
+    .with({ code: "dead_holder" }, (r) => `left by pid ${r.holder.pid} on ${r.holder.host}, which no longer runs`)
+    .with({ code: "unreadable" }, () => "it named no holder that could be read (a writer killed while taking it)")
+    .exhaustive(unreachable);
+}
 
 export type LockResult =
   | { readonly ok: true; readonly release: () => Promise<void>; readonly recovered?: RecoveredLock }
