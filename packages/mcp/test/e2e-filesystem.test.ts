@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BIN, FILESYSTEM_SERVER, KEY, ROOT, linesOf } from "./support.js";
 import { workspace } from "./wrap-process.js";
 
@@ -122,7 +122,9 @@ ${writes}`;
     expect(parked.aegis).toMatchObject({ code: "PENDING_APPROVAL", rule: "park-secrets" });
     const approvalId = parked.aegis["approval_id"] ?? "";
     expect(existsSync(secret)).toBe(false);
-    expect(stderr.join("")).toContain(`parked for approval ${approvalId}`);
+    // wrap's notice travels on its stderr, a pipe of its own: on a busy machine it can come
+    // after the answer on stdout, so wait for it rather than expect it already there.
+    await vi.waitFor(() => expect(stderr.join("")).toContain(`parked for approval ${approvalId}`), { timeout: 30_000, interval: 20 });
 
     const listed = cli(["approve", "--list", "--control", control]);
     expect(listed.stdout).toMatch(new RegExp(`^${approvalId} write_file park-secrets `, "m"));
