@@ -22,7 +22,7 @@ export {
 export { checkHex, describeHexFault, type HexFault } from "./wire/hex.js";
 export { unreachable } from "./unreachable.js";
 export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
-export { decodeUtf8, describeIoError, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { decodeUtf8, describeIoError, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { errnoOf, messageOf } from "./durable/sync.js";
 export { makeDirectories } from "./durable/files.js";
 export { InputFileError, describeFileKind, describeInputFileFault, kindOf, readInputFile, type FileKind, type InputFileFault } from "./durable/input-file.js";

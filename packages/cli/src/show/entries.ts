@@ -1,4 +1,4 @@
-import { readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
+import { detachedString, readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
 
 /** One thing `show` reports, in file order. */
 export type Entry =
@@ -44,10 +44,6 @@ interface Pending {
 const MAX_PENDING_CALLS = 100_000;
 const MAX_PENDING_CHARS = 32 * 1024 * 1024;
 
-function detached(s: string): string {
-  return Buffer.from(s, "utf16le").toString("utf16le");
-}
-
 /**
  * Read the file again and yield entries in file order. An intent waits for its outcome
  * (calls in flight are the only thing held), so memory stays bounded. Entries from row
@@ -82,7 +78,13 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
    * file of a million unanswered intents must not be held whole).
    */
   function* hold(line: IntentLine, at: Position, row: number): Generator<Entry> {
-    const p: Pending = { call_id: detached(line.call_id), tool_id: detached(line.tool_id), request_digest: detached(line.request_digest), at, row };
+    const p: Pending = {
+      call_id: detachedString(line.call_id),
+      tool_id: detachedString(line.tool_id),
+      request_digest: detachedString(line.request_digest),
+      at,
+      row,
+    };
     const old = pending.get(p.call_id);
     if (old !== undefined) pendingChars -= old.call_id.length + old.tool_id.length;
     pending.set(p.call_id, p);

@@ -4,6 +4,7 @@ import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject } from "../wire/json.js";
 import { readRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
+import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
 import { checkLineSignature, type SessionKey } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, TamperedReason, Verification, Verdict } from "./verdict.js";
@@ -192,7 +193,7 @@ export class ChainWalk {
         // Never signed: the next signature covers it through prev_hash (SPEC §5.1).
         const callId = value["call_id"];
         // A copy: the parsed string is a slice of its row, and would keep the whole row alive.
-        if (typeof callId === "string") this.inFlight.push(detached(callId));
+        if (typeof callId === "string") this.inFlight.push(detachedString(callId));
         return undefined;
       }
       case "checkpoint": {
@@ -284,11 +285,6 @@ export class ChainWalk {
     }
     return fault;
   }
-}
-
-/** `s` in memory of its own (UTF-16 round trip: every JS string, lone surrogates too). */
-function detached(s: string): string {
-  return Buffer.from(s, "utf16le").toString("utf16le");
 }
 
 function malformed(line: number, detail: string): Stop {

@@ -52,3 +52,11 @@ export function describeIoError(error: unknown): string {
   const text = code === undefined ? undefined : RUST_TEXT[code];
   return text ?? messageOf(error);
 }
+
+/**
+ * `s` in memory of its own (a UTF-16 round trip keeps every JS string, lone surrogates too):
+ * a string parsed from a row is a slice of it, and keeping it would keep the whole row.
+ */
+export function detachedString(s: string): string {
+  return Buffer.from(s, "utf16le").toString("utf16le");
+}
