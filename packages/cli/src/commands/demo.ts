@@ -102,7 +102,7 @@ export class DemoCommand extends AegisCommand {
       `  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`,
       `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`,
     );
-    lines.push("(from this checkout: npx aegis ...; `aegis show` gives a readable account of each call)");
+    lines.push("(`aegis show` gives a readable account of each call; `aegis --help` lists every command)");
     await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;
   }

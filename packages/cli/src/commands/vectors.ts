@@ -1,5 +1,6 @@
 import { messageOf } from "@aegis/format";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
 import { CliError, renderFault } from "../fault.js";
@@ -7,8 +8,13 @@ import type { ExitCode } from "../exit-code.js";
 import { readManifest } from "../vectors/manifest.js";
 import { runVector, type VectorResult } from "../vectors/run.js";
 
-/** The repository's own vectors, beside the built CLI. */
-const BUNDLED = fileURLToPath(new URL("../../../../vectors/", import.meta.url));
+/**
+ * The vectors this aegis was released with: the `@aegis/vectors` package, a dependency of
+ * the CLI, so they are found in a checkout, a global install and under `npx` alike.
+ */
+function bundledVectors(): string {
+  return dirname(createRequire(import.meta.url).resolve("@aegis/vectors/manifest.json"));
+}
 
 export class VectorsCommand extends AegisCommand {
   static override paths = [["vectors"]];
@@ -30,7 +36,7 @@ export class VectorsCommand extends AegisCommand {
   dir = Option.String({ name: "DIR", required: false });
 
   protected async run(): Promise<ExitCode> {
-    const dir = this.dir ?? BUNDLED;
+    const dir = this.dir ?? bundledVectors();
     const manifest = await readManifest(dir);
     const results: VectorResult[] = [];
     for (const vector of manifest.vectors) {
