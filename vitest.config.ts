@@ -9,12 +9,13 @@ export default defineConfig({
     // Exact-match patterns, so "@aegis/policy/testing" is not read as a path under "@aegis/policy".
     alias: [
       { find: /^@aegis\/format$/, replacement: src("format/src/index.ts") },
-      { find: /^@aegis\/format\/durable$/, replacement: src("format/src/durable/index.ts") },
+      { find: /^@aegis\/format\/internal$/, replacement: src("format/src/internal.ts") },
       { find: /^@aegis\/envelope$/, replacement: src("envelope/src/index.ts") },
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
       { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
-      { find: /^@aegis\/cli\/vectors$/, replacement: src("cli/src/vectors/index.ts") },
+      { find: /^@aegis\/cli\/internal$/, replacement: src("cli/src/internal.ts") },
+      { find: /^@aegis\/mcp\/internal$/, replacement: src("mcp/src/internal.ts") },
     ],
   },
   test: {

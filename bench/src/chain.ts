@@ -3,18 +3,8 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  ChainWriter,
-  PolicySetHash,
-  PrevHash,
-  RequestDigest,
-  SigningKey,
-  sealLine,
-  verifyStrict,
-  verifyingKey,
-  LineHash,
-  type OutcomePayload,
-} from "@aegis/format";
+import { ChainWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyStrict, verifyingKey, LineHash, type OutcomePayload } from "@aegis/format";
+import { sealLine } from "@aegis/format/internal";
 import { fmt, median, timeSync, verdict } from "./measure.js";
 
 /**

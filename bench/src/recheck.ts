@@ -3,7 +3,8 @@ import { createWriteStream, mkdtempSync, rmSync, statSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PrevHash, RequestDigest, SigningKey, sealLine, type OutcomePayload, type SealedLine } from "@aegis/format";
+import { PrevHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
+import { sealLine, type SealedLine } from "@aegis/format/internal";
 import {
   compareRecorded,
   decide,

@@ -1,4 +1,4 @@
-import { errnoOf, messageOf } from "@aegis/format";
+import { errnoOf, messageOf } from "@aegis/format/internal";
 import { once } from "node:events";
 import { Command } from "clipanion";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "./fault.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Verdict } from "@aegis/format";
 

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";

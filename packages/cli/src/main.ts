@@ -1,4 +1,4 @@
-import { messageOf } from "@aegis/format";
+import { messageOf } from "@aegis/format/internal";
 import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { DemoCommand } from "./commands/demo.js";

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { describeIoError } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
 import { PolicyParseError, loadPolicySet, type PolicySet } from "@aegis/policy";
 import { CliError } from "./fault.js";
 

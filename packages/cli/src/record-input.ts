@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { describeFileKind, describeIoError, kindOf, type FileKind } from "@aegis/format";
+import { describeFileKind, describeIoError, kindOf, type FileKind } from "@aegis/format/internal";
 import { CliError } from "./fault.js";
 
 /**

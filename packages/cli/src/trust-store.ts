@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { checkHex, decodeUtf8, describeHexFault, readInputFile, trimWhiteSpace, describeIoError as ioErrorText } from "@aegis/format";
+import { checkHex, decodeUtf8, describeHexFault, readInputFile, trimWhiteSpace, describeIoError as ioErrorText } from "@aegis/format/internal";
 import { CliError } from "./fault.js";
 
 /**

@@ -205,7 +205,8 @@ describe("a record of unanswered intents (memory grew with calls in flight)", ()
     `${IN_FLIGHT} calls in flight with long ids: verify, verify --json, show and show --json stay bounded and say the same`,
     { timeout: 240_000 },
     async () => {
-      const { PrevHash, RequestDigest, SigningKey, sealLine } = await import("@aegis/format");
+      const { PrevHash, RequestDigest, SigningKey } = await import("@aegis/format");
+      const { sealLine } = await import("@aegis/format/internal");
       const path = join(tempDir(), "in-flight.aarl");
       const key = SigningKey.fromSeed(new Uint8Array(32).fill(5));
       let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);

@@ -1,7 +1,8 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, SigningKey, lockPathFor } from "@aegis/format";
+import { ChainWriter, SigningKey } from "@aegis/format";
+import { lockPathFor } from "@aegis/format/internal";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";
 
 const KEY = SigningKey.fromSeed(new Uint8Array(32).fill(9));

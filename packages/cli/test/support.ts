@@ -60,7 +60,8 @@ export const STACK_TRACE = /^\s+at .+\(.+:\d+:\d+\)$|^\s+at .+:\d+:\d+$/m;
  * writer's fsyncs so that a large file costs a second, not a minute.
  */
 export async function largeRecord(path: string, lines: number): Promise<void> {
-  const { PrevHash, PolicySetHash, RequestDigest, SigningKey, sealLine } = await import("@aegis/format");
+  const { PrevHash, PolicySetHash, RequestDigest, SigningKey } = await import("@aegis/format");
+  const { sealLine } = await import("@aegis/format/internal");
   const { createWriteStream } = await import("node:fs");
   const key = SigningKey.fromSeed(new Uint8Array(32).fill(5));
   const out = createWriteStream(path);

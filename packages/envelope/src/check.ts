@@ -4,7 +4,7 @@ import type { EnvelopeDamage } from "./damage.js";
 import { readDescriptor, segmentHeaderFault } from "./descriptor.js";
 import { missingSegments, withPath } from "./directory.js";
 import { EnvelopeError, io } from "./errors.js";
-import { sameHex } from "@aegis/format";
+import { sameHex } from "@aegis/format/internal";
 import {
   FORMAT_VERSION,
   PACK_HEADER_BYTES,

@@ -17,7 +17,7 @@ import {
   segmentFileName,
   segmentNumberOf,
 } from "./layout.js";
-import { InputFileError, readInputFile } from "@aegis/format/durable";
+import { InputFileError, readInputFile } from "@aegis/format/internal";
 import { scanFrames } from "./scan.js";
 import { WindowReader, readAt } from "./window.js";
 

@@ -1,4 +1,4 @@
-import { messageOf } from "@aegis/format/durable";
+import { messageOf } from "@aegis/format/internal";
 import { Decoder, Encoder } from "cbor-x";
 import { MAX_REASON_BYTES } from "./layout.js";
 

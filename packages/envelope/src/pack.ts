@@ -23,7 +23,7 @@ import {
 } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { errnoOf, processRuns, syncDirectory } from "@aegis/format/durable";
+import { errnoOf, processRuns, syncDirectory } from "@aegis/format/internal";
 import { WindowReader, readAt } from "./window.js";
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, writevSync } from "node:fs";
 import { join } from "node:path";
-import { syncDirectory, syncNow, syncOffThread, type CommitTarget } from "@aegis/format/durable";
+import { syncDirectory, syncNow, syncOffThread, type CommitTarget } from "@aegis/format/internal";
 import { encodeSegmentHeader } from "./descriptor.js";
 import type { IndexRecord } from "./index-file.js";
 import { SEGMENT_HEADER_BYTES, segmentFileName } from "./layout.js";

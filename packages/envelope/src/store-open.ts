@@ -1,8 +1,9 @@
 import { closeSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { describeFileKind, kindOf } from "@aegis/format";
-import { acquireLockFile, makeDirectories, syncDirectory, type RecoveredLock } from "@aegis/format/durable";
+import { describeFileKind, kindOf } from "@aegis/format/internal";
+import type { RecoveredLock } from "@aegis/format";
+import { acquireLockFile, makeDirectories, syncDirectory } from "@aegis/format/internal";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";

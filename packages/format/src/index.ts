@@ -1,6 +1,10 @@
 /**
- * @aegis/format: the Chain of Agent Action Records, schema version 2 (see SPEC.md).
- * Everything a runtime needs to write records and a stranger needs to verify them.
+ * `@aegis/format`: the Chain of Agent Action Records, schema version 2 (SPEC.md). Everything a
+ * runtime needs to write records and a stranger needs to verify them: branded digests, the
+ * wire types, the canonical form, strict Ed25519, signing keys, the writer and the streaming
+ * verifier.
+ *
+ * @packageDocumentation
  */
 export {
   KeyId,
@@ -13,34 +17,15 @@ export {
   DigestParseError,
   chainsTo,
   sameDigest,
-  sameHex,
-  sha256Hex,
   tryParseDigest,
   type Digest,
   type DigestKind,
 } from "./wire/digest.js";
-export { checkHex, describeHexFault, type HexFault } from "./wire/hex.js";
-export { unreachable } from "./unreachable.js";
 export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
-export { decodeUtf8, describeIoError, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
-export { errnoOf, messageOf } from "./durable/sync.js";
-export { makeDirectories } from "./durable/files.js";
-export { InputFileError, describeFileKind, describeInputFileFault, kindOf, readInputFile, type FileKind, type InputFileFault } from "./durable/input-file.js";
-export { readRow, type ReadRow } from "./wire/row-read.js";
-export {
-  JsonSyntaxError,
-  OutOfSpaceNumber,
-  isJsonObject,
-  parseJson,
-  parseRow,
-  type ParsedRow,
-  type JsonArray,
-  type JsonObject,
-  type JsonValue,
-  type OutOfSpaceKind,
-} from "./wire/json.js";
+export type { HexFault } from "./wire/hex.js";
+export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
 export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
-export { SMALL_ORDER_ENCODINGS, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
+export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
 export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
 export {
@@ -74,9 +59,9 @@ export {
   type SignatureHex,
   type SignedPayload,
 } from "./wire/line-types.js";
-export { readLineBody, readTypedLine, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
-export { bodyOf, readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
-export { checkLineSignature, sealLine, signingInput, type SealedLine, type SessionKey } from "./crypto/signing.js";
+export { readTypedLine, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
+export { readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { signingInput } from "./crypto/signing.js";
 export {
   describeIndeterminate,
   describePosition,
@@ -92,8 +77,8 @@ export {
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
-export { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
-export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
+export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
+export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
 export {
   ChainWriter,
@@ -107,5 +92,4 @@ export {
 } from "./write/writer.js";
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
-export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
-export { acquireLockFile, describeRecoveredLock, lockPathFor, type LockHolder, type LockResult, type RecoveredLock } from "./durable/lock.js";
+export { describeRecoveredLock, type LockHolder, type RecoveredLock } from "./durable/lock.js";

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CanonicalFormError, canonicalize, parseJson, parseRow, tryCanonicalize, type JsonValue } from "../src/index.js";
+import { CanonicalFormError, canonicalize, tryCanonicalize } from "../src/index.js";
+import { parseJson, parseRow, type JsonValue } from "../src/internal.js";
 import { readVector } from "./support/vectors.js";
 
 describe("RFC 8785 test data (vectors/external/rfc8785)", () => {

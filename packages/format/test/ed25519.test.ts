@@ -1,7 +1,8 @@
 import { Point } from "@noble/ed25519";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SMALL_ORDER_ENCODINGS, SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
+import { SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
 import { dalekStrict } from "./support/dalek-oracle.js";
 import { hex, readVectorJson } from "./support/vectors.js";
 

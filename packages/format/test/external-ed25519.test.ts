@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Point } from "@noble/ed25519";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SMALL_ORDER_ENCODINGS, SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
+import { SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
 import { dalekStrict, type OracleResult } from "./support/dalek-oracle.js";
 import { hex, readVectorJson, vectorPath } from "./support/vectors.js";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/index.js";
+import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/internal.js";
 
 /**
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a

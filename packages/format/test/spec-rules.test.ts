@@ -2,21 +2,19 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
-  JsonSyntaxError,
   KeyId,
   LineHash,
   PrevHash,
-  SMALL_ORDER_ENCODINGS,
   SigningKey,
   canonicalize,
   describeVerdict,
   insecureDevKey,
-  parseJson,
   tryCanonicalize,
   verifyChainBytes,
   verifyChainFile,
   type Verification,
 } from "../src/index.js";
+import { JsonSyntaxError, SMALL_ORDER_ENCODINGS, parseJson } from "../src/internal.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
 

@@ -9,11 +9,11 @@ import {
   RequestDigest,
   SigningKey,
   insecureDevKey,
-  lockPathFor,
   repairTornTail,
   verifyChainFile,
   type WriterFault,
 } from "../src/index.js";
+import { lockPathFor } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 

@@ -1,5 +1,5 @@
-import { unreachable } from "@aegis/format";
-import { messageOf } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import { messageOf } from "@aegis/format/internal";
 import { chmod, lstat, unlink } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { describeUnresolved, type UnresolvedBinding } from "@aegis/policy";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { PolicySetHash, type CallResult, type CapabilityGrant, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
 import { match } from "ts-pattern";
 

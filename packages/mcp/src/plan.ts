@@ -1,5 +1,5 @@
 import type { DecisionAxes, PolicyOutcome } from "@aegis/format";
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Gate, GateVerdict } from "./gate.js";
 import type { ClientElement } from "./message.js";

@@ -1,14 +1,5 @@
-import {
-  ChainWriterError,
-  messageOf,
-  unreachable,
-  type Appended,
-  type CallResult,
-  type ChainWriter,
-  type PolicyOutcome,
-  type PolicySetHash,
-  type ToolSpecDigest,
-} from "@aegis/format";
+import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
+import { messageOf, unreachable } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";

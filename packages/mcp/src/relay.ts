@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import type { Readable, Writable } from "node:stream";
 import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
@@ -52,7 +52,7 @@ export async function recordingTransport(inner: Transport, options: RecordingOpt
     ...(envelope === undefined ? {} : { toolSpecs: envelope }),
     ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
   });
-  return new RecordingTransport(inner, recorder, async () => {
+  return new RecordingClientTransport(inner, recorder, async () => {
     await writer.close();
     await envelope?.close();
   });
@@ -66,7 +66,19 @@ function bytesOf(message: JSONRPCMessage): Buffer {
   return Buffer.from(JSON.stringify(message), "utf8");
 }
 
-export class RecordingTransport implements Transport {
+/**
+ * An MCP SDK client transport that records every `tools/call` it carries (SPEC §17), made by
+ * {@link recordingTransport}. `close()` closes the inner transport, then the Session.
+ */
+export interface RecordingTransport extends Transport {
+  /** Answer a parked call: a signed `decision`, then one retry within its scope runs. */
+  answerPark(
+    approvalId: string,
+    answer: ParkAnswer,
+  ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }>;
+}
+
+class RecordingClientTransport implements RecordingTransport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;

@@ -1,5 +1,6 @@
-import { unreachable } from "@aegis/format";
-import { errnoOf, messageOf, ChainWriter, ChainWriterError, describeRecoveredLock, type SigningKey } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import { ChainWriter, ChainWriterError, describeRecoveredLock, type SigningKey } from "@aegis/format";
+import { errnoOf, messageOf } from "@aegis/format/internal";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";

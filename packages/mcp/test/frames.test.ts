@@ -2,7 +2,8 @@ import { PassThrough, Writable } from "node:stream";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FrameSplitter, isBlankFrame, runWrap, type FrameEvent } from "../src/index.js";
+import { runWrap } from "../src/index.js";
+import { FrameSplitter, isBlankFrame, type FrameEvent } from "../src/internal.js";
 import { KEY, MIRROR, call, linesOf, tempDir } from "./support.js";
 
 /** What the frames of a byte stream are, by definition (SPEC §17.1): split at every `\n`. */

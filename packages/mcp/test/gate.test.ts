@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { parseBindings, parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { Gate, McpRecorder, Relay, resolveOnDisk } from "../src/index.js";
+import { Gate, McpRecorder, Relay, resolveOnDisk } from "../src/internal.js";
 import { call, openWriter, tempDir } from "./support.js";
 
 describe("bound paths resolved on the disk (SPEC §17.4)", () => {

@@ -1,6 +1,6 @@
 import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { Gate } from "../src/index.js";
+import { Gate } from "../src/internal.js";
 import { call, frame, linesOf, outcomes, result, verdictOf } from "./support.js";
 import { answerOf, session } from "./recorder-support.js";
 

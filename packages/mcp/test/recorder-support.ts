@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import type { EnvelopeStore } from "@aegis/envelope";
 import { ChainWriter } from "@aegis/format";
-import { McpRecorder, type FrameVerdict, type Gate, type Json, type Notice } from "../src/index.js";
+import { type Notice } from "../src/index.js";
+import { McpRecorder, type FrameVerdict, type Gate, type Json } from "../src/internal.js";
 import { KEY, openWriter, tempDir } from "./support.js";
 
 /** A recorder over a real writer in a fresh directory; `close` finishes both. */

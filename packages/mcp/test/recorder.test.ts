@@ -3,7 +3,8 @@ import { EnvelopeStore } from "@aegis/envelope";
 import { ToolSpecDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { Gate, PASSTHROUGH_POLICY_SET_HASH, canonicalJson, type Json } from "../src/index.js";
+import { PASSTHROUGH_POLICY_SET_HASH } from "../src/index.js";
+import { Gate, canonicalJson, type Json } from "../src/internal.js";
 import { call, frame, linesOf, outcomes, result, sha256, tempDir, verdictOf } from "./support.js";
 
 import { answerOf, session } from "./recorder-support.js";

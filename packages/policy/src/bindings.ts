@@ -1,6 +1,6 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { posix } from "node:path";
-import { decodeUtf8, type JsonValue } from "@aegis/format";
+import { decodeUtf8, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Node as YamlNode } from "yaml";
 import type { CallAxes } from "./decide.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { randomUUID } from "node:crypto";
 import type { DecisionAxes, PolicyOutcome, PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -36,7 +36,7 @@ export interface LiveState {
   readonly mintApprovalId?: () => string;
 }
 
-interface DecisionCommon {
+export interface DecisionCommon {
   /** The rule that decided, or the set's default. */
   readonly matched: Matched;
   /** Why, in words; for a denial or a rate limit, the reason the outcome records. */

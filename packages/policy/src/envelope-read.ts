@@ -1,5 +1,6 @@
-import { unreachable } from "@aegis/format";
-import { JsonSyntaxError, RequestDigest, decodeUtf8, parseJson, sameDigest, type EnvelopeLookup, type JsonValue } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import { RequestDigest, sameDigest, type EnvelopeLookup } from "@aegis/format";
+import { JsonSyntaxError, decodeUtf8, parseJson, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
 

@@ -23,10 +23,11 @@ export {
   type RuleKind,
   type RuleMatchers,
 } from "./model.js";
+export type { Glob } from "./glob.js";
 export { loadPolicySet, parsePolicySet, tryParsePolicySet, type PolicyParseResult } from "./parse.js";
 export { PolicyParseError, describePolicyProblem, type PolicyProblem, type PolicyProblemCode } from "./problems.js";
 export { YAML_LIMITS } from "./yaml-tree.js";
-export { PROJECTION_TAG, policySetHashOf, policySetProjection, projectPolicySet, type ProjectionSource } from "./projection.js";
+export { PROJECTION_TAG, policySetHashOf, policySetProjection, projectPolicySet, type Projected, type ProjectionSource } from "./projection.js";
 export { matchedRuleId, type Matched, type UnboundParameter } from "./select.js";
 export {
   decide,
@@ -35,6 +36,7 @@ export {
   type CallAxes,
   type Decision,
   type DecisionCode,
+  type DecisionCommon,
   type DecisionRequest,
   type DenialCause,
   type LiveState,
@@ -67,6 +69,7 @@ export {
   describeRecheckLine,
   explainIndeterminate,
   type ChangeCode,
+  type Definite,
   type NowClass,
   type NowRule,
   type PolicyStatus,

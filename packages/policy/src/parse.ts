@@ -1,4 +1,4 @@
-import { decodeUtf8 } from "@aegis/format";
+import { decodeUtf8 } from "@aegis/format/internal";
 import { isMap, isScalar, type Node as YamlNode } from "yaml";
 import { compileGlob } from "./glob.js";
 import {

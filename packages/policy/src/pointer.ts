@@ -1,4 +1,4 @@
-import { OutOfSpaceNumber, isJsonObject, type JsonValue } from "@aegis/format";
+import { OutOfSpaceNumber, isJsonObject, type JsonValue } from "@aegis/format/internal";
 
 /**
  * JSON Pointer (RFC 6901) over the verbatim request JSON (SPEC §15.2). A pointer is `""`

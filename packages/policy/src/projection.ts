@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { PolicySetHash, canonicalize } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
@@ -17,7 +17,7 @@ import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher,
  */
 export const PROJECTION_TAG = "aegis-ts/policy-set/1";
 
-type Projected = string | boolean | readonly Projected[] | { readonly [key: string]: Projected };
+export type Projected = string | boolean | readonly Projected[] | { readonly [key: string]: Projected };
 
 export interface ProjectionSource {
   readonly version: PolicyVersion;

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import type { PolicyOutcome, RequestDigest, ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { UnboundParameter } from "./select.js";
@@ -83,7 +83,7 @@ export const RECHECK_INDETERMINATE_CODES: readonly RecheckIndeterminateCode[] = 
   "rate_limit_unevaluable",
 ];
 
-interface Definite extends RecheckSubject {
+export interface Definite extends RecheckSubject {
   readonly recorded: Recorded;
   readonly now: NowRule;
 }

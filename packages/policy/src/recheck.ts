@@ -1,15 +1,5 @@
-import {
-  OutOfSpaceNumber,
-  readLineBody,
-  readRecord,
-  readRecordBytes,
-  tryParseDigest,
-  unreachable,
-  type EnvelopeLookup,
-  type JsonObject,
-  type RecordRow,
-  type ToolSpecDigest,
-} from "@aegis/format";
+import { readRecord, readRecordBytes, tryParseDigest, type EnvelopeLookup, type RecordRow, type ToolSpecDigest } from "@aegis/format";
+import { OutOfSpaceNumber, readLineBody, unreachable, type JsonObject } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readRequest } from "./envelope-read.js";
 import type { PolicySet } from "./model.js";

@@ -1,5 +1,6 @@
-import { unreachable } from "@aegis/format";
-import type { DecisionAxes, JsonValue } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import type { DecisionAxes } from "@aegis/format";
+import type { JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
 import { isJsonInteger, resolvePointer } from "./pointer.js";

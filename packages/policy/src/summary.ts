@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type RecheckVerdict } from "./recheck-verdict.js";
 

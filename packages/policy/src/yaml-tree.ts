@@ -1,5 +1,5 @@
 import { CST, Composer, LineCounter, Parser, isAlias, isMap, isScalar, isSeq, visit, type Node as YamlNode, type ParsedNode } from "yaml";
-import { InputFileError, readInputFile } from "@aegis/format";
+import { InputFileError, readInputFile } from "@aegis/format/internal";
 import type { PolicyProblem } from "./problems.js";
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { JsonObject } from "@aegis/format";
+import type { JsonObject } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { decide, deriveAxes, describePolicyProblem, parseBindings, parsePolicySet, tryParseBindings } from "../src/index.js";
 

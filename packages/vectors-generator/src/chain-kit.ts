@@ -5,18 +5,9 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ChainWriter,
-  PolicySetHash,
-  RequestDigest,
-  SigningKey,
-  insecureDevKey,
-  resealLines,
-  type LooseLine,
-  type OutcomePayload,
-  type ResealOptions,
-} from "@aegis/format";
-import { chainAnswer } from "@aegis/cli/vectors";
+import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
+import { resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
+import { chainAnswer } from "@aegis/cli/internal";
 import type { Polarity } from "./vector-set.js";
 
 export const DEV = insecureDevKey();

@@ -1,4 +1,4 @@
-import { policyAnswer, type DecisionInput } from "@aegis/cli/vectors";
+import { policyAnswer, type DecisionInput } from "@aegis/cli/internal";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 type Case = readonly [name: string, spec: readonly string[], description: string, yaml: readonly string[], decisions: readonly DecisionInput[]];

@@ -1,4 +1,4 @@
-import { relayAnswer, type RelayEvent, type RelayTranscript } from "@aegis/cli/vectors";
+import { relayAnswer, type RelayEvent, type RelayTranscript } from "@aegis/cli/internal";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 /**

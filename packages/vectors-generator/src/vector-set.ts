@@ -1,4 +1,4 @@
-import type { Vector } from "@aegis/cli/vectors";
+import type { Vector } from "@aegis/cli/internal";
 
 /**
  * What the generator builds: every vector's files (path relative to `vectors/` → bytes)

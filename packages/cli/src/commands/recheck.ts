@@ -1,18 +1,10 @@
-import { unreachable } from "@aegis/format";
-import {
-  messageOf,
-  readInputFile,
-  ChainReadError,
-  describeIoError,
-  describeVerdict,
-  verifyChainFile,
-  type ToolSpecDigest,
-  type Verification,
-} from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import { ChainReadError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
+import { messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
 import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
-import { pinListing, type Json } from "@aegis/mcp";
+import { pinListing, type Json } from "@aegis/mcp/internal";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss, openSource } from "../envelope/source.js";
 import {

@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { ChainWriterError, repairTornTail, type RepairResult } from "@aegis/format";
 import { match } from "ts-pattern";
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

@@ -1,5 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFile, type Verification, describeIoError as ioErrorText } from "@aegis/format";
+import { ChainReadError, verifyChainFile, type Verification } from "@aegis/format";
+import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

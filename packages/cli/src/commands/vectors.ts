@@ -1,4 +1,4 @@
-import { messageOf } from "@aegis/format";
+import { messageOf } from "@aegis/format/internal";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { Command, Option } from "clipanion";

@@ -1,5 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, describeIoError as ioErrorText, verifyChainFile, verifyChainStream } from "@aegis/format";
+import { ChainReadError, verifyChainFile, verifyChainStream } from "@aegis/format";
+import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";

@@ -1,5 +1,6 @@
 import { Command, Option } from "clipanion";
-import { KeyFileError, describeIoError, readKeyFile, type SigningKey } from "@aegis/format";
+import { KeyFileError, readKeyFile, type SigningKey } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
 import { WrapError, runWrap } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import type { CapabilityOutcome, ChainWriter, ExecutionOutcome, PolicyOutcome } from "@aegis/format";
 import { decide, type CallAxes } from "@aegis/policy";
 import { match } from "ts-pattern";

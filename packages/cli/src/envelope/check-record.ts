@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import type { EnvelopeRead, EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { digestReferences, type DigestReference } from "./references.js";

@@ -1,4 +1,5 @@
-import { tryParseDigest, describeHexFault, type RequestDigest } from "@aegis/format";
+import { tryParseDigest, type RequestDigest } from "@aegis/format";
+import { describeHexFault } from "@aegis/format/internal";
 import { CliError } from "../fault.js";
 
 /**

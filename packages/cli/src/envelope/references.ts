@@ -1,4 +1,5 @@
-import { readRecord, tryParseDigest, type JsonObject, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
+import { readRecord, tryParseDigest, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
+import { type JsonObject } from "@aegis/format/internal";
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {

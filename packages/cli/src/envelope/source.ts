@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";

@@ -1,4 +1,5 @@
-import { detachedString, readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
+import { readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
+import { detachedString } from "@aegis/format/internal";
 
 /** One thing `show` reports, in file order. */
 export type Entry =

@@ -1,4 +1,5 @@
-import { RequestDigest, decodeUtf8, unreachable, type EnvelopeRead } from "@aegis/format";
+import { RequestDigest, type EnvelopeRead } from "@aegis/format";
+import { decodeUtf8, unreachable } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import type { Entry } from "./entries.js";

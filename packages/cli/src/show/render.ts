@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine } from "@aegis/format";
 import type { Entry } from "./entries.js";

@@ -1,4 +1,4 @@
-import { messageOf, describeIoError, readInputFile } from "@aegis/format";
+import { messageOf, describeIoError, readInputFile } from "@aegis/format/internal";
 import { join } from "node:path";
 import { CliError } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";

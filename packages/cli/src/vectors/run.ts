@@ -1,23 +1,11 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import {
-  ChainWriter,
-  JsonSyntaxError,
-  describeIoError,
-  readInputFile,
-  LineHash,
-  SigningKey,
-  describeVerdict,
-  parseJson,
-  tryCanonicalize,
-  verifyChainFile,
-  verifyStrict,
-  verifyingKey,
-} from "@aegis/format";
+import { ChainWriter, LineHash, SigningKey, describeVerdict, tryCanonicalize, verifyChainFile, verifyStrict, verifyingKey } from "@aegis/format";
+import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { openEnvelope } from "@aegis/envelope";
@@ -38,7 +26,8 @@ import {
 } from "@aegis/policy";
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
-import { Gate, McpRecorder, type Unanswered } from "@aegis/mcp";
+import { type Unanswered } from "@aegis/mcp";
+import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
   CanonicalExpected,
   ChainExpected,

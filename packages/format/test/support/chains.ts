@@ -1,16 +1,8 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  ChainWriter,
-  PolicySetHash,
-  RequestDigest,
-  insecureDevKey,
-  resealLines,
-  type ResealOptions,
-  type OutcomePayload,
-  type SigningKey,
-} from "../../src/index.js";
+import { ChainWriter, PolicySetHash, RequestDigest, insecureDevKey, type OutcomePayload, type SigningKey } from "../../src/index.js";
+import { resealLines, type ResealOptions } from "../../src/internal.js";
 
 export const DEV = insecureDevKey();
 export const POLICY = PolicySetHash.of("test-policy-set");

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { writePack } from "@aegis/envelope";
-import { describeIoError } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
 import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";

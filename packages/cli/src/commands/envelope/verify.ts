@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { EnvelopeError, checkEnvelope, describeDamage, type EnvelopeCheck } from "@aegis/envelope";
-import { describeIoError } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
 import { AegisCommand, StdoutClosed } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";

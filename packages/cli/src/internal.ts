@@ -1,0 +1,26 @@
+/**
+ * `@aegis/cli/internal`: what the vector runner answers for each vector kind, and the manifest's
+ * shape. The private generator (`packages/vectors-generator`) writes expected results with these
+ * same answers, so a generated vector and `aegis vectors` cannot disagree on what it means. For
+ * aegis's own packages: no promise of compatibility to anyone else.
+ *
+ * @packageDocumentation
+ */
+export { runVector, canonicalAnswer, chainAnswer, ed25519Answer, envelopeAnswer, policyAnswer, recheckAnswer, relayAnswer } from "./vectors/run.js";
+export type { VectorResult, Ed25519Case } from "./vectors/run.js";
+export { MANIFEST_SCHEMA, readManifest } from "./vectors/manifest.js";
+export type {
+  Manifest,
+  Vector,
+  VectorKind,
+  VectorHeader,
+  CanonicalExpected,
+  ChainExpected,
+  EnvelopeExpected,
+  DecisionInput,
+  PolicyExpected,
+  RecheckExpected,
+  RelayEvent,
+  RelayTranscript,
+  RelayExpected,
+} from "./vectors/manifest.js";

@@ -1,0 +1,30 @@
+/**
+ * `@aegis/format/internal`: what aegis's own packages share and nobody else should need: the
+ * durable-file layer of ADR 0004 (group commit, fsync, locks), bounded file reads, the strict
+ * JSON reader, the row splitter and the incremental chain walk, text and error helpers.
+ * It follows the other `@aegis/*` packages of the same version and makes no promise of
+ * compatibility to anyone else; the public API is `@aegis/format`.
+ *
+ * @packageDocumentation
+ */
+export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-commit.js";
+export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
+export { makeDirectories, pathExists, readFully, replaceFileDurably } from "./durable/files.js";
+export { InputFileError, readInputFile } from "./durable/input-file.js";
+export { acquireLock, acquireLockFile, lockPathFor, processRuns, type LockResult } from "./durable/lock.js";
+export { sha256Hex, sameHex } from "./wire/digest.js";
+export { checkHex, describeHexFault } from "./wire/hex.js";
+export { unreachable } from "./unreachable.js";
+export { decodeUtf8, describeIoError, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { describeFileKind, describeInputFileFault, kindOf, type FileKind, type InputFileFault } from "./durable/input-file.js";
+export { readRow, type ReadRow } from "./wire/row-read.js";
+export { JsonSyntaxError, OutOfSpaceNumber, isJsonObject, parseJson, parseRow, type ParsedRow, type OutOfSpaceKind } from "./wire/json.js";
+export { SMALL_ORDER_ENCODINGS } from "./crypto/ed25519.js";
+export { readLineBody, type LineBody } from "./wire/line-read.js";
+export { bodyOf } from "./wire/record-reader.js";
+export { checkLineSignature, sealLine, type SealedLine, type SessionKey } from "./crypto/signing.js";
+export { RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
+export { ChainWalk, type WalkedLine } from "./verify/walk.js";
+export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
+// Public types the shared helpers above take, so aegis's packages can import from one place.
+export type { HexFault, JsonArray, JsonObject, JsonValue, LockHolder, WalkOptions } from "./index.js";

@@ -1,0 +1,21 @@
+/**
+ * `@aegis/mcp/internal`: the relay's parts, for aegis's own packages (the CLI's `aegis vectors`
+ * and `aegis recheck --current-tools`). No promise of compatibility to anyone else; the public
+ * API is `@aegis/mcp`.
+ *
+ * @packageDocumentation
+ */
+export { McpRecorder, type RecorderOptions } from "./recorder.js";
+export { type FrameVerdict } from "./frame-verdict.js";
+export { Relay, type RelayEnds, type RelayOptions } from "./relay.js";
+export { Gate, gateFor, resolveOnDisk, type Enforcement, type GateOptions, type GateVerdict } from "./gate.js";
+export { Parks, covers, scopeOf, type Park } from "./parks.js";
+export { MAX_SOCKET_PATH_BYTES, listenControl, type ControlHandler, type ControlServer } from "./control.js";
+export { DEFAULT_MAX_FRAME_BYTES, FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
+export { type Governance } from "./outcomes.js";
+export { refusalFrame } from "./refusal.js";
+export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool, type ToolSpecSink } from "./pins.js";
+export { canonicalJson } from "./canonical-json.js";
+export { parseFrame, type JsonRecord } from "./message.js";
+// Public types the parts above take, so the CLI can import from one place.
+export type { Json, ParkAnswer, ParkRefusal, ParkState, RelayEnd } from "./index.js";
