@@ -43,6 +43,16 @@ export {
 } from "./decide.js";
 export { RateWindows } from "./rate-windows.js";
 export {
+  callOpening,
+  outcomeOf,
+  refusedOutcome,
+  trapOf,
+  type CallEnded,
+  type CallEndedWithResponse,
+  type DecidedCall,
+  type GrantTerms,
+} from "./outcome.js";
+export {
   BindingsParseError,
   bindingFor,
   deriveAxes,
