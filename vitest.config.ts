@@ -19,7 +19,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts", "test/**/*.test.ts"],
     // Two at a time on two cores: most files wait on child processes, fsync or pipes, and
     // one worker would leave a core idle while they do.
     maxWorkers: 2,

@@ -66,7 +66,9 @@ for (const [name, dir, entry] of ENTRY_POINTS) {
   const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false });
   if (!result.succeeded) {
     failed += 1;
-    console.error(`api: ${name}: ${result.errorCount} errors, ${result.warningCount} warnings${result.apiReportChanged ? "; the public surface changed (npm run api -- --update, then review api/)" : ""}`);
+    console.error(
+      `api: ${name}: ${result.errorCount} errors, ${result.warningCount} warnings${result.apiReportChanged ? "; the public surface changed (npm run api -- --update, then review api/)" : ""}`,
+    );
   }
 }
 if (failed > 0) process.exitCode = 1;

@@ -86,6 +86,11 @@ function isCommandName(name: string): name is CommandName {
   return Object.hasOwn(COMMAND_CLASSES, name);
 }
 
+/**
+ * The `aegis` command line with every command registered, not yet run: {@link main} runs
+ * it. Run through clipanion directly instead, a bad command line gets clipanion's handling
+ * (its message on stdout), not main's `error:` and `help:` lines on stderr with exit code 1.
+ */
 export function buildCli(): Cli {
   const cli = new AegisCli({
     binaryLabel: "aegis: provable records of what an AI agent did",

@@ -22,7 +22,9 @@ import { WindowReader, readAt } from "./window.js";
 
 /** What a full check of every frame found (SPEC §14.7). */
 export interface EnvelopeCheck {
+  /** The store directory or pack file checked, as given. */
   readonly path: string;
+  /** Whether `path` was a store directory or a pack file. */
   readonly kind: "store" | "pack";
   /** Entry frames read. */
   readonly entries: number;

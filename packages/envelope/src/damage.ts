@@ -23,8 +23,13 @@ export type EnvelopeDamage =
   /** An index the writer could not write: the next open scans its segment instead. */
   | { readonly code: "index_not_written"; readonly path: string; readonly detail: string };
 
+/** Every `code` an {@link EnvelopeDamage} can carry. */
 export type EnvelopeDamageCode = EnvelopeDamage["code"];
 
+/**
+ * One line saying what damage was found, where (file and byte offset) and what it cost,
+ * for a person: `aegis` prints it on stderr after `note:` or `error:`.
+ */
 export function describeDamage(damage: EnvelopeDamage): string {
   return match(damage)
     .with({ code: "damaged_frame" }, (d) => `${d.path}: damaged frame at byte ${d.offset} (${d.length} bytes skipped): ${d.detail}`)

@@ -18,11 +18,19 @@ export type EnvelopeFault =
   | { readonly code: "bad_digest"; readonly text: string; readonly detail: string }
   | { readonly code: "exists"; readonly path: string };
 
+/** Every `code` an {@link EnvelopeFault} can carry; each is stable, so a caller may key its own table by them. */
 export type EnvelopeFaultCode = EnvelopeFault["code"];
 
+/**
+ * What the Envelope throws for a failure a user can cause or meet: a store another writer
+ * holds, a path that is no Envelope, a full disk. Match on {@link EnvelopeError.fault}
+ * rather than on the message; the message is {@link describeEnvelopeFault}'s text.
+ */
 export class EnvelopeError extends Error {
+  /** `"EnvelopeError"`, so that a printed error or stack trace names its class, not `Error`. */
   override readonly name = "EnvelopeError";
   constructor(
+    /** What failed, as a value to match on by its `code`. */
     readonly fault: EnvelopeFault,
     options?: ErrorOptions,
   ) {
@@ -30,6 +38,10 @@ export class EnvelopeError extends Error {
   }
 }
 
+/**
+ * One line saying what failed and where, for a person: `aegis` prints it after `error:`.
+ * For a lock whose holder has gone, it also says what to do.
+ */
 export function describeEnvelopeFault(fault: EnvelopeFault): string {
   return match(fault)
     .with({ code: "locked" }, (f) => {

@@ -49,6 +49,7 @@ export function encodePackHeader(id: Uint8Array): Buffer {
 
 /** What {@link writePack} put in the pack, and what it left out and why. */
 export interface PackReport {
+  /** Where the pack was written: the `outPath` given. */
   readonly path: string;
   /** Entries whose bytes are in the pack (each verified against its digest when packed). */
   readonly entries: number;
@@ -62,6 +63,7 @@ export interface PackReport {
   readonly bytes: number;
 }
 
+/** How {@link writePack} writes a pack. */
 export interface PackOptions {
   /** The pack id (16 bytes). Random by default; fixed only to reproduce a pack byte for byte. */
   readonly id?: Uint8Array;

@@ -16,6 +16,7 @@ export type RedactOutcome =
   | { readonly code: "missing" }
   | { readonly code: "reason_refused"; readonly detail: string };
 
+/** Every `code` a {@link RedactOutcome} can carry. */
 export type RedactOutcomeCode = RedactOutcome["code"];
 
 /**

@@ -36,6 +36,7 @@ export interface EnvelopeStats {
   readonly redacted: { readonly count: number; readonly bytes: number };
   /** The files the store or pack consists of, and their total size on disk. */
   readonly files: number;
+  /** The total size of those files, in bytes. */
   readonly diskBytes: number;
 }
 
@@ -49,11 +50,20 @@ export interface EnvelopeSource {
   readonly path: string;
   /** Damage found while opening (SPEC §14.7); whole entries are served regardless. */
   readonly damage: readonly EnvelopeDamage[];
+  /**
+   * The bytes stored for `digest`, re-hashed now (SPEC §14.1, [M14.3]): `present` only when
+   * they hash to it; otherwise `missing`, `digest_mismatch` or `redacted`.
+   *
+   * @throws EnvelopeError `bad_digest` when `digest` is not 64 lowercase hex, `closed`
+   * after {@link EnvelopeSource.close}, `io`.
+   */
   get<D extends EntryDigest>(digest: D): Promise<EnvelopeRead<D>>;
   /** What the index says of one digest, without reading its bytes; undefined when absent. */
   entry(digest: EntryDigest): Promise<EnvelopeEntry | undefined>;
   /** Every entry and tombstone, in the order they were written. */
   entries(): AsyncIterable<EnvelopeEntry>;
+  /** Counts and sizes of entries, tombstones and files; no value is read. */
   stats(): Promise<EnvelopeStats>;
+  /** Release the files it holds open; `get` is refused (`closed`) afterwards. */
   close(): Promise<void>;
 }

@@ -17,6 +17,7 @@ import { BATCHED_VALUE_BYTES, SegmentWriter, type Active } from "./segment-write
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
 import { openStore, scrubAll } from "./store-open.js";
 
+/** How {@link EnvelopeStore.open} opens, or creates, a store. Every member is optional. */
 export interface EnvelopeStoreOptions {
   /** Start a new segment once the current one would pass this many bytes (SPEC §14.3). */
   readonly segmentBytes?: number;
@@ -57,6 +58,7 @@ export class EnvelopeStore implements EnvelopeSource {
   private readonly commit: GroupCommit;
 
   private constructor(
+    /** The store directory, as given to {@link EnvelopeStore.open}. */
     readonly path: string,
     private readonly salt: Buffer,
     private readonly catalog: Catalog,
@@ -77,7 +79,7 @@ export class EnvelopeStore implements EnvelopeSource {
   /**
    * Open the store in `dir` for writing, creating it when the directory is absent or
    * empty. A torn tail left by a crash is cut back to the last whole frame; redactions a
-   * crash interrupted are finished; damage is reported in {@link damage}, never fatal.
+   * crash interrupted are finished; damage is reported in {@link EnvelopeStore.damage}, never fatal.
    *
    * @throws EnvelopeError `locked` when another writer holds the store, `not_an_envelope`
    * when the directory holds other files, `unsupported_version`, `damaged_descriptor`, `io`.
@@ -101,17 +103,21 @@ export class EnvelopeStore implements EnvelopeSource {
    * (SPEC §14.1, [M9.1]): the store hashes what it is given, and nothing else. The bytes
    * are hashed and taken (written, or copied to be written with their batch) before this
    * returns, so the caller may reuse its array at once.
+   *
+   * @throws EnvelopeError (as a rejection) `too_large` for more than {@link MAX_ENTRY_BYTES},
+   * `not_bytes`, `closed` once {@link EnvelopeStore.close} was called, `failed` once a write
+   * or fsync has failed.
    */
   putRequest(bytes: Uint8Array): Promise<RequestDigest> {
     return this.keep(bytes, RequestDigest.of);
   }
 
-  /** Keep the verbatim response bytes; as {@link putRequest}. */
+  /** Keep the verbatim response bytes; as {@link EnvelopeStore.putRequest}. */
   putResponse(bytes: Uint8Array): Promise<ResponseDigest> {
     return this.keep(bytes, ResponseDigest.of);
   }
 
-  /** Keep the canonical bytes of a tool definition (SPEC §17.6); as {@link putRequest}. */
+  /** Keep the canonical bytes of a tool definition (SPEC §17.6); as {@link EnvelopeStore.putRequest}. */
   putToolSpec(bytes: Uint8Array): Promise<ToolSpecDigest> {
     return this.keep(bytes, ToolSpecDigest.of);
   }
@@ -200,15 +206,23 @@ export class EnvelopeStore implements EnvelopeSource {
     return readThrough(this.catalog, digest, (location) => this.files.readValue(location));
   }
 
+  /**
+   * What the index says of one digest, without reading its bytes: `present` (held, not
+   * verified) or `redacted`; undefined when the store holds neither.
+   *
+   * @throws EnvelopeError `bad_digest` when `digest` is not 64 lowercase hex.
+   */
   async entry(digest: EntryDigest): Promise<EnvelopeEntry | undefined> {
     checkDigest(digest);
     return this.catalog.entry(digest);
   }
 
+  /** Every entry in the order first written, then the tombstones whose entry is not held (SPEC §14.1). */
   async *entries(): AsyncGenerator<EnvelopeEntry> {
     yield* this.catalog.list();
   }
 
+  /** Counts and sizes of entries and tombstones, from the index, and of the store's files on disk now. */
   async stats(): Promise<EnvelopeStats> {
     return { ...this.catalog.counts(), ...(await directoryFiles(this.path)) };
   }

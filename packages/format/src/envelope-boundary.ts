@@ -16,7 +16,9 @@ import type { RequestDigest, ResponseDigest } from "./wire/digest.js";
 
 /** What the writer needs of an Envelope: a store that hashes what it is given (SPEC §9). */
 export interface EnvelopeSink {
+  /** Keep a call's verbatim request bytes durably; resolves with the digest the store computed. */
   putRequest(bytes: Uint8Array): Promise<RequestDigest>;
+  /** Keep a call's verbatim response bytes durably; resolves with the digest the store computed. */
   putResponse(bytes: Uint8Array): Promise<ResponseDigest>;
 }
 

@@ -93,3 +93,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
 export { describeRecoveredLock, type LockHolder, type RecoveredLock } from "./durable/lock.js";
+export { InputFileError, describeInputFileFault, type FileKind, type InputFileFault } from "./durable/input-file.js";

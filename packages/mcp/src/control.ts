@@ -11,23 +11,42 @@ import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
  * connection, each a line of JSON.
  */
 
+/**
+ * A request to a running wrap, sent as one line of JSON (SPEC §17.5): approve or deny a
+ * parked call by its `approval_id` (a denial records its `reason`), or list the calls parked.
+ */
 export type ControlRequest =
   | { readonly op: "approve"; readonly approval_id: string }
   | { readonly op: "deny"; readonly approval_id: string; readonly reason: string }
   | { readonly op: "list" };
 
+/** A call waiting for approval, as the control socket lists it (SPEC §17.5); wire names, as it is sent as JSON. */
 export interface ParkSummary {
+  /** The id to approve or deny it by (SPEC §15.7). */
   readonly approval_id: string;
+  /** The tool the parked call named. */
   readonly tool_id: string;
+  /** The `id` of the rule that parked it; `null` when the Policy Set's default did. */
   readonly rule: string | null;
+  /** When it was parked: RFC 3339, UTC. */
   readonly parked_at: string;
 }
 
+/**
+ * The one line of JSON a running wrap answers a {@link ControlRequest} with (SPEC §17.5): the
+ * answer recorded (`seq` and `line_hash` name its signed `decision` Line), the calls parked,
+ * or, with `ok: false`, why the request was refused; nothing is written then.
+ */
 export type ControlResponse =
   | { readonly ok: true; readonly op: "approve" | "deny"; readonly approval_id: string; readonly seq: number; readonly line_hash: string }
   | { readonly ok: true; readonly op: "list"; readonly pending: readonly ParkSummary[] }
   | { readonly ok: false; readonly code: ControlErrorCode; readonly message: string };
 
+/**
+ * Why a running wrap refused a control request (SPEC §17.5): `unknown_approval`, no call is
+ * parked under the id; `already_decided`, it was answered already or is being answered;
+ * `bad_request`, the line is no request; `record_failed`, the `decision` could not be written.
+ */
 export type ControlErrorCode = "unknown_approval" | "already_decided" | "bad_request" | "record_failed";
 
 /** What the control socket asks of the running relay. */
@@ -43,10 +62,20 @@ export interface ControlHandler {
 export const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_REQUEST_BYTES = 64 * 1024;
 
+/**
+ * Why wrap could not listen on its control socket (SPEC §17.5). wrap then starts no server:
+ * {@link runWrap} throws it inside a {@link WrapError} (fault `control`).
+ */
 export class ControlError extends Error {
+  /** `"ControlError"`, so that a printed error or stack trace names its class, not `Error`. */
   override readonly name = "ControlError";
   constructor(
+    /**
+     * `path_too_long`: over the 107 bytes a Unix socket path may have; `in_use`: another wrap
+     * answers there; `not_a_socket`: a file that is no socket is in the way; `io`: listening failed.
+     */
     readonly code: "path_too_long" | "in_use" | "not_a_socket" | "io",
+    /** The socket path wrap tried to listen on. */
     readonly path: string,
     detail: string,
   ) {
@@ -180,6 +209,10 @@ function parseRequest(line: string): ControlRequest | undefined {
   return undefined;
 }
 
+/**
+ * One line saying why an answer to a parked call was refused, for a person: the control
+ * socket sends it as the refusal's `message`, which `aegis approve` prints.
+ */
 export function describeRefusal(refusal: ParkRefusal): string {
   return match(refusal)
     .with({ code: "unknown_approval" }, (r) => `no call is parked under ${r.approvalId} in this wrap`)
@@ -201,9 +234,17 @@ export type ControlRequestFault =
   | { readonly code: "no_wrap"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_answer"; readonly path: string; readonly detail: string };
 
+/**
+ * What {@link requestControl} throws when no running wrap answered, or what answered was no
+ * wrap; a wrap that refused the request answers `ok: false` instead.
+ */
 export class ControlRequestError extends Error {
+  /** `"ControlRequestError"`, so that a printed error or stack trace names its class, not `Error`. */
   override readonly name = "ControlRequestError";
-  constructor(readonly fault: ControlRequestFault) {
+  constructor(
+    /** What went wrong, as a value to match on by its `code`. */
+    readonly fault: ControlRequestFault,
+  ) {
     super(fault.detail);
   }
 }

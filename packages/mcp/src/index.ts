@@ -23,5 +23,5 @@ export {
   type ParkSummary,
 } from "./control.js";
 export { PASSTHROUGH_POLICY_SET_HASH, UNKNOWN_TOOL, unansweredReason, type Unanswered } from "./outcomes.js";
-export { REFUSAL_CODE, REFUSAL_MESSAGE, type Refusal, type RefusalCode, type RefusalDetail } from "./refusal.js";
+export { REFUSAL_CODE, REFUSAL_MESSAGE, type RefusalCode, type RefusalDetail } from "./refusal.js";
 export { describeNotice, type Notice } from "./notice.js";

@@ -13,7 +13,7 @@ export { Parks, covers, scopeOf, type Park } from "./parks.js";
 export { MAX_SOCKET_PATH_BYTES, listenControl, type ControlHandler, type ControlServer } from "./control.js";
 export { DEFAULT_MAX_FRAME_BYTES, FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 export { type Governance } from "./outcomes.js";
-export { refusalFrame } from "./refusal.js";
+export { refusalFrame, type Refusal } from "./refusal.js";
 export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool, type ToolSpecSink } from "./pins.js";
 export { canonicalJson } from "./canonical-json.js";
 export { parseFrame, type JsonRecord } from "./message.js";

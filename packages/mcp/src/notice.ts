@@ -18,6 +18,10 @@ export type Notice =
   | { readonly code: "unreadable_frame"; readonly bytes: number; readonly why: "inner_cr" | "not_json" }
   | { readonly code: "envelope_refused"; readonly callId: string; readonly detail: string };
 
+/**
+ * One line telling the operator what happened and, where there is something to do, what:
+ * `aegis wrap` prints it on stderr after `aegis wrap: `.
+ */
 export function describeNotice(notice: Notice): string {
   return match(notice)
     .with({ code: "parked" }, (n) => {

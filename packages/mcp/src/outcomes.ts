@@ -1,6 +1,7 @@
 import { unreachable } from "@aegis/format/internal";
 import { PolicySetHash, type CallResult, type CapabilityGrant, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
 import { match } from "ts-pattern";
+import { refusedOutcome } from "@aegis/policy";
 
 /**
  * What a relayed call's outcome says (SPEC §17.2). Without a Policy Set the words are the
@@ -16,7 +17,6 @@ export const UNKNOWN_TOOL = "<unknown>";
 const NOT_EVALUATED = "not evaluated";
 const NOT_EXECUTED = "not executed";
 const MALFORMED = "tools/call without a string params.name";
-const BLOCKED_BEFORE_CAPABILITY = "policy blocked before capability";
 const SIBLING_REFUSED = "not executed: sibling call in this batch was refused";
 
 /** Why a call that reached the server has no answer in the record (SPEC §17.2). */
@@ -34,6 +34,11 @@ export type Unanswered =
   /** aegis-ts: the in-process transport closed before the server answered. */
   | { readonly code: "transport_closed" };
 
+/**
+ * The `execution.reason` recorded for a call that went unanswered (SPEC §17.2, [M17.3]): it
+ * states what is true of the end. The first two are the reference's words, so that a record
+ * reads the same whichever relay wrote it.
+ */
 export function unansweredReason(why: Unanswered): string {
   return match(why)
     .with({ code: "child_exited" }, () => "child exited before responding")
@@ -94,15 +99,8 @@ export function unanswered(governance: Governance, why: Unanswered): CallResult 
   };
 }
 
-/** A Policy Set refused the call before it reached the server. */
-export function refused(policy: PolicyOutcome, axes: DecisionAxes): CallResult {
-  return {
-    policy,
-    capability: { status: "denied", reason: BLOCKED_BEFORE_CAPABILITY },
-    execution: { status: "host_denied", reason: NOT_EXECUTED },
-    decision_axes: axes,
-  };
-}
+/** A Policy Set refused the call before it reached the server: as a runtime records it. */
+export const refused = refusedOutcome;
 
 /** The Policy Set allowed the call, and another call in its batch was refused. */
 export function siblingRefused(policy: PolicyOutcome, axes: DecisionAxes): CallResult {

@@ -7,6 +7,10 @@ import type { Derived } from "@aegis/policy";
  * exactly that; one later call within the scope then runs under the approval, once.
  */
 
+/**
+ * Where a parked call stands (SPEC §17.5): waiting for an answer, being answered, approved
+ * (`used` once a retry has run under the approval), or denied.
+ */
 export type ParkState =
   | { readonly code: "pending" }
   /** An answer is being recorded: a second answer is refused meanwhile. */
@@ -28,6 +32,10 @@ export interface Park {
   state: ParkState;
 }
 
+/**
+ * A human's answer to a parked call (SPEC §17.5), recorded as a signed `decision`: approve
+ * it, so that one retry within its scope runs, or deny it, saying why.
+ */
 export type ParkAnswer = { readonly code: "approve" } | { readonly code: "deny"; readonly reason: string };
 
 /** Why an answer was refused. */
@@ -50,7 +58,7 @@ export class Parks {
 
   /**
    * Take an answer: the `decision` to record, or why it cannot be given. The park is then
-   * `deciding` until {@link settle} (the Line is durable) or {@link unsettle} (it was not
+   * `deciding` until {@link Parks.settle} (the Line is durable) or {@link Parks.unsettle} (it was not
    * written), so that two answers racing each other cannot both be recorded.
    */
   decide(

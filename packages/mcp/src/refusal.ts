@@ -8,6 +8,7 @@ import type { Json } from "./message.js";
  * sorted order, as the reference writes them.
  */
 export const REFUSAL_CODE = -32042;
+/** The `error.message` of every refusal (SPEC §17.3): it never varies. */
 export const REFUSAL_MESSAGE = "aegis wrap refused this tools/call";
 
 /** `data.aegis.code`: the reference's four, and what aegis-ts adds (SPEC §17.3). */
@@ -28,14 +29,21 @@ export type RefusalCode =
 
 /** What aegis-ts adds inside `data.aegis`: the rule, the reason, the park's id. */
 export interface RefusalDetail {
+  /** The `id` of the Policy Set's rule that decided; absent when the set's default did, or no rule was involved. */
   readonly rule?: string;
+  /** Why, in words: the Policy Set's reason, or wrap's own. */
   readonly reason?: string;
+  /** The park's id, to approve or deny with `aegis approve`: only for `PENDING_APPROVAL`. */
   readonly approval_id?: string;
 }
 
+/** One refused request, before it is written as a JSON-RPC error: what the client is answered. */
 export interface Refusal {
+  /** The refused request's `id`, echoed as read; `null` when its frame could not be read. */
   readonly id: Json;
+  /** `data.aegis.code`: why it was refused. */
   readonly code: RefusalCode;
+  /** What aegis-ts adds inside `data.aegis`. */
   readonly detail: RefusalDetail;
 }
 

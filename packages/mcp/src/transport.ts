@@ -13,29 +13,49 @@ import type { FrameVerdict } from "./frame-verdict.js";
 import { McpRecorder } from "./recorder.js";
 
 /**
- * `aegis wrap` inside a TypeScript agent (SPEC §17.8): a Transport for the MCP SDK's
- * `Client` that records, and with a Policy Set enforces, every `tools/call` the client
- * sends through the transport it wraps (stdio, streamable HTTP, in-memory: any).
- *
- * @example
- * const transport = await recordingTransport(new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-filesystem", "/srv"] }), { audit: "session.aarl", key: await readKeyFile("signing.key") });
- * await client.connect(transport);
+ * The options of {@link recordingTransport}, which is `aegis wrap` inside a TypeScript agent
+ * (SPEC §17.8): a Transport for the MCP SDK's `Client` that records, and with a Policy Set
+ * enforces, every `tools/call` the client sends through the transport it wraps (stdio,
+ * streamable HTTP, in-memory: any).
  */
 export interface RecordingOptions {
   /** The record file; a new Session is appended and closed with the transport. */
   readonly audit: string;
+  /** The key that signs every Line of the Session. */
   readonly key: SigningKey;
   /** An Envelope store directory for the bytes of each message and tool definition. */
   readonly envelope?: string;
+  /** A Policy Set to enforce (SPEC §17.3): a call it does not allow is answered with a refusal and never sent. */
   readonly policy?: PolicySet;
+  /** Where each tool's path or URL lies in its request, for the axes `policy` decides on (SPEC §17.4). */
   readonly bindings?: Bindings;
+  /** `decision_axes.role` of every call under `policy`: the role the agent runs as. */
   readonly role?: string;
+  /** `decision_axes.session` of every call under `policy`: the set's session scope, not the record's Session. */
   readonly session?: string;
+  /**
+   * Resolve bound paths on this host, symbolic links followed (default true); false resolves
+   * them lexically, for a server that runs elsewhere (SPEC §17.4).
+   */
   readonly followSymlinks?: boolean;
   /** Told what wrap would print on its stderr (parks, changed tools, failures). */
   readonly onNotice?: (notice: Notice) => void;
 }
 
+/**
+ * Wrap an MCP SDK client transport so that every `tools/call` through it is recorded, and
+ * with a Policy Set decided first (SPEC §17.8). The record (and the Envelope) are opened
+ * before this resolves; closing the returned transport closes the Session.
+ *
+ * @example
+ * ```ts
+ * const transport = await recordingTransport(new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-filesystem", "/srv"] }), { audit: "session.aarl", key: await readKeyFile("signing.key") });
+ * await client.connect(transport);
+ * ```
+ *
+ * @throws ChainWriterError (from `@aegis/format`) when the record cannot be opened for
+ * writing, and EnvelopeError (from `@aegis/envelope`) when the Envelope store cannot.
+ */
 export async function recordingTransport(inner: Transport, options: RecordingOptions): Promise<RecordingTransport> {
   const envelope = options.envelope === undefined ? undefined : await EnvelopeStore.open(options.envelope);
   let writer: ChainWriter;

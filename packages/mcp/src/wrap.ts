@@ -15,22 +15,28 @@ import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
 
 /**
- * `aegis wrap` as a library (SPEC §17): start an MCP server as a child process, relay its
- * stdio to this process's, record every `tools/call` it carries, and (with a Policy Set)
- * refuse the ones the set does not allow.
+ * The options of {@link runWrap}, which is `aegis wrap` as a library (SPEC §17): start an MCP
+ * server as a child process, relay its stdio to this process's, record every `tools/call` it
+ * carries, and (with a Policy Set) refuse the ones the set does not allow.
  */
 export interface WrapOptions {
   /** The server's program and its arguments. */
   readonly command: string;
+  /** The server's arguments, passed to it as they are (no shell). */
   readonly args: readonly string[];
   /** The record file: a new Session is appended. */
   readonly audit: string;
+  /** The key that signs every Line of the Session. */
   readonly key: SigningKey;
   /** An Envelope store directory for the verbatim bytes (created when absent). */
   readonly envelope?: string;
+  /** A Policy Set to enforce (SPEC §17.3): a call it does not allow never reaches the server. */
   readonly policy?: PolicySet;
+  /** Where each tool's path or URL lies in its request, for the axes `policy` decides on (SPEC §17.4). */
   readonly bindings?: Bindings;
+  /** `decision_axes.role` of every call under `policy`: the role the agent runs as. */
   readonly role?: string;
+  /** `decision_axes.session` of every call under `policy`: the set's session scope, not the record's Session. */
   readonly session?: string;
   /** Follow symbolic links in bound paths (default true). */
   readonly followSymlinks?: boolean;
@@ -39,13 +45,19 @@ export interface WrapOptions {
    * `<audit>.control`; `null` for none.
    */
   readonly control?: string | null;
+  /** The longest frame read, in bytes (default 256 MiB); a longer one is counted and dropped (SPEC §17.1). */
   readonly maxFrameBytes?: number;
   /** Default 5000: the server's silence wrap waits out after the client hangs up. */
   readonly graceMs?: number;
+  /** Where the client's frames are read from (default `process.stdin`). */
   readonly stdin?: Readable;
+  /** Where the server's frames go to the client (default `process.stdout`): JSON-RPC only. */
   readonly stdout?: Writable;
+  /** Where the server's stderr is copied and wrap's notices are written (default `process.stderr`). */
   readonly stderr?: Writable;
+  /** The server's environment (default this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The server's working directory (default this process's). */
   readonly cwd?: string;
   /** Stop on these signals, closing the Session cleanly (default SIGINT, SIGTERM, SIGHUP). */
   readonly signals?: readonly NodeJS.Signals[];
@@ -58,13 +70,19 @@ export type WrapFault =
   | { readonly code: "control"; readonly error: ControlError }
   | { readonly code: "spawn"; readonly command: string; readonly detail: string };
 
+/** What {@link runWrap} throws when it could not start (SPEC §17.7): match on its `fault`. */
 export class WrapError extends Error {
+  /** `"WrapError"`, so that a printed error or stack trace names its class, not `Error`. */
   override readonly name = "WrapError";
-  constructor(readonly fault: WrapFault) {
+  constructor(
+    /** What could not be opened or started, as a value to match on by its `code`. */
+    readonly fault: WrapFault,
+  ) {
     super(describeWrapFault(fault));
   }
 }
 
+/** One line saying why wrap could not start, for a person: `aegis wrap` prints it after `error:`. */
 export function describeWrapFault(fault: WrapFault): string {
   return match(fault)
     .with({ code: "writer" }, (f) => f.error.message)
@@ -74,9 +92,11 @@ export function describeWrapFault(fault: WrapFault): string {
     .exhaustive(unreachable);
 }
 
+/** How a wrap ended: the Session is closed and the server has exited or been killed. */
 export interface WrapResult {
   /** What the process should exit with (SPEC §17.7). */
   readonly exitCode: number;
+  /** How the relay ended, and so why the calls still in flight went unanswered. */
   readonly end: RelayEnd;
   /** The child's own exit, when it exited (code, or the signal that ended it). */
   readonly child: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined;
@@ -92,6 +112,17 @@ const STOP_REAP_MS = 500;
 const STDERR_DRAIN_MS = 2000;
 const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 
+/**
+ * Run `aegis wrap` (SPEC §17): open the record (and the Envelope and control socket), start
+ * the server, relay until it ends, record an outcome for every call left in flight, close
+ * the Session, and resolve with the exit code to use. While it runs, `signals` sent to this
+ * process stop it cleanly (SPEC §17.7). A failure to record once running does not throw: it
+ * is in {@link WrapResult.failure}, and the exit code is 1.
+ *
+ * @throws WrapError when wrap could not start: the record, the Envelope or the control socket
+ * could not be opened, or the server could not be spawned. Nothing was relayed then, and no
+ * server is left running.
+ */
 export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;

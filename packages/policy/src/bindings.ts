@@ -20,28 +20,42 @@ import { member, readYaml, readYamlFile, type Entries, type Tree } from "./yaml-
 /** Whether a bound path is read or written; it decides the scope an approval grants. */
 export type PathAccess = "read" | "write";
 
+/** Where a tool's request names a path the tool touches, one entry of `paths` (SPEC §17.4). */
 export interface PathBinding {
+  /** The JSON Pointer (RFC 6901) into the request, as the file writes it. */
   readonly pointer: string;
+  /** The pointer's reference tokens, unescaped. */
   readonly tokens: readonly string[];
+  /** `read` unless the file says `write`. */
   readonly access: PathAccess;
 }
 
+/** Where a tool's request names the endpoint it reaches: the source of `decision_axes.net` (SPEC §17.4). */
 export type NetBinding =
+  /** A URL: the host, and the port or the scheme's default, are read from it. */
   | { readonly code: "url"; readonly pointer: string; readonly tokens: readonly string[] }
+  /** Separate host and port values: `host` and `port` are the pointers' tokens, `pointers` the two as written. */
   | { readonly code: "host_port"; readonly host: readonly string[]; readonly port: readonly string[]; readonly pointers: readonly [string, string] };
 
+/** One entry of a bindings file's `tools`: what a call to the tool it names binds (SPEC §17.4). */
 export interface ToolBinding {
   /** The tool name or glob, as written. */
   readonly tool: string;
+  /** `tool` compiled, when it holds a `*` or `?`; undefined for an exact name. */
   readonly glob: Glob | undefined;
+  /** The `decision_axes.capability` every call to the tool is given. */
   readonly capability?: string;
+  /** Where the request names the paths the tool touches; empty when the entry gives none. */
   readonly paths: readonly PathBinding[];
+  /** Where the request names the endpoint the tool reaches; absent, no `net` axis is derived. */
   readonly net?: NetBinding;
 }
 
+/** A bindings file, read and checked (SPEC §17.4): what {@link deriveAxes} derives a call's axes from. */
 export interface Bindings {
   /** Declared bases for relative paths: a relative path is resolved only when there is one. */
   readonly roots: readonly string[];
+  /** In file order: an exact name wins over a glob, then the first glob that matches ({@link bindingFor}). */
   readonly tools: readonly ToolBinding[];
 }
 
@@ -50,12 +64,17 @@ const TOOL_KEYS = ["tool", "capability", "paths", "net"] as const;
 const PATH_KEYS = ["pointer", "access"] as const;
 const NET_KEYS = ["url", "host", "port"] as const;
 
+/** What {@link tryParseBindings} answers: the bindings, or every problem of the file at once. */
 export type BindingsParseResult = { readonly ok: true; readonly bindings: Bindings } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** A bindings file that could not be read; the message lists every problem. */
 export class BindingsParseError extends Error {
+  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
   override readonly name = "BindingsParseError";
-  constructor(readonly problems: readonly PolicyProblem[]) {
+  constructor(
+    /** Every problem, as values to match on; the message gives them as text. */
+    readonly problems: readonly PolicyProblem[],
+  ) {
     super(`bindings parse error: ${problems.map(describePolicyProblem).join("; ")}`);
   }
 }
@@ -92,7 +111,11 @@ export function tryParseBindings(text: string): BindingsParseResult {
   return { ok: true, bindings: { roots, tools } };
 }
 
-/** @throws BindingsParseError listing every problem. */
+/**
+ * Read bindings from their text (SPEC §17.4).
+ *
+ * @throws BindingsParseError listing every problem.
+ */
 export function parseBindings(text: string): Bindings {
   const result = tryParseBindings(text);
   if (!result.ok) throw new BindingsParseError(result.problems);
@@ -102,7 +125,9 @@ export function parseBindings(text: string): Bindings {
 /**
  * Read a bindings file (UTF-8).
  *
- * @throws the file system's error when it cannot be read; BindingsParseError when it is not bindings.
+ * @throws the file system's error when it cannot be read, InputFileError when the path is no
+ * regular file (a directory, FIFO or device); BindingsParseError when it is not bindings, or
+ * is over the size limit of SPEC §18.
  */
 export async function loadBindings(path: string): Promise<Bindings> {
   const read = await readYamlFile(path);
@@ -210,19 +235,25 @@ export type UnresolvedBinding =
 
 /** A path the call named, resolved: lexically here, and then (by the caller) on the disk. */
 export interface BoundPath {
+  /** As the request gave it: what `decision_axes.fs.path_raw` records. */
   readonly raw: string;
+  /** Absolute and resolved: what `decision_axes.fs.path_canonical` records and an approval's scope holds. */
   readonly resolved: string;
+  /** From the binding that named it: an approval's scope keeps read and written paths apart (SPEC §17.5). */
   readonly access: PathAccess;
 }
 
+/** What {@link deriveAxes} makes of one call. */
 export interface Derived {
   /** The derived axes: `capability`, and `fs` or `net` when the call named exactly one. */
   readonly axes: CallAxes;
   /** Every path the call named, resolved (for an approval's scope), when all resolved. */
   readonly paths: readonly BoundPath[];
+  /** Why bound parameters gave no axis, for an operator ({@link describeUnresolved}); empty when none failed. */
   readonly unresolved: readonly UnresolvedBinding[];
 }
 
+/** What {@link deriveAxes} may learn beyond the bindings file: roots known at run time, and the host's own reading of a path. */
 export interface DeriveContext {
   /** Bases learned at run time (an MCP client's roots); used only when the file declares none. */
   readonly roots?: readonly string[];

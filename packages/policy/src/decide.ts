@@ -16,8 +16,11 @@ import { select, type Matched, type RequestView, type UnboundParameter } from ".
 /** The axes of a call as the caller asserts them: `decision_axes` without `matched_rule`. */
 export type CallAxes = Omit<DecisionAxes, "matched_rule">;
 
+/** One call, as {@link decide} needs it (SPEC §15.5). */
 export interface DecisionRequest {
+  /** The tool called: what a rule's `tool` matcher compares, and part of a rate window's key. */
   readonly tool_id: string;
+  /** What the caller asserts of the call; none when absent. Members the Chain does not define are dropped. */
   readonly axes?: CallAxes;
   /**
    * The verbatim request bytes. Needed only when the set has argument matchers
@@ -36,6 +39,7 @@ export interface LiveState {
   readonly mintApprovalId?: () => string;
 }
 
+/** What every {@link Decision} carries: the rule, the reason, and the three members the call's outcome records (SPEC §15.5). */
 export interface DecisionCommon {
   /** The rule that decided, or the set's default. */
   readonly matched: Matched;
@@ -56,12 +60,18 @@ export type DenialCause =
   /** A rule needed a parameter the call did not bind; the call fails closed (SPEC §15.5). */
   | { readonly code: "unbound"; readonly parameter: UnboundParameter };
 
+/** The live verdict on one call, with what to record for it (SPEC §15.5). */
 export type Decision =
+  /** The call may run, under `limits` when the rule that let it through has them. */
   | (DecisionCommon & { readonly code: "allowed"; readonly limits?: Limits })
+  /** The call may not run; `cause` says whether a rule, the default or an unbound parameter refused it. */
   | (DecisionCommon & { readonly code: "denied"; readonly cause: DenialCause })
+  /** Parked until a human answers; `approval_id` names the park (SPEC §15.7). */
   | (DecisionCommon & { readonly code: "pending_approval"; readonly approval_id: string })
+  /** Refused: the rule's window is full (SPEC §15.6). */
   | (DecisionCommon & { readonly code: "rate_limited" });
 
+/** The four verdicts, for a caller that needs only which one it is. */
 export type DecisionCode = Decision["code"];
 
 /**
@@ -71,9 +81,11 @@ export type DecisionCode = Decision["code"];
  * not given: counting is state, and this package keeps none of its own
  * ({@link needsRateWindows} says ahead of time whether a set can need it).
  * @example
+ * ```ts
  * const windows = new RateWindows();
  * const d = decide(set, { tool_id: "fs.read", axes: { role: "agent" } }, { windows });
  * await writer.outcome({ ...rest, policy_set_hash: d.policy_set_hash, policy: d.policy, decision_axes: d.decision_axes });
+ * ```
  */
 export function decide(set: PolicySet, request: DecisionRequest, live?: LiveState): Decision {
   const axes = recordedAxes(request.axes ?? {});
@@ -170,6 +182,10 @@ export function mintApprovalId(): string {
   return `apr-${randomUUID()}`;
 }
 
+/**
+ * The words for an unbound parameter (`decision_axes.fs`, `decision_axes.net`, or "the
+ * request bytes"), as a fail-closed denial's reason names it (SPEC §15.5).
+ */
 export function describeParameter(parameter: UnboundParameter): string {
   return match(parameter)
     .with("fs", () => "decision_axes.fs")

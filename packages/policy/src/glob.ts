@@ -13,6 +13,7 @@
  * Characters are Unicode code points; nothing is case-folded or normalized.
  */
 export interface Glob {
+  /** Whether the glob matches the whole of `path`. */
   test(path: string): boolean;
 }
 

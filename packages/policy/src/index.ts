@@ -42,16 +42,7 @@ export {
   type LiveState,
 } from "./decide.js";
 export { RateWindows } from "./rate-windows.js";
-export {
-  callOpening,
-  outcomeOf,
-  refusedOutcome,
-  trapOf,
-  type CallEnded,
-  type CallEndedWithResponse,
-  type DecidedCall,
-  type GrantTerms,
-} from "./outcome.js";
+export { callOpening, outcomeOf, refusedOutcome, trapOf, type CallEnded, type CallEndedWithResponse, type DecidedCall, type GrantTerms } from "./outcome.js";
 export {
   BindingsParseError,
   bindingFor,

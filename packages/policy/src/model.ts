@@ -10,8 +10,10 @@ declare const validated: unique symbol;
 
 /** The Policy Set versions this build reads (SPEC §15.1, §15.2). Any other is refused. */
 export const POLICY_VERSIONS = [1, 2] as const;
+/** A version this build reads: 1, the reference's format, or 2, the aegis-ts extension (SPEC §15.1, §15.2). */
 export type PolicyVersion = (typeof POLICY_VERSIONS)[number];
 
+/** The verdict when no rule matches a call: the file's `default`, `allow` when it gives none (SPEC §15.1). */
 export type DefaultAction = "allow" | "deny";
 
 /** A fixed window: at most `max` calls per `per_seconds` (SPEC §15.6). Both are above 0. */
@@ -22,10 +24,17 @@ export interface RateSpec {
   readonly per_seconds: bigint;
 }
 
-/** Ceilings an allowing rule imposes on the call it lets through (unsigned 64-bit each). */
+/**
+ * Ceilings an allowing rule imposes on the call it lets through (unsigned 64-bit each).
+ * This package reads them and hands them back in a decision; holding the call to them is
+ * for whatever runs it.
+ */
 export interface Limits {
+  /** Memory the call may use, in bytes. */
   readonly max_memory_bytes?: bigint;
+  /** Wall-clock time the call may take, in milliseconds. */
   readonly max_wall_ms?: bigint;
+  /** Output the call may produce, in bytes. */
   readonly max_output_bytes?: bigint;
 }
 
@@ -39,6 +48,7 @@ export type RuleAction =
   | { readonly code: "rate_limit"; readonly rate: RateSpec; readonly limits?: Limits }
   | { readonly code: "pending_approval" };
 
+/** A rule's `action` as the file writes it. */
 export type RuleKind = RuleAction["code"];
 
 /** Over `decision_axes.fs.path_canonical` (SPEC §15.2). */
@@ -47,14 +57,17 @@ export type PathMatcher =
   | { readonly code: "prefix"; readonly prefix: string }
   | { readonly code: "glob"; readonly glob: string; readonly matcher: Glob };
 
-/** Over `decision_axes.net.host`, compared as written in the record (SPEC §15.2). */
+/** Over `decision_axes.net.host`, compared as written in the record, without regard to ASCII case (SPEC §15.2). */
 export type HostMatcher = { readonly code: "exact"; readonly host: string } | { readonly code: "suffix"; readonly suffix: string };
 
 /** Over `decision_axes.net.port` (SPEC §15.2). */
 export type PortMatcher = { readonly code: "list"; readonly ports: readonly number[] } | { readonly code: "range"; readonly min: number; readonly max: number };
 
+/** A version 2 rule's `net` matcher (SPEC §15.2): it has at least one of the two, and each it has must hold. */
 export interface NetMatcher {
+  /** From the file's `host` or `host_suffix`. */
   readonly host?: HostMatcher;
+  /** From the file's `ports` or `port_range`. */
   readonly port?: PortMatcher;
 }
 
@@ -64,16 +77,22 @@ export type ArgumentValue =
   | { readonly code: "integer"; readonly value: bigint }
   | { readonly code: "boolean"; readonly value: boolean };
 
+/** What an argument matcher requires of the value at its pointer (SPEC §15.2). */
 export type ArgumentTest =
+  /** A JSON value of the same type, equal to it; an integer is judged on the JSON text, so `1000.0` is not `1000`. */
   | { readonly code: "exact"; readonly value: ArgumentValue }
+  /** A JSON string that starts with `prefix`. */
   | { readonly code: "prefix"; readonly prefix: string }
+  /** Whether the pointer names a value at all. */
   | { readonly code: "exists"; readonly exists: boolean };
 
 /** One test on the verbatim request JSON, at an RFC 6901 pointer (SPEC §15.2). */
 export interface ArgumentMatcher {
+  /** The JSON Pointer as the file writes it: what the projection hashes (SPEC §15.4). */
   readonly pointer: string;
   /** The pointer's reference tokens, unescaped. */
   readonly tokens: readonly string[];
+  /** What the value at the pointer must satisfy. */
   readonly test: ArgumentTest;
 }
 
@@ -82,8 +101,11 @@ export interface ArgumentMatcher {
  * file is read as absent, because it means the same thing (SPEC §15.3).
  */
 export interface RuleMatchers {
+  /** Must equal the call's `tool_id`. */
   readonly tool?: string;
+  /** Must equal `decision_axes.capability`; does not hold for a call that asserts none. */
   readonly capability?: string;
+  /** Must equal `decision_axes.role`; does not hold for a call that asserts none. */
   readonly role?: string;
   /** Version 2 only. */
   readonly session?: string;
@@ -95,21 +117,35 @@ export interface RuleMatchers {
   readonly args?: readonly ArgumentMatcher[];
 }
 
+/** One rule of a validated Policy Set (SPEC §15.1), as selection reads it (SPEC §15.3). */
 export interface Rule {
+  /** Unique within the set; what `decision_axes.matched_rule` records when this rule decides. */
   readonly id: string;
+  /** What the rule does when it wins, with the settings only that action has. */
   readonly action: RuleAction;
+  /** The rule matches a call when every matcher it has holds. */
   readonly match: RuleMatchers;
   /** A signed 32-bit integer; 0 when the file gives none. */
   readonly priority: number;
+  /** Recorded, when this rule denies or rate-limits a call, in place of the generated words (SPEC §15.5). */
   readonly reason?: string;
   /** How many non-wildcard matchers the rule has (SPEC §15.3). */
   readonly specificity: number;
 }
 
+/**
+ * A Policy Set, read and validated (SPEC §15): what `decide` decides live calls under and
+ * `recheck` re-evaluates recorded ones under. Only the parser makes one (`parsePolicySet`,
+ * `tryParsePolicySet`, `loadPolicySet`), so its `hash` is always that of its rules.
+ */
 export interface PolicySet {
+  /** The brand only the parser sets: a hand-built object does not type-check as a set. */
   readonly [validated]: true;
+  /** The file's `version`; 1 when it gives none. */
   readonly version: PolicyVersion;
+  /** The verdict when no rule matches. */
   readonly default: DefaultAction;
+  /** In the file's order, which decides a full tie (SPEC §15.3) and is part of the hash. */
   readonly rules: readonly Rule[];
   /** SHA-256 of the canonical projection (SPEC §15.4): what an outcome records. */
   readonly hash: PolicySetHash;

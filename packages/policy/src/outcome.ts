@@ -17,7 +17,7 @@ const NOT_EXECUTED = "not executed";
 /**
  * One call as a runtime knows it before deciding: its id, its tool and the verbatim request
  * bytes. Spread it into `decide`'s request, then hand it to {@link callOpening} and
- * {@link outcomeOf}.
+ * {@link (outcomeOf:1)}.
  */
 export interface DecidedCall {
   /** The call's id, unique among the Session's calls in flight (SPEC §5.3). */
@@ -71,13 +71,25 @@ export interface CallEndedWithResponse extends CallEnded {
  * call with the `policy_set_hash` of the set that decided it.
  *
  * @example
+ * ```ts
  * const decision = decide(set, { ...call, axes: { role: "agent" } });
  * await writer.recordUnrun(callOpening(decision, call), outcomeOf(decision, call));
+ * ```
  */
 export function callOpening(decision: Decision, call: DecidedCall): CallOpening {
   return { call_id: call.call_id, tool_id: call.tool_id, policy_set_hash: decision.policy_set_hash, request: call.request };
 }
 
+/**
+ * The outcome members of an allowed call, as the overload below, with the verbatim response
+ * bytes: for `ChainWriter.endCall` or `call`, which hash the bytes and put them in the
+ * Envelope. It comes first so that any value typed {@link CallEndedWithResponse} selects it.
+ *
+ * @throws TypeError when the decision refused the call: a call that never ran has no response.
+ * @throws RangeError when a rule's limit is beyond 2^53 - 1, which a record cannot hold
+ * (SPEC §3.2); pass the ceiling in `ended.grant` instead.
+ */
+export function outcomeOf(decision: Decision, call: Pick<DecidedCall, "call_id" | "tool_id">, ended: CallEndedWithResponse): CallEnding;
 /**
  * The outcome members of a decided call (SPEC §5.3): the decision's `policy` and
  * `decision_axes` always; for an allowed call, a grant ({@link GrantTerms}) and how it ended;
@@ -87,16 +99,18 @@ export function callOpening(decision: Decision, call: DecidedCall): CallOpening 
  * @param ended - How an allowed call ended; with `response`, the result is for
  * `ChainWriter.endCall` or `call`, which put the bytes in the Envelope.
  * @throws RangeError when a rule's limit is beyond 2^53 - 1, which a record cannot hold
- * (SPEC §3.1); pass the ceiling in `ended.grant` instead.
+ * (SPEC §3.2); pass the ceiling in `ended.grant` instead.
  */
 export function outcomeOf(decision: Decision, call: Pick<DecidedCall, "call_id" | "tool_id">, ended?: CallEnded): CallResult;
-export function outcomeOf(decision: Decision, call: Pick<DecidedCall, "call_id" | "tool_id">, ended: CallEndedWithResponse): CallEnding;
 export function outcomeOf(
   decision: Decision,
   call: Pick<DecidedCall, "call_id" | "tool_id">,
   ended: CallEnded | CallEndedWithResponse = {},
 ): CallResult | CallEnding {
-  if (decision.code !== "allowed") return refusedOutcome(decision.policy, decision.decision_axes);
+  if (decision.code !== "allowed") {
+    if ("response" in ended) throw new TypeError(`outcomeOf: call ${call.call_id} was ${decision.code}, so it never ran and has no response to record`);
+    return refusedOutcome(decision.policy, decision.decision_axes);
+  }
   const grant = grantOf(call, decision.limits, ended.grant);
   const result: CallResult = {
     policy: decision.policy,

@@ -44,6 +44,7 @@ const FS_KEYS = ["path", "path_prefix", "path_glob"] as const;
 const NET_KEYS = ["host", "host_suffix", "ports", "port_range"] as const;
 const ARG_TESTS = ["exact", "prefix", "exists"] as const;
 
+/** What {@link tryParsePolicySet} answers: the set, or every problem of the file at once (SPEC §15.1). */
 export type PolicyParseResult = { readonly ok: true; readonly set: PolicySet } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** Read a Policy Set, or every problem with it (SPEC §15.1). Never throws for any input. */
@@ -82,7 +83,9 @@ export function tryParsePolicySet(text: string): PolicyParseResult {
  *
  * @throws PolicyParseError listing every problem, its message beginning `policy parse error:`.
  * @example
+ * ```ts
  * const set = parsePolicySet("version: 1\ndefault: deny\nrules: []\n");
+ * ```
  */
 export function parsePolicySet(text: string): PolicySet {
   const result = tryParsePolicySet(text);

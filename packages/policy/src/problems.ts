@@ -33,6 +33,7 @@ export type PolicyProblem =
   | { readonly code: "limits_not_allowed"; readonly path: string }
   | { readonly code: "conflicting_keys"; readonly path: string; readonly keys: readonly string[] };
 
+/** Each kind of problem's stable code (SPEC §15.1, §18), for a caller that matches on it rather than on the text. */
 export type PolicyProblemCode = PolicyProblem["code"];
 
 const FEATURE_TEXT = {
@@ -72,8 +73,12 @@ export function describePolicyProblem(problem: PolicyProblem): string {
  * `policy parse error:`, that lists every problem; `problems` holds them as values.
  */
 export class PolicyParseError extends Error {
+  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
   override readonly name = "PolicyParseError";
-  constructor(readonly problems: readonly PolicyProblem[]) {
+  constructor(
+    /** Every problem, as values to match on; the message gives them as text. */
+    readonly problems: readonly PolicyProblem[],
+  ) {
     super(`policy parse error: ${problems.map(describePolicyProblem).join("; ")}`);
   }
 }

@@ -17,11 +17,16 @@ import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher,
  */
 export const PROJECTION_TAG = "aegis-ts/policy-set/1";
 
+/** A value in the projection: no numbers, since every number is written as a decimal string (SPEC §15.4). */
 export type Projected = string | boolean | readonly Projected[] | { readonly [key: string]: Projected };
 
+/** What the projection reads of a set: a `PolicySet`, or its parts before the parser seals them with their hash. */
 export interface ProjectionSource {
+  /** Always projected, as a decimal string: a file without `version` hashes as one that says 1. */
   readonly version: PolicyVersion;
+  /** Always projected: a file without `default` hashes as one that says `allow`. */
   readonly default: DefaultAction;
+  /** Projected in this order, which is part of the hash. */
   readonly rules: readonly Rule[];
 }
 
@@ -40,6 +45,10 @@ export function policySetProjection(set: ProjectionSource): string {
   return canonicalize(projectPolicySet(set));
 }
 
+/**
+ * `policy_set_hash` (SPEC §15.4): SHA-256 of {@link policySetProjection}. A parsed set
+ * already carries it as `hash`.
+ */
 export function policySetHashOf(set: ProjectionSource): PolicySetHash {
   return PolicySetHash.of(policySetProjection(set));
 }

@@ -19,6 +19,7 @@ export type NowRule = { readonly kind: "rule"; readonly id: string } | { readonl
 
 /** What the outcome Line recorded. */
 export interface Recorded {
+  /** The verdict the call was given when it was made: the outcome's `policy.status`. */
   readonly status: PolicyStatus;
   /** `decision_axes.matched_rule`; absent when the record names none (a default). */
   readonly matched_rule?: string;
@@ -50,6 +51,7 @@ export type ToolSpecCheck =
   /** The outcome names no definition: nothing to compare. */
   | { readonly code: "unpinned"; readonly current?: ToolSpecDigest };
 
+/** `ToolSpecCheck`'s tag: the word after `tool_spec` in a report line that compares definitions (SPEC §16.5). */
 export type ToolSpecCheckCode = ToolSpecCheck["code"];
 
 /** Why a recorded decision could not be re-evaluated (SPEC §16.3). */
@@ -73,8 +75,10 @@ export type RecheckIndeterminate =
     }
   | { readonly code: "rate_limit_unevaluable"; readonly rule: string };
 
+/** The five reasons a verdict can be indeterminate (SPEC §16.3): the token its report line names. */
 export type RecheckIndeterminateCode = RecheckIndeterminate["code"];
 
+/** Every indeterminate reason, in a fixed order: for listing or counting each one, those that occur 0 times included. */
 export const RECHECK_INDETERMINATE_CODES: readonly RecheckIndeterminateCode[] = [
   "missing_envelope",
   "envelope_digest_mismatch",
@@ -83,12 +87,20 @@ export const RECHECK_INDETERMINATE_CODES: readonly RecheckIndeterminateCode[] = 
   "rate_limit_unevaluable",
 ];
 
+/** What a verdict that could be reached carries: the call, what was recorded, and what decides now. */
 export interface Definite extends RecheckSubject {
+  /** What the outcome recorded. */
   readonly recorded: Recorded;
+  /** The rule that decides the call now, or the set's default. */
   readonly now: NowRule;
 }
 
+/**
+ * Recheck's answer for one recorded outcome (SPEC §16.2, §16.3), tagged by `code`. The
+ * `newly_*` codes compare classes: `denied` and `rate_limited` are one class, blocked.
+ */
 export type RecheckVerdict =
+  /** The set decides the call now as it was recorded, in class. */
   | (Definite & { readonly code: "unchanged" })
   /** Recorded as not denied (allowed or parked); denied now. */
   | (Definite & { readonly code: "newly_blocked" })
@@ -105,7 +117,9 @@ export type RecheckVerdict =
       readonly now?: NowRule;
     });
 
+/** Each verdict's tag, the first word of its report line's clause (SPEC §16.4). */
 export type RecheckVerdictCode = RecheckVerdict["code"];
+/** The verdicts that say the set now decides a call otherwise than recorded. */
 export type ChangeCode = Exclude<RecheckVerdictCode, "unchanged" | "indeterminate">;
 
 /**

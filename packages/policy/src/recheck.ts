@@ -36,6 +36,7 @@ export type SkippedRow =
   | { readonly code: "does_not_parse"; readonly line: number; readonly detail: string }
   | { readonly code: "too_long"; readonly line: number; readonly length: number; readonly limit: number };
 
+/** What a recheck may consult besides the record and the sets, and what it tells its caller as it reads. */
 export interface RecheckOptions {
   /** Where request bytes are read for argument matchers; without it they are missing. */
   readonly envelope?: EnvelopeLookup;
@@ -53,9 +54,12 @@ export interface RecheckOptions {
 /**
  * Recheck the record file at `path`, one verdict per recorded outcome, in file order.
  *
- * @throws the file system's error when the file cannot be opened or read.
+ * @throws the file system's error when the file cannot be opened or read, from the iteration
+ * (calling `recheck` reads nothing); and whatever `options.envelope` rejects with.
  * @example
+ * ```ts
  * for await (const v of recheck("run.aarl", { code: "policy", policy: set })) console.log(describeRecheckLine(v));
+ * ```
  */
 export function recheck(path: string, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
   return recheckRows(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);

@@ -6,10 +6,15 @@ import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type Rechec
 export interface RecheckSummary {
   /** Recorded outcomes rechecked: the sum of the counts below. */
   readonly outcomes: number;
+  /** Calls the set decides now as recorded. */
   readonly unchanged: number;
+  /** Calls recorded as allowed or parked that the set now denies. */
   readonly newly_blocked: number;
+  /** Calls recorded as denied, rate-limited or parked that the set now allows. */
   readonly newly_allowed: number;
+  /** Calls recorded as allowed, denied or rate-limited that the set now parks for approval. */
   readonly newly_parked: number;
+  /** Calls that could not be re-evaluated; `reasons` says why. */
   readonly indeterminate: number;
   /** Indeterminate verdicts by reason; every reason is present, possibly 0. */
   readonly reasons: Readonly<Record<RecheckIndeterminateCode, number>>;
@@ -22,6 +27,7 @@ export class RecheckTally {
   private readonly counts: Counts = { unchanged: 0, newly_blocked: 0, newly_allowed: 0, newly_parked: 0, indeterminate: 0 };
   private readonly reasons = Object.fromEntries(RECHECK_INDETERMINATE_CODES.map((c) => [c, 0])) as Record<RecheckIndeterminateCode, number>;
 
+  /** Count one verdict, under its code and, when it is indeterminate, its reason. */
   add(verdict: RecheckVerdict): void {
     match(verdict)
       .with({ code: "unchanged" }, () => this.counts.unchanged++)
@@ -35,6 +41,7 @@ export class RecheckTally {
       .exhaustive(unreachable);
   }
 
+  /** The counts so far, as a new object that verdicts added later do not change. */
   get summary(): RecheckSummary {
     const c = this.counts;
     return {
@@ -60,6 +67,10 @@ export async function summarizeRecheck(verdicts: AsyncIterable<RecheckVerdict>):
 export type RecheckConclusion =
   { readonly code: "nothing_rechecked" } | { readonly code: "all_unchanged" } | { readonly code: "changed" } | { readonly code: "indeterminate" };
 
+/**
+ * Conclude a recheck from its counts (SPEC §16.5): nothing rechecked, else indeterminate
+ * (which outranks changed), else changed, else all unchanged.
+ */
 export function recheckConclusion(summary: RecheckSummary): RecheckConclusion {
   if (summary.outcomes === 0) return { code: "nothing_rechecked" };
   // Indeterminate outranks changed: a run that could not answer for every call has not

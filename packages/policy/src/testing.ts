@@ -1,6 +1,6 @@
 /**
  * @aegis/policy/testing: assertions for an integrator's own test suite (vitest, jest,
- * node:test or anything else). Each throws a plain `Error` whose message lists the calls
+ * node:test or anything else). Each throws an `Error` (a `RecheckAssertionError`) whose message lists the calls
  * at fault, one report line each (SPEC §16.4), and returns the summary when it passes.
  */
 import type { PolicySet } from "./model.js";
@@ -11,15 +11,18 @@ import { RecheckTally, type RecheckSummary } from "./summary.js";
 /** A record file: its path, or its bytes. */
 export type RecordSource = string | Uint8Array;
 
-/** A set to recheck every call under, or a {@link RecheckTarget}. */
+/** A set to recheck every call under, or a `RecheckTarget` (from `@aegis/policy`). */
 export type RecheckUnder = PolicySet | RecheckTarget;
 
 /** Thrown by the assertions below; `verdicts` holds the calls at fault. */
 export class RecheckAssertionError extends Error {
+  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
   override readonly name = "RecheckAssertionError";
   constructor(
     message: string,
+    /** The counts over the whole record. */
     readonly summary: RecheckSummary,
+    /** The verdicts of the calls at fault that the record holds; empty when it holds no outcome. */
     readonly verdicts: readonly RecheckVerdict[],
   ) {
     super(message);
@@ -30,8 +33,11 @@ export class RecheckAssertionError extends Error {
  * Assert that `policy` decides every recorded call as the record says: fails when any call
  * differs, when any is indeterminate, and when the record holds no outcome at all.
  *
+ * @throws RecheckAssertionError when it fails; the file system's error when the record cannot be read.
  * @example
+ * ```ts
  * await assertRecheckUnchanged("run.aarl", parsePolicySet(readFileSync("policy.yaml", "utf8")));
+ * ```
  */
 export async function assertRecheckUnchanged(record: RecordSource, policy: RecheckUnder, options?: RecheckOptions): Promise<RecheckSummary> {
   const { summary, verdicts } = await run(record, policy, options);
@@ -53,9 +59,12 @@ export async function assertRecheckUnchanged(record: RecordSource, policy: Reche
  * any call is indeterminate (the list of changes would not be known to be whole) and when
  * the record holds no outcome.
  *
+ * @throws RecheckAssertionError when it fails; the file system's error when the record cannot be read.
  * @example
+ * ```ts
  * await assertRecheckChanges("run.aarl", stricter, { "call-7": "newly_blocked" });
  * await assertRecheckChanges("run.aarl", stricter, ["call-7", "call-9"]);
+ * ```
  */
 export async function assertRecheckChanges(
   record: RecordSource,

@@ -120,6 +120,11 @@ describe("recording a decided call through callOpening and outcomeOf (SPEC §5.3
     expect(result.grant_id).toBe("sandbox-7");
   });
 
+  it("refuses a response for a call the decision refused: it never ran", () => {
+    const c = call("r1", "fs.write");
+    expect(() => outcomeOf(decide(SET, c), c, { response: bytes("{}") })).toThrow(/r1 was denied, so it never ran/);
+  });
+
   it("refuses a rule limit a record cannot hold, naming it", () => {
     const huge = policy("version: 2", "default: deny", "rules:", "  - {id: big, action: allow, tool: t, limits: {max_memory_bytes: 18446744073709551615}}");
     const c = call("h1", "t");

@@ -55,7 +55,9 @@ function scalarIsCanonical(s: Uint8Array): boolean {
 
 /** A public key that has passed decoding: usable for strict verification. */
 export interface VerifyingKey {
+  /** The key's 32 bytes (RFC 8032 encoding), copied from those it was decoded from. */
   readonly bytes: Uint8Array;
+  /** The same bytes as 64 lowercase hex, the spelling of an `open` Line's `public_key`. */
   readonly hex: string;
   /** @internal the OpenSSL key object. */
   readonly handle: KeyObject;

@@ -14,13 +14,28 @@ import { checkHex, fromCheckedHex } from "../wire/hex.js";
  * Key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64
  * lowercase hex and a newline, mode 0600. The texts follow the reference's.
  */
+
+/**
+ * Why a key file could not be read or written (SPEC §13.6), with the file's `path`. Carried
+ * by {@link KeyFileError}; {@link describeKeyFileFault} gives its text.
+ */
 export type KeyFileFault =
+  /** Nothing at `path`: no key has been generated there. */
   | { readonly code: "missing"; readonly path: string }
+  /** Writing without `force`, and `path` already exists: a key is never overwritten by accident. */
   | { readonly code: "exists"; readonly path: string }
+  /** Group or others may read the file; `mode` is its permission bits. */
   | { readonly code: "too_permissive"; readonly path: string; readonly mode: number }
+  /** The file is not exactly 64 lowercase hex and a line end; `detail` says what was found. */
   | { readonly code: "malformed"; readonly path: string; readonly detail: string }
+  /** The file system refused, the file is over its limit (SPEC §18) or not UTF-8, or `path` is not a regular file. */
   | { readonly code: "io"; readonly path: string; readonly detail: string };
 
+/**
+ * The text of a key-file fault, in the reference's words, saying what to do where there is
+ * something to do (`aegis keygen`, `chmod 600`). It is a {@link KeyFileError}'s message, and
+ * what the CLI prints after `error: `.
+ */
 export function describeKeyFileFault(fault: KeyFileFault): string {
   return match(fault)
     .with({ code: "missing" }, (f) => `no signing key at ${f.path}; generate one with \`aegis keygen --out ${f.path}\``)
@@ -31,9 +46,17 @@ export function describeKeyFileFault(fault: KeyFileFault): string {
     .exhaustive(unreachable);
 }
 
+/**
+ * Thrown by {@link readKeyFile} and {@link writeKeyFile} for a key file that a user can put
+ * right; `fault.code` says what is wrong, so a caller can match it without reading the text.
+ */
 export class KeyFileError extends Error {
+  /** `"KeyFileError"`, the name a stack trace and `String(error)` show. */
   override readonly name = "KeyFileError";
-  constructor(readonly fault: KeyFileFault) {
+  constructor(
+    /** What is wrong with the key file, with a stable `code`. */
+    readonly fault: KeyFileFault,
+  ) {
     super(describeKeyFileFault(fault));
   }
 }
@@ -43,7 +66,12 @@ const ioDetail = describeIoError;
 /** A key file holds 64 hex digits and a line end; a few KiB leaves room for nothing else (SPEC §18). */
 const MAX_KEY_FILE_BYTES = 4096;
 
-/** Read a key file. Refuses a file group or others can read (mode & 0o077). */
+/**
+ * Read a key file. Refuses a file group or others can read (mode & 0o077).
+ *
+ * @throws KeyFileError `missing` when there is no file, `too_permissive`, `malformed`
+ * when it is not 64 lowercase hex, `io` when it cannot be read.
+ */
 export async function readKeyFile(path: string): Promise<SigningKey> {
   let mode: number;
   try {
@@ -81,6 +109,9 @@ function parseSeedHex(path: string, text: string): Uint8Array {
 /**
  * Write `key` to `path` (mode 0600, fsynced). Refuses an existing path unless `force`;
  * with `force`, an existing file's mode is tightened to 0600.
+ *
+ * @throws KeyFileError `exists` when `path` exists and `force` is not set, `io` when
+ * it cannot be written or is not a regular file.
  */
 export async function writeKeyFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
   const flags = constants.O_WRONLY | constants.O_CREAT | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);

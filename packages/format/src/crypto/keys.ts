@@ -8,8 +8,11 @@ import { toHex } from "../wire/hex.js";
  * never printed: `toString` and `inspect` show the key id only.
  */
 export class SigningKey {
+  /** The 32-byte Ed25519 public key, which the Session's `open` Line publishes. */
   readonly publicKey: Uint8Array;
+  /** The public key as 64 lowercase hex: what `aegis verify --key` and a trust store take. */
   readonly publicKeyHex: string;
+  /** SHA-256 of the public key: the `key_id` every signed Line carries (SPEC §8.4). */
   readonly keyId: KeyId;
   readonly #key: Ed25519Seed;
   readonly #seed: Uint8Array;
@@ -22,7 +25,12 @@ export class SigningKey {
     this.keyId = KeyId.of(this.publicKey);
   }
 
-  /** @throws RangeError unless `seed` is 32 bytes. */
+  /**
+   * The key whose private seed is `seed`: 32 bytes, as a key file holds them. The bytes are
+   * copied, so the caller may wipe its own.
+   *
+   * @throws RangeError unless `seed` is 32 bytes.
+   */
   static fromSeed(seed: Uint8Array): SigningKey {
     return new SigningKey(seed);
   }
@@ -47,6 +55,7 @@ export class SigningKey {
     return this.keyId === INSECURE_DEV_KEY_ID;
   }
 
+  /** `SigningKey(key_id <hex>)`: the key id only, so that logging a key never leaks its seed. */
   toString(): string {
     return `SigningKey(key_id ${this.keyId})`;
   }

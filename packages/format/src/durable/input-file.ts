@@ -15,18 +15,26 @@ import { unreachable } from "../unreachable.js";
 /** What a path is, when it is not a regular file. */
 export type FileKind = "directory" | "fifo" | "character_device" | "block_device" | "socket" | "other";
 
+/** Why a file a user named was refused before it was read whole (SPEC §18). */
 export type InputFileFault =
+  /** A device, FIFO, directory or socket: refused by type, before a byte is read. */
   | { readonly code: "not_regular"; readonly path: string; readonly kind: FileKind }
+  /** A regular file over the limit for what it holds (a Policy Set: 1 MiB). */
   | { readonly code: "too_large"; readonly path: string; readonly size: number; readonly limit: number };
 
 /** An input refused for what it is. Its message, for after the path: `read <path>: <message>` (SPEC §18). */
 export class InputFileError extends Error {
+  /** Always `"InputFileError"`, for matching after a bundler renames the class. */
   override readonly name = "InputFileError";
-  constructor(readonly fault: InputFileFault) {
+  constructor(
+    /** What was refused, and why. */
+    readonly fault: InputFileFault,
+  ) {
     super(describeInputFileFault(fault));
   }
 }
 
+/** The words of a fault, for after `read <path>: `, as the CLI prints them. */
 export function describeInputFileFault(fault: InputFileFault): string {
   return match(fault)
     .with({ code: "not_regular" }, (f) => `not a regular file (${describeFileKind(f.kind)})`)

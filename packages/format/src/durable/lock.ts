@@ -13,8 +13,12 @@ import { errnoOf } from "./sync.js";
  * its pid) or that cannot be read (a lock this code never leaves) is stale, and is
  * recovered; a live holder's lock is never taken.
  */
+
+/** Who holds a lock, as its file names them (SPEC §13.3). */
 export interface LockHolder {
+  /** Process id of the writer that took the lock. */
   readonly pid: number;
+  /** Host name of the machine it ran on; a lock held on another host is never recovered. */
   readonly host: string;
 }
 

@@ -10,10 +10,13 @@ import type { KeyId, LineHash, PrevHash } from "../wire/digest.js";
 
 /** A Line's address: `seq` restarts per Session, so a position is a pair (SPEC §7). */
 export interface Position {
+  /** Which Session: the file's `open` Lines counted from 0. */
   readonly session_index: number;
+  /** The Line's `seq` within that Session, 0 at its `open`. */
   readonly seq: number;
 }
 
+/** A position as reasons' texts write it: `session <session_index> seq <seq>` (SPEC §8.3). */
 export function describePosition(at: Position): string {
   return `session ${at.session_index} seq ${at.seq}`;
 }
@@ -25,10 +28,19 @@ export type SignatureFault =
   | { readonly code: "malformed_public_key" }
   | { readonly code: "bad_signature" };
 
+/**
+ * Why a file is Tampered: it contradicts itself (SPEC §8.3). The first one met ends the walk.
+ * Each variant has the fields of its row in the SPEC table; {@link describeTampered} gives
+ * its text.
+ */
 export type TamperedReason =
+  /** A Line's `prev_hash` is not the hash of the Line before it in its Session. */
   | { readonly code: "chain_broken"; readonly at: Position; readonly expected: LineHash; readonly found: PrevHash }
+  /** A `seq` below the one the Session expects next, or an `open` whose `seq` is not 0. */
   | { readonly code: "seq_out_of_order"; readonly session_index: number; readonly expected: number; readonly found: number }
+  /** A signature that is required, or present, does not authenticate the Line; `source` says why (SPEC §8.4). */
   | { readonly code: "bad_signature"; readonly at: Position; readonly source: SignatureFault }
+  /** An `open`'s `prev_session_tail` does not name the last Line before it, as when the Session before was truncated (SPEC §7). */
   | {
       readonly code: "session_boundary_broken";
       readonly session_index: number;
@@ -36,31 +48,55 @@ export type TamperedReason =
       /** The `prev_session_tail` the `open` Line carries; absent when it carries none. */
       readonly found?: string;
     }
+  /** Row `line` cannot be read as a Line where it stands; `detail` is one of those SPEC §8.3 lists. */
   | { readonly code: "malformed_line"; readonly line: number; readonly detail: string }
+  /** A trust set was given and an `open` publishes a key outside it; `key_id` names the key. */
   | { readonly code: "untrusted_key"; readonly at: Position; readonly key_id: KeyId }
+  /** A second `decision` answers an `approval_id` already decided in the file. */
   | { readonly code: "duplicate_decision"; readonly at: Position; readonly approval_id: string };
 
+/**
+ * Why a file is Indeterminate: nothing in it contradicts itself, but something cannot be
+ * decided (SPEC §8.3). The first one met is the one reported, unless a Tampered reason comes
+ * later. {@link describeIndeterminate} gives its text.
+ */
 export type IndeterminateReason =
+  /** A `line_type` this verifier does not know, kept exactly as written (SPEC §5.2). */
   | { readonly code: "unknown_line_type"; readonly at: Position; readonly line_type: string }
+  /** A `checkpoint` Line: reserved, and not defined by this version (SPEC §5.3). */
   | { readonly code: "reserved_checkpoint"; readonly at: Position }
+  /** The last non-blank row does not parse: a write cut short. */
   | { readonly code: "torn_final_line"; readonly line: number }
+  /** The last Session has no `close`; `in_flight` lists the calls whose intents no signature covers (SPEC §10). */
   | { readonly code: "unanchored_tail"; readonly session_index: number; readonly in_flight: readonly string[] }
+  /** A `seq` skipped ahead over an intact chain: a write that did not land, not tampering (SPEC §4). */
   | { readonly code: "missing_line"; readonly session_index: number; readonly expected: number; readonly found: number }
+  /** The file holds no non-blank rows. */
   | { readonly code: "empty_chain" }
   /** aegis-ts (SPEC §13.1): a line longer than the verifier's bound; the walk stops there. */
   | { readonly code: "line_too_long"; readonly line: number; readonly limit: number };
 
+/**
+ * The answer a verification gives (SPEC §8.6): `verified`, or `tampered` or `indeterminate`
+ * with the reason. Same bytes, same verdict.
+ */
 export type Verdict =
   | { readonly status: "verified" }
   | { readonly status: "indeterminate"; readonly reason: IndeterminateReason }
   | { readonly status: "tampered"; readonly reason: TamperedReason };
 
+/** Every reason `code` a verdict can carry, Tampered and Indeterminate alike: the names the vectors and `--json` use (SPEC §8.3). */
 export type ReasonCode = TamperedReason["code"] | IndeterminateReason["code"];
 
 /** Whether the verdict's keys were supplied out of band (SPEC §8.4). */
 export type TrustLabel = "pinned" | "unpinned";
 
+/**
+ * What one verification reports (SPEC §8.6, §13.4): the verdict and what the walk saw on
+ * the way. {@link describeVerdict} gives its verdict line.
+ */
 export interface Verification {
+  /** Verified, Tampered or Indeterminate, with the reason when it is not Verified. */
   readonly verdict: Verdict;
   /** The highest position a valid signature covers; absent when none does. */
   readonly coverage?: Position;
@@ -76,6 +112,7 @@ export interface Verification {
   readonly head?: LineHash;
 }
 
+/** The text of a signature fault (SPEC §8.4): what a `bad_signature` reason's text ends with. */
 export function describeSignatureFault(fault: SignatureFault): string {
   return match(fault)
     .with({ code: "unsigned" }, () => "line carries no signature")
@@ -85,6 +122,7 @@ export function describeSignatureFault(fault: SignatureFault): string {
     .exhaustive(unreachable);
 }
 
+/** The text of a Tampered reason, the reference's word for word (SPEC §8.3): the verdict line after `Tampered: `. */
 export function describeTampered(reason: TamperedReason): string {
   return match(reason)
     .with({ code: "chain_broken" }, (r) => `line at ${describePosition(r.at)} chains to ${r.found}, but the line before it hashes to ${r.expected}`)
@@ -105,6 +143,7 @@ export function describeTampered(reason: TamperedReason): string {
     .exhaustive(unreachable);
 }
 
+/** The text of an Indeterminate reason, the reference's word for word (SPEC §8.3): the verdict line after `Indeterminate: `. */
 export function describeIndeterminate(reason: IndeterminateReason): string {
   return match(reason)
     .with({ code: "unknown_line_type" }, (r) => `unknown line type \`${r.line_type}\` at ${describePosition(r.at)}, newer emitter`)

@@ -3,6 +3,7 @@ import { MAX_ROW_BYTES, RowSplitter, readRows, streamRows, type Row } from "../w
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
 
+/** How to verify: the trust set and per-Line callback of a walk, plus progress and the row bound. */
 export interface VerifyOptions extends WalkOptions {
   /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
@@ -12,9 +13,12 @@ export interface VerifyOptions extends WalkOptions {
 
 /** The file could not be read: a different answer from any verdict (exit 2 in the CLI). */
 export class ChainReadError extends Error {
+  /** `"ChainReadError"`, the name a stack trace and `String(error)` show. */
   override readonly name = "ChainReadError";
   constructor(
+    /** The file that could not be read, or the name given to the stream that failed. */
     readonly path: string,
+    /** The error the file system or the stream raised. */
     override readonly cause: unknown,
   ) {
     super(`read ${path}: ${messageOf(cause)}`);

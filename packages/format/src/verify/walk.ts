@@ -15,12 +15,17 @@ export interface WalkedLine {
   readonly line: number;
   /** Byte offset of the row in the file. */
   readonly offset: number;
+  /** Its position: Session index and `seq` (SPEC §7). */
   readonly at: Position;
+  /** Its `line_type`: a known type, or a newer emitter's kept as written (SPEC §5.2). */
   readonly lineType: LineType;
+  /** The parsed Line, every member included, known or not. */
   readonly value: JsonObject;
+  /** SHA-256 of its canonical form, signature included: what the next Line chains to (SPEC §4). */
   readonly lineHash: LineHash;
 }
 
+/** What a walk is given: the trust set of SPEC §8.4, and a callback for each accepted Line. */
 export interface WalkOptions {
   /**
    * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.

@@ -14,12 +14,22 @@ import { unreachable } from "../unreachable.js";
  * non-negative integers below 2^53, and those print the same everywhere.
  */
 
+/** The largest integer in the value space, 2^53 − 1 (SPEC §3.2): one at or above 2^53 is `integer_too_large`. */
 export const MAX_SAFE_INTEGER = 9007199254740991;
 
+/**
+ * Why a value has no canonical form (SPEC §3.2). `path` names the first such value met in
+ * canonical order, `$` for the whole value (e.g. `$.decision_axes.fs.path_raw`);
+ * {@link describeCanonicalFault} gives the text.
+ */
 export type CanonicalFault =
+  /** A number the row writes as a float (SPEC §3.3): with a fraction or an exponent, `-0`, or an integer beyond 64 bits. */
   | { readonly code: "float_not_allowed"; readonly path: string }
+  /** An integer at or above 2^53; `value` is it in decimal. */
   | { readonly code: "integer_too_large"; readonly path: string; readonly value: string }
+  /** A negative integer. */
   | { readonly code: "negative_integer"; readonly path: string }
+  /** A `null`: an absent member is omitted, never null. */
   | { readonly code: "null_not_allowed"; readonly path: string }
   /** aegis-ts: a value JSON cannot carry at all (undefined, a function, a lone surrogate). */
   | { readonly code: "not_json"; readonly path: string; readonly what: string };
@@ -35,9 +45,17 @@ export function describeCanonicalFault(fault: CanonicalFault): string {
     .exhaustive(unreachable);
 }
 
+/**
+ * Thrown by {@link canonicalize} for a value outside the value space (SPEC §3.2);
+ * {@link tryCanonicalize} returns the fault instead.
+ */
 export class CanonicalFormError extends Error {
+  /** `"CanonicalFormError"`, the name a stack trace and `String(error)` show. */
   override readonly name = "CanonicalFormError";
-  constructor(readonly fault: CanonicalFault) {
+  constructor(
+    /** Which value is outside the space, and where. */
+    readonly fault: CanonicalFault,
+  ) {
     super(describeCanonicalFault(fault));
   }
 }
@@ -48,6 +66,9 @@ export class CanonicalFormError extends Error {
  *
  * `omitTopLevel` drops one top-level member: the signing input is the canonical form
  * with `signature` omitted (SPEC §4), and leaving it out here avoids copying the Line.
+ *
+ * @throws CanonicalFormError whose `fault.code` is `float_not_allowed`, `integer_too_large`,
+ * `negative_integer`, `null_not_allowed` or `not_json`.
  */
 export function canonicalize(value: unknown, omitTopLevel?: string): string {
   if (isObject(value)) return joinMembers(members(value, "$", omitTopLevel));

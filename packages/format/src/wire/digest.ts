@@ -8,8 +8,14 @@ import { checkHex, describeHexFault, type HexFault } from "./hex.js";
  */
 declare const digestKind: unique symbol;
 
+/** The name of each digest brand (SPEC §2), as {@link tryParseDigest} and {@link DigestParseError} take it. */
 export type DigestKind = "LineHash" | "PrevHash" | "PolicySetHash" | "RequestDigest" | "ResponseDigest" | "ToolSpecDigest" | "KeyId";
 
+/**
+ * A digest of kind `K`: 64 lowercase hex with a required brand, so that one kind cannot
+ * stand where another belongs. Made only by hashing (a kind's `of`) or by checking text (its
+ * `parse`, or {@link tryParseDigest}); never cast a string to one.
+ */
 export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
 
 /** SHA-256 of a Line's canonical form, signature included (SPEC §4). */
@@ -27,10 +33,17 @@ export type ToolSpecDigest = Digest<"ToolSpecDigest">;
 /** SHA-256 of a 32-byte Ed25519 public key (SPEC §8.4). */
 export type KeyId = Digest<"KeyId">;
 
+/**
+ * Thrown by a kind's `parse` (`LineHash.parse`, `KeyId.parse`, ...) for text that is not 64
+ * lowercase hex (SPEC §2); {@link tryParseDigest} returns the fault instead.
+ */
 export class DigestParseError extends Error {
+  /** `"DigestParseError"`, the name a stack trace and `String(error)` show. */
   override readonly name = "DigestParseError";
   constructor(
+    /** The kind the text was parsed as. */
     readonly kind: DigestKind,
+    /** Why the text is not a digest: its length, or the first byte that is not lowercase hex. */
     readonly fault: HexFault,
   ) {
     super(`${kind}: ${describeHexFault(fault)}`);
@@ -57,12 +70,20 @@ export function tryParseDigest<K extends DigestKind>(
   return fault === undefined ? { ok: true, digest: text as Digest<K> } : { ok: false, fault };
 }
 
+/**
+ * Makes `LineHash` values: `of` hashes a Line's canonical bytes (SPEC §4); `parse` checks text
+ * and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const LineHash = {
   /** The hash of canonical line bytes (the UTF-8 of the canonical form). */
   of: (canonicalBytes: Uint8Array | string): LineHash => sha256Hex(canonicalBytes) as LineHash,
   parse: (text: string): LineHash => parse("LineHash", text),
 };
 
+/**
+ * Makes `PrevHash` values: `GENESIS` for an `open`, `after` for the successor of a Line whose
+ * hash is known; `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const PrevHash = {
   /** 64 zeros: the `prev_hash` of every `open` Line (SPEC §7). */
   GENESIS: "0".repeat(64) as PrevHash,
@@ -71,28 +92,48 @@ export const PrevHash = {
   parse: (text: string): PrevHash => parse("PrevHash", text),
 };
 
+/**
+ * Makes `PolicySetHash` values: `of` hashes a Policy Set's canonical projection (SPEC §15.4);
+ * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const PolicySetHash = {
   of: (canonicalProjection: Uint8Array | string): PolicySetHash => sha256Hex(canonicalProjection) as PolicySetHash,
   parse: (text: string): PolicySetHash => parse("PolicySetHash", text),
 };
 
+/**
+ * Makes `RequestDigest` values: `of` hashes request bytes exactly as received (SPEC §9); `parse`
+ * checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const RequestDigest = {
   /** Hash the bytes exactly as received: no parsing, no re-encoding (SPEC §9). */
   of: (verbatimRequest: Uint8Array): RequestDigest => sha256Hex(verbatimRequest) as RequestDigest,
   parse: (text: string): RequestDigest => parse("RequestDigest", text),
 };
 
+/**
+ * Makes `ResponseDigest` values: `of` hashes response bytes exactly as they left (SPEC §9);
+ * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const ResponseDigest = {
   of: (verbatimResponse: Uint8Array): ResponseDigest => sha256Hex(verbatimResponse) as ResponseDigest,
   parse: (text: string): ResponseDigest => parse("ResponseDigest", text),
 };
 
+/**
+ * Makes `ToolSpecDigest` values: `of` hashes a tool definition's canonical bytes (SPEC §17.6);
+ * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const ToolSpecDigest = {
   /** The hash of a tool definition's canonical bytes (SPEC §17.6). */
   of: (canonicalDefinition: Uint8Array | string): ToolSpecDigest => sha256Hex(canonicalDefinition) as ToolSpecDigest,
   parse: (text: string): ToolSpecDigest => parse("ToolSpecDigest", text),
 };
 
+/**
+ * Makes `KeyId` values: `of` hashes a 32-byte Ed25519 public key (SPEC §8.4); `parse` checks
+ * text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ */
 export const KeyId = {
   of: (publicKey: Uint8Array): KeyId => sha256Hex(publicKey) as KeyId,
   parse: (text: string): KeyId => parse("KeyId", text),

@@ -43,6 +43,10 @@ export type Unsigned<T> = Omit<T, keyof SignatureBlock>;
 /** A Line read for what it says, its signature members not judged (recheck, show: `verify` judges them). */
 export type LineBody = TypedLine<Record<never, never>>;
 
+/**
+ * What reading a Line as its type gives: the typed Line, or every member that does not fit,
+ * each as `<path>: expected <what>` (e.g. `$.seq: expected an integer (missing)`).
+ */
 export type TypedLineResult<S extends object = SignatureBlock> =
   { readonly ok: true; readonly value: TypedLine<S> } | { readonly ok: false; readonly problems: readonly string[] };
 
@@ -269,7 +273,7 @@ export function readTypedLine(value: JsonObject): TypedLineResult {
   }));
 }
 
-/** As {@link readTypedLine}, with `key_id` and `signature` neither demanded nor read. */
+/** As `readTypedLine` (in `@aegis/format`), with `key_id` and `signature` neither demanded nor read. */
 export function readLineBody(value: JsonObject): TypedLineResult<Record<never, never>> {
   return readLine(value, () => ({}));
 }

@@ -5,12 +5,15 @@ import type { IntentPayload, OutcomePayload } from "../wire/line-types.js";
 
 /** Where an appended Line landed. */
 export interface Appended {
+  /** The Line's `seq` in the writer's Session. */
   readonly seq: number;
+  /** The Line's `line_hash`, which the next Line's `prev_hash` names (SPEC §4). */
   readonly lineHash: LineHash;
 }
 
 /** What a call needs at its start so that an outcome can be written on every exit path. */
 export interface CallStart extends IntentPayload {
+  /** The Policy Set governing the Call, kept for the outcome the writer may have to write itself (SPEC §6). */
   readonly policy_set_hash: PolicySetHash;
 }
 

@@ -7,8 +7,14 @@ import { readFileTail } from "./tail.js";
 import { describeIoError } from "../wire/text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
+/** What {@link repairTornTail} did to the file. */
 export type RepairResult =
+  /** The torn row, `bytes` long from byte `offset` (where the file now ends), was moved to `sidePath`. */
   | { readonly repaired: true; readonly offset: number; readonly bytes: number; readonly sidePath: string }
+  /**
+   * Nothing was changed: the file holds no non-blank row (`empty`), its last row is whole
+   * (`line`), or its last row is longer than a writer reads (`too_long`), which is left as is.
+   */
   | { readonly repaired: false; readonly tail: "empty" | "line" | "too_long" };
 
 /**

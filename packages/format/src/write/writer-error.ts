@@ -18,6 +18,11 @@ export type WriterFault =
   | { readonly code: "failed"; readonly detail: string }
   | { readonly code: "io"; readonly path: string; readonly detail: string };
 
+/**
+ * The text of a writer fault, saying what to do where there is something to do (repair a
+ * torn tail, provision a key). It is a {@link ChainWriterError}'s message, and what the CLI
+ * prints after `error: `.
+ */
 export function describeWriterFault(fault: WriterFault): string {
   return match(fault)
     .with({ code: "locked" }, (f) => {
@@ -50,9 +55,15 @@ export function describeWriterFault(fault: WriterFault): string {
     .exhaustive(unreachable);
 }
 
+/**
+ * What {@link ChainWriter} and {@link repairTornTail} throw, or reject with, for a refusal a
+ * caller can meet; `fault.code` says which, so a caller can match it without reading the text.
+ */
 export class ChainWriterError extends Error {
+  /** `"ChainWriterError"`, the name a stack trace and `String(error)` show. */
   override readonly name = "ChainWriterError";
   constructor(
+    /** Why the writer refused or stopped, with a stable `code`. */
     readonly fault: WriterFault,
     options?: { cause?: unknown },
   ) {

@@ -29,7 +29,9 @@ import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
 
+/** How {@link ChainWriter.open} opens a record file. */
 export interface ChainWriterOptions {
+  /** The key the Session is signed with; its public key goes into the `open` Line (SPEC §8.4). */
   readonly key: SigningKey;
   /**
    * Permit the published development key. Only for reproducing vectors: a record signed
@@ -48,7 +50,7 @@ export interface ChainWriterOptions {
  * `open`; `close()` ends it with a signed `close`, after writing an outcome for every call
  * still in flight.
  *
- * Each append is one synchronous step ({@link append}): `seq`, `prev_hash`, signature,
+ * Each append is one synchronous step (the private `append`): `seq`, `prev_hash`, signature,
  * `line_hash` and the new tail are computed and committed together before the method
  * returns, so no two appends can read the same tail, and the chain cannot fork. Each
  * returned promise resolves only once its Line is on disk; appends made together share one
@@ -68,6 +70,7 @@ export class ChainWriter {
   private readonly commit: GroupCommit;
 
   private constructor(
+    /** The record file this writer appends to, as given to {@link ChainWriter.open}. */
     readonly path: string,
     private readonly handle: FileHandle,
     private readonly key: SigningKey,
@@ -201,11 +204,14 @@ export class ChainWriter {
   }
 
   /**
-   * Finish a call begun with {@link beginCall}. Given the response bytes, the writer puts
+   * Finish a call begun with {@link ChainWriter.beginCall}. Given the response bytes, the writer puts
    * them in its Envelope before the outcome names their digest. If the Envelope refuses
    * them the outcome is still written (a call always gets one) and the promise rejects
    * with `envelope`: the record then names a response the Envelope lacks, which
    * `aegis envelope verify` reports.
+   *
+   * @throws ChainWriterError `unknown_call` when no call `callId` is in flight on this writer;
+   * `envelope` as above.
    */
   endCall(callId: string, result: CallResult | CallEnding, options: EndOptions = {}): Promise<Appended> {
     const start = this.ledger.openCall(callId);
