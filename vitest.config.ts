@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@aegis\/format\/internal$/, replacement: src("format/src/internal.ts") },
       { find: /^@aegis\/envelope$/, replacement: src("envelope/src/index.ts") },
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
+      { find: /^@aegis\/proof$/, replacement: src("proof/src/index.ts") },
       { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
       { find: /^@aegis\/cli\/internal$/, replacement: src("cli/src/internal.ts") },

@@ -6,7 +6,14 @@ import { join } from "node:path";
  * Each block is a whole program, written against the published packages only, and the
  * packaging test compiles it and runs it as a user who copied it would.
  */
-export const README_FILES = ["README.md", "packages/format/README.md", "packages/envelope/README.md", "packages/policy/README.md", "packages/mcp/README.md"];
+export const README_FILES = [
+  "README.md",
+  "packages/format/README.md",
+  "packages/envelope/README.md",
+  "packages/policy/README.md",
+  "packages/proof/README.md",
+  "packages/mcp/README.md",
+];
 
 export interface Example {
   /** A file name for the program: the README's directory and the block's line. */

@@ -14,7 +14,7 @@ import { run, shown, type Ran } from "./run.js";
  */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/mcp", "vectors", "packages/cli"];
+const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/proof", "packages/mcp", "vectors", "packages/cli"];
 const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
 const MINUTES = 60_000;
 
@@ -82,7 +82,15 @@ beforeAll(async () => {
 
 describe("each published tarball", () => {
   it("ships the licenses, a README, its entry points, and no build state, test or orphaned map", () => {
-    expect(packed.map((p) => p.name).sort()).toEqual(["@aegis/cli", "@aegis/envelope", "@aegis/format", "@aegis/mcp", "@aegis/policy", "@aegis/vectors"]);
+    expect(packed.map((p) => p.name).sort()).toEqual([
+      "@aegis/cli",
+      "@aegis/envelope",
+      "@aegis/format",
+      "@aegis/mcp",
+      "@aegis/policy",
+      "@aegis/proof",
+      "@aegis/vectors",
+    ]);
     for (const p of packed) {
       const files = new Set(p.files.map((f) => f.path));
       const root = join(work, "unpacked", p.name);

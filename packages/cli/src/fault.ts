@@ -38,6 +38,8 @@ export type CliFault =
   | { readonly code: "no_confinement"; readonly flags: readonly string[] }
   | { readonly code: "wrap"; readonly fault: WrapFault }
   | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "bad_answer" | "refused"; readonly detail: string }
+  /** `aegis checkpoint` will not vouch for these Lines with this key. */
+  | { readonly code: "checkpoint_refused"; readonly path: string; readonly detail: string; readonly help: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -55,7 +57,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, { code: "bad_trust_store_line" }, () => 2 as const)
       .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
       .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
-      .with({ code: "no_such_call" }, () => 1 as const)
+      .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, () => 1 as const)
       .with(
         { code: "bad_vectors" },
         { code: "policy_parse" },
@@ -217,6 +219,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: `cannot use ${f.path}: ${f.detail}`,
       help: "choose another --out, in a directory that exists and that you can write to",
     }))
+    .with({ code: "checkpoint_refused" }, (f) => ({ error: `cannot checkpoint ${f.path}: ${f.detail}`, help: f.help }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);
 }

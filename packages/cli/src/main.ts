@@ -1,6 +1,7 @@
 import { messageOf } from "@aegis/format/internal";
 import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
+import { CheckpointCommand } from "./commands/checkpoint.js";
 import { DemoCommand } from "./commands/demo.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { RepairCommand } from "./commands/repair.js";
@@ -71,6 +72,7 @@ const COMMAND_CLASSES = {
   show: ShowCommand,
   keygen: KeygenCommand,
   repair: RepairCommand,
+  checkpoint: CheckpointCommand,
   demo: DemoCommand,
   vectors: VectorsCommand,
   "envelope verify": EnvelopeVerifyCommand,

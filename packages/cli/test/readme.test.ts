@@ -16,6 +16,7 @@ describe("README", () => {
     "vectors",
     "keygen",
     "repair",
+    "checkpoint",
     "show",
     "demo",
     "wrap",

@@ -1,9 +1,9 @@
 import { Command, Option } from "clipanion";
-import { KeyFileError, readKeyFile, type SigningKey } from "@aegis/format";
 import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
 import { WrapError, runWrap } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
+import { readSigningKey } from "../signing-key.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, type CliFault } from "../fault.js";
 import { readPolicy } from "../policy-file.js";
@@ -71,7 +71,7 @@ export class WrapCommand extends AegisCommand {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
     }
-    const key = await readKey(this.signingKey);
+    const key = await readSigningKey(this.signingKey);
     const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
     const bindings = this.bindings === undefined ? undefined : await readBindings(this.bindings);
     let result;
@@ -115,15 +115,6 @@ function optional<T extends Record<string, unknown>>(values: T): { [K in keyof T
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(values)) if (v !== undefined) out[k] = v;
   return out as { [K in keyof T]?: Exclude<T[K], undefined> };
-}
-
-async function readKey(path: string): Promise<SigningKey> {
-  try {
-    return await readKeyFile(path);
-  } catch (error) {
-    if (error instanceof KeyFileError) throw new CliError({ code: "key_file", fault: error.fault });
-    throw error;
-  }
 }
 
 async function readBindings(path: string): Promise<Bindings> {

@@ -23,6 +23,11 @@ export interface WalkedLine {
   readonly value: JsonObject;
   /** SHA-256 of its canonical form, signature included: what the next Line chains to (SPEC §4). */
   readonly lineHash: LineHash;
+  /**
+   * The canonical form `lineHash` hashes (SPEC §3, §4), as bytes or as text to encode as
+   * UTF-8: what a Merkle tree over the record takes as the Line's leaf data.
+   */
+  readonly canonical: () => Uint8Array | string;
 }
 
 /** What a walk is given: the trust set of SPEC §8.4, and a callback for each accepted Line. */
@@ -131,7 +136,7 @@ export class ChainWalk {
       this.unparsed = { line, detail: read.detail };
       return undefined;
     }
-    const { value, lineHash } = read;
+    const { value, lineHash, canonical } = read;
     this.signingInput = read.signingInput;
     // Step 3: the header.
     if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
@@ -155,7 +160,7 @@ export class ChainWalk {
     // Step 7.
     this.tail = lineHash;
     this.expectedSeq = seq + 1;
-    this.options.onLine?.({ line, offset: row.offset, at, lineType, value, lineHash });
+    this.options.onLine?.({ line, offset: row.offset, at, lineType, value, lineHash, canonical });
     return undefined;
   }
 

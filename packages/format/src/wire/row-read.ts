@@ -9,7 +9,14 @@ import { decodeUtf8 } from "./text.js";
  * a file it reopens) read rows with this one function, so they cannot disagree on a hash.
  */
 export type ReadRow =
-  | { readonly ok: true; readonly value: JsonValue; readonly lineHash: LineHash; readonly signingInput: () => string }
+  | {
+      readonly ok: true;
+      readonly value: JsonValue;
+      readonly lineHash: LineHash;
+      readonly signingInput: () => string;
+      /** The canonical form `lineHash` hashes: the row itself when it already is one. */
+      readonly canonical: () => Uint8Array | string;
+    }
   | { readonly ok: false; readonly fault: "does_not_parse" | "outside_value_space"; readonly detail: string };
 
 export function readRow(bytes: Buffer): ReadRow {
@@ -32,6 +39,7 @@ export function readRow(bytes: Buffer): ReadRow {
       ok: true,
       value,
       lineHash: LineHash.of(bytes),
+      canonical: () => bytes,
       signingInput:
         span === undefined
           ? () => text
@@ -43,9 +51,11 @@ export function readRow(bytes: Buffer): ReadRow {
   try {
     if (isJsonObject(value)) {
       const sorted = members(value);
-      return { ok: true, value, lineHash: LineHash.of(joinMembers(sorted)), signingInput: () => joinMembers(sorted, "signature") };
+      const canonical = joinMembers(sorted);
+      return { ok: true, value, lineHash: LineHash.of(canonical), canonical: () => canonical, signingInput: () => joinMembers(sorted, "signature") };
     }
-    return { ok: true, value, lineHash: LineHash.of(canonicalize(value)), signingInput: () => "" };
+    const canonical = canonicalize(value);
+    return { ok: true, value, lineHash: LineHash.of(canonical), canonical: () => canonical, signingInput: () => "" };
   } catch (error) {
     if (!(error instanceof CanonicalFormError)) throw error;
     return {
