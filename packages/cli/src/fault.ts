@@ -40,6 +40,10 @@ export type CliFault =
   | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "bad_answer" | "refused"; readonly detail: string }
   /** `aegis checkpoint` will not vouch for these Lines with this key. */
   | { readonly code: "checkpoint_refused"; readonly path: string; readonly detail: string; readonly help: string }
+  /** `aegis prove` will not prove this Line under this checkpoint. */
+  | { readonly code: "proof_refused"; readonly detail: string; readonly help: string }
+  /** A checkpoint or proof file that could not be read, or is not one. */
+  | { readonly code: "unreadable_input"; readonly what: "checkpoint" | "proof"; readonly path: string; readonly detail: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -57,7 +61,8 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, { code: "bad_trust_store_line" }, () => 2 as const)
       .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
       .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
-      .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, () => 1 as const)
+      .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, { code: "proof_refused" }, () => 1 as const)
+      .with({ code: "unreadable_input" }, () => 2 as const)
       .with(
         { code: "bad_vectors" },
         { code: "policy_parse" },
@@ -220,6 +225,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help: "choose another --out, in a directory that exists and that you can write to",
     }))
     .with({ code: "checkpoint_refused" }, (f) => ({ error: `cannot checkpoint ${f.path}: ${f.detail}`, help: f.help }))
+    .with({ code: "proof_refused" }, (f) => ({ error: `cannot prove: ${f.detail}`, help: f.help }))
+    .with({ code: "unreadable_input" }, (f) => ({
+      error: `read ${f.what} ${f.path}: ${f.detail}`,
+      help: f.what === "checkpoint" ? "pass a checkpoint as aegis checkpoint printed it (a signed note)" : "pass a .tlog-proof file as aegis prove wrote it",
+    }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);
 }

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { CheckpointCommand } from "./commands/checkpoint.js";
 import { DemoCommand } from "./commands/demo.js";
+import { ProofVerifyCommand } from "./commands/proof-verify.js";
+import { ProveCommand } from "./commands/prove.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { RepairCommand } from "./commands/repair.js";
 import { ShowCommand } from "./commands/show.js";
@@ -73,6 +75,8 @@ const COMMAND_CLASSES = {
   keygen: KeygenCommand,
   repair: RepairCommand,
   checkpoint: CheckpointCommand,
+  prove: ProveCommand,
+  "proof verify": ProofVerifyCommand,
   demo: DemoCommand,
   vectors: VectorsCommand,
   "envelope verify": EnvelopeVerifyCommand,

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INSECURE_DEV_SEED } from "@aegis/format";
+import { INSECURE_DEV_SEED, SigningKey } from "@aegis/format";
+import { SIGNATURE_TYPE, cosignCheckpoint, formatVerifierKey, noteVerifier } from "@aegis/proof";
 import { describe, expect, it } from "vitest";
 import { GOLDEN, ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";
 
@@ -77,5 +78,101 @@ describe("aegis checkpoint", () => {
     const missing = aegis(["checkpoint", "--signing-key", join(tempDir(), "nope.key"), GOLDEN]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/^error: .*\nhelp: generate a key/);
+  });
+});
+
+describe("aegis prove and aegis proof verify", () => {
+  const GOLDEN_KEY = "3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c";
+
+  function checkpointed(): { dir: string; checkpoint: string } {
+    const dir = tempDir();
+    const checkpoint = join(dir, "golden.checkpoint");
+    writeFileSync(checkpoint, aegis(["checkpoint", "--signing-key", devKeyFile(dir), "--origin", "example.org/aegis/test", GOLDEN]).stdout);
+    return { dir, checkpoint };
+  }
+
+  it("prints Go's proof of a Line byte for byte, and checks every Go-made proof with the public key alone", () => {
+    const { checkpoint } = checkpointed();
+    for (const line of [1, 4, 12]) {
+      const run = aegis(["prove", "--checkpoint", checkpoint, "--line", String(line), GOLDEN]);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toBe(GO(`size-12/${line - 1}.tlog-proof`));
+    }
+    const all = [...Array(12).keys()].map((i) => join(ROOT, `vectors/external/c2sp-go/size-12/${i}.tlog-proof`));
+    const verify = aegis(["proof", "verify", "--key", GOLDEN_KEY, ...all]);
+    expect(verify.status, verify.stderr).toBe(0);
+    expect(verify.stdout.trimEnd().split("\n")).toHaveLength(12);
+    expect(verify.stdout).toContain("0.tlog-proof: OK: Line 1 of 12 in example.org/aegis/test: open of a Session");
+    expect(verify.stdout).toContain(
+      "3.tlog-proof: OK: Line 4 of 12 in example.org/aegis/test: outcome of call call-golden-2, tool chatty: policy rate_limited",
+    );
+  });
+
+  it("writes one proof per Line of a parked call, the approval's decision included", () => {
+    const { dir, checkpoint } = checkpointed();
+    const out = join(dir, "proofs");
+    const run = aegis(["prove", "--checkpoint", checkpoint, "--call", "call-golden-3", "--out", out, GOLDEN]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`${join(out, "5.tlog-proof")}\n${join(out, "11.tlog-proof")}\n`);
+    const verify = aegis(["proof", "verify", "--json", "--key", GOLDEN_KEY, join(out, "5.tlog-proof"), join(out, "11.tlog-proof")]);
+    const doc = JSON.parse(verify.stdout) as { ok: boolean; proofs: { says: string }[] };
+    expect(verify.status).toBe(0);
+    expect(doc.ok).toBe(true);
+    expect(doc.proofs.map((p) => p.says)).toEqual([
+      "outcome of call call-golden-3, tool dream: policy pending_approval, execution host_denied (signed)",
+      "decision on apr-gate-dream-1: approved (signed)",
+    ]);
+  });
+
+  it("fails a proof under another key, with a byte altered, or short of witnesses: exit 1, each named", () => {
+    const dir = tempDir();
+    const good = join(ROOT, "vectors/external/c2sp-go/size-12/5.tlog-proof");
+    const altered = join(dir, "altered.tlog-proof");
+    const bytes = readFileSync(good);
+    bytes[40] = (bytes[40] ?? 0) ^ 1;
+    writeFileSync(altered, bytes);
+    const other = aegis(["proof", "verify", "--key", "00".repeat(32).replace(/^00/, "3d"), good]);
+    expect(other.status).toBe(1);
+    expect(other.stdout).toContain("FAILED: the checkpoint of example.org/aegis/test is not signed by a key given");
+    const run = aegis(["proof", "verify", "--key", GOLDEN_KEY, good, altered]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/5\.tlog-proof: OK: /);
+    expect(run.stdout).toMatch(/altered\.tlog-proof: FAILED: /);
+  });
+
+  it("counts witness cosignatures: --min-witnesses passes a proof whose checkpoint a given witness cosigned, and fails one it did not", () => {
+    const { dir, checkpoint } = checkpointed();
+    const witness = SigningKey.generate();
+    const vkey = formatVerifierKey(noteVerifier("witness.example/w1", SIGNATURE_TYPE.cosignatureV1, witness.publicKey));
+    const cosigned = join(dir, "cosigned.checkpoint");
+    writeFileSync(cosigned, cosignCheckpoint(readFileSync(checkpoint, "utf8"), witness, "witness.example/w1", 1_780_000_000n));
+    const withWitness = join(dir, "with.tlog-proof");
+    const without = join(dir, "without.tlog-proof");
+    writeFileSync(withWitness, aegis(["prove", "--checkpoint", cosigned, "--line", "4", GOLDEN]).stdout);
+    writeFileSync(without, aegis(["prove", "--checkpoint", checkpoint, "--line", "4", GOLDEN]).stdout);
+    const run = aegis(["proof", "verify", "--json", "--key", GOLDEN_KEY, "--witness", vkey, "--min-witnesses", "1", withWitness, without]);
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as { proofs: { ok: boolean; check: string; witnesses?: string[] }[] };
+    expect(doc.proofs.map((p) => [p.ok, p.check, p.witnesses])).toEqual([
+      [true, "included", ["witness.example/w1"]],
+      [false, "too_few_witnesses", []],
+    ]);
+    const bad = aegis(["proof", "verify", "--key", GOLDEN_KEY, "--witness", vkey.replace(/\+[0-9a-f]{8}\+/, "+00000000+"), withWitness]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/^error: --witness .*is not the key's/);
+  });
+
+  it("refuses a record that no longer matches the checkpoint, and a Line beyond it", () => {
+    const { dir, checkpoint } = checkpointed();
+    const five = join(dir, "five.checkpoint");
+    writeFileSync(five, GO("size-5/checkpoint"));
+    const beyond = aegis(["prove", "--checkpoint", five, "--line", "6", GOLDEN]);
+    expect(beyond.status).toBe(1);
+    expect(beyond.stderr).toMatch(/^error: cannot prove: Line 6 is not among the 5 the checkpoint covers/);
+    const changed = join(dir, "changed.aarl");
+    writeFileSync(changed, readFileSync(GOLDEN, "utf8").split("\n").slice(0, 6).join("\n").replace("call-golden-0", "call-golden-X") + "\n");
+    const run = aegis(["prove", "--checkpoint", checkpoint, "--line", "1", changed]);
+    expect(run.status).toBe(1);
+    expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 });

@@ -17,6 +17,8 @@ describe("README", () => {
     "keygen",
     "repair",
     "checkpoint",
+    "prove",
+    "proof verify",
     "show",
     "demo",
     "wrap",

@@ -128,3 +128,21 @@ export function openCheckpoint(bytes: Uint8Array, publicKeys: readonly Uint8Arra
   if (signedBy === undefined) return { code: "unsigned", origin: checkpoint.origin };
   return { code: "opened", checkpoint, signedBy, cosigned, note };
 }
+
+/**
+ * Add a witness's `cosignature/v1` to a checkpoint note: 8 bytes of big-endian POSIX time,
+ * then Ed25519 by `key` over the cosigned message (C2SP tlog-cosignature). What a witness
+ * does once it has checked the checkpoint consistent with what it saw before; here for
+ * witnesses of one's own and for tests.
+ *
+ * @throws NoteFormatError when `note` is not a signed note; RangeError for a time at or above 2^63.
+ */
+export function cosignCheckpoint(note: string, key: SigningKey, name: string, timestamp: bigint): string {
+  if (timestamp < 0n || timestamp >= 1n << 63n) throw new RangeError("a cosignature's time is from 0 to 2^63 - 1");
+  const parsed = parseNote(Buffer.from(note, "utf8"));
+  const time = Buffer.alloc(8);
+  time.writeBigUInt64BE(timestamp);
+  const signature = Buffer.concat([time, key.sign(cosignedMessage(parsed.text, timestamp))]);
+  const id = noteKeyId(name, SIGNATURE_TYPE.cosignatureV1, key.publicKey);
+  return formatNote(parsed.text, [...parsed.signatures.map((s) => s.line), signatureLine(name, id, signature)]);
+}

@@ -50,6 +50,7 @@ export {
 } from "./keys.js";
 export {
   checkpointText,
+  cosignCheckpoint,
   cosignedMessage,
   openCheckpoint,
   readCheckpointText,

@@ -1,5 +1,6 @@
 import { match } from "ts-pattern";
-import { unreachable } from "@aegis/format/internal";
+import { KeyId, verifyingKey, type JsonObject, type JsonValue } from "@aegis/format";
+import { checkLineSignature, isJsonObject, JsonSyntaxError, parseJson, unreachable } from "@aegis/format/internal";
 import { openCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 import type { NoteVerifier } from "./keys.js";
 import { leafHash, verifyInclusion } from "./merkle.js";
@@ -10,6 +11,13 @@ export type ProofCheck =
   | {
       readonly code: "included";
       readonly proof: TlogProof & { readonly extra: Buffer };
+      /** The Line the proof carries, as JSON. */
+      readonly line: JsonObject;
+      /**
+       * `signed`: the Line carries a signature, and it checks under the key that signed the
+       * checkpoint; `unsigned`: an intent, say, which the checkpoint alone authenticates.
+       */
+      readonly lineSignature: "signed" | "unsigned";
       readonly checkpoint: Checkpoint;
       /** The log key whose signature on the checkpoint checked. */
       readonly signedBy: NoteVerifier;
@@ -25,7 +33,11 @@ export type ProofCheck =
   /** The index is not below the checkpoint's tree size. */
   | { readonly code: "index_out_of_range"; readonly index: number; readonly size: number }
   /** The hashes do not lead from the entry to the checkpoint's root. */
-  | { readonly code: "not_included"; readonly index: number; readonly size: number };
+  | { readonly code: "not_included"; readonly index: number; readonly size: number }
+  /** The entry is in the tree but is not a Line (not a JSON object). */
+  | { readonly code: "not_a_line"; readonly index: number; readonly detail: string }
+  /** The Line carries a signature that does not check under the checkpoint's key. */
+  | { readonly code: "bad_line_signature"; readonly index: number; readonly detail: string };
 
 /** Every `code` a {@link ProofCheck} can carry. */
 export type ProofCheckCode = ProofCheck["code"];
@@ -51,7 +63,22 @@ export function checkProof(bytes: Uint8Array, publicKeys: readonly Uint8Array[],
   if (!verifyInclusion(leafHash(extra), proof.index, checkpoint.size, proof.hashes, checkpoint.root)) {
     return { code: "not_included", index: proof.index, size: checkpoint.size };
   }
-  return { code: "included", proof: { ...proof, extra }, checkpoint, signedBy: opening.signedBy, cosigned: opening.cosigned };
+  let line: JsonValue;
+  try {
+    line = parseJson(extra.toString("utf8"));
+  } catch (error) {
+    if (!(error instanceof JsonSyntaxError)) throw error;
+    return { code: "not_a_line", index: proof.index, detail: error.message };
+  }
+  if (!isJsonObject(line)) return { code: "not_a_line", index: proof.index, detail: "not a JSON object" };
+  let lineSignature: "signed" | "unsigned" = "unsigned";
+  if (line["signature"] !== undefined) {
+    const publicKey = opening.signedBy.publicKey;
+    const fault = checkLineSignature(line, { keyId: KeyId.of(publicKey), key: verifyingKey(publicKey) });
+    if (fault !== undefined) return { code: "bad_line_signature", index: proof.index, detail: fault.code.replaceAll("_", " ") };
+    lineSignature = "signed";
+  }
+  return { code: "included", proof: { ...proof, extra }, line, lineSignature, checkpoint, signedBy: opening.signedBy, cosigned: opening.cosigned };
 }
 
 /** The words of a {@link ProofCheck}, as `aegis proof verify` prints them. */
@@ -69,5 +96,7 @@ export function describeProofCheck(check: ProofCheck): string {
     .with({ code: "no_entry" }, () => "the proof carries no entry (no extra line)")
     .with({ code: "index_out_of_range" }, (c) => `index ${c.index} is not below the tree size ${c.size}`)
     .with({ code: "not_included" }, (c) => `the hashes do not lead from entry ${c.index} to the root of the tree of ${c.size}`)
+    .with({ code: "not_a_line" }, (c) => `entry ${c.index} is not a Line: ${c.detail}`)
+    .with({ code: "bad_line_signature" }, (c) => `Line ${c.index + 1} is in the tree, but its own signature does not check: ${c.detail}`)
     .exhaustive(unreachable);
 }

@@ -25,6 +25,10 @@ export interface RecordTree {
   readonly root: Buffer;
   /** The roots of the ranges asked for, in the order given. */
   readonly ranges: readonly Buffer[];
+  /** The inclusion proof of each index asked for, in the tree of `size`. */
+  readonly inclusions: ReadonlyMap<number, readonly Buffer[]>;
+  /** The Lines `keep` chose, within the first `size`, with their leaf index and leaf data. */
+  readonly kept: readonly { readonly index: number; readonly line: WalkedLine; readonly data: Buffer }[];
   /** The public key of the Session that holds Line `size`, as its `open` states it. */
   readonly sessionKey: string | undefined;
   /** The `line_hash` of the record's first Line: what names the record (see {@link defaultOrigin}). */
@@ -37,6 +41,10 @@ export interface RecordTreeOptions extends Pick<VerifyOptions, "trust" | "onProg
   readonly size?: number;
   /** Subtrees whose roots to compute as well (for proofs). */
   readonly ranges?: readonly LeafRange[];
+  /** Leaf indexes to prove: each gets its inclusion proof in the tree of `size` (which must be given). */
+  readonly inclusions?: readonly number[];
+  /** Which Lines to keep, with their leaf data, among the first `size`. */
+  readonly keep?: (line: WalkedLine, index: number) => boolean;
 }
 
 /**
@@ -49,6 +57,9 @@ export async function recordTree(path: string, options: RecordTreeOptions = {}):
   const wanted = options.size;
   const tree = new TreeHasher();
   const ranges = new RangeHasher(options.ranges ?? []);
+  if (options.inclusions !== undefined && wanted === undefined) throw new RangeError("inclusion proofs need the tree's size");
+  const proofs = (options.inclusions ?? []).map((index) => ({ index, hasher: new RangeHasher(inclusionRanges(index, wanted ?? 0)) }));
+  const kept: { index: number; line: WalkedLine; data: Buffer }[] = [];
   let lines = 0;
   let sessionKey: string | undefined;
   let keyAtSize: string | undefined;
@@ -61,17 +72,31 @@ export async function recordTree(path: string, options: RecordTreeOptions = {}):
       if (lines === 1) firstLineHash = line.lineHash;
       if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
       if (wanted !== undefined && lines > wanted && ranges.done) return;
-      const leaf = lineLeaf(line);
+      const data = line.canonical();
+      const leaf = leafHash(data);
       if (wanted === undefined || lines <= wanted) {
         tree.add(leaf);
         if (lines === wanted) keyAtSize = sessionKey;
+        if (options.keep?.(line, lines - 1) === true) kept.push({ index: lines - 1, line, data: Buffer.from(data) });
+        for (const proof of proofs) if (!proof.hasher.done) proof.hasher.add(leaf);
       }
       if (!ranges.done) ranges.add(leaf);
     },
   });
   const size = wanted ?? lines;
   if (size > lines) throw new RangeError(`the record has ${lines} Lines that verify; a tree of ${size} was asked for`);
-  return { verification, lines, size, root: tree.root(), ranges: ranges.roots(), sessionKey: wanted === undefined ? sessionKey : keyAtSize, firstLineHash };
+  const inclusions = new Map(proofs.map((p) => [p.index, p.hasher.roots()]));
+  return {
+    verification,
+    lines,
+    size,
+    root: tree.root(),
+    ranges: ranges.roots(),
+    inclusions,
+    kept,
+    sessionKey: wanted === undefined ? sessionKey : keyAtSize,
+    firstLineHash,
+  };
 }
 
 /** The hashes of the inclusion proof of Line index `index` in the tree of `size` Lines. */
