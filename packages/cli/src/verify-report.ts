@@ -27,6 +27,7 @@ export function verifyText(v: Verification): string {
 export function* verifyTextParts(v: Verification): Generator<string> {
   const lines = [describeVerdict(v), ...v.key_ids.map((id) => `key_id ${id}`)];
   if (v.coverage !== undefined) lines.push(`coverage session ${v.coverage.session_index} seq ${v.coverage.seq}`);
+  if (v.anchored !== undefined) lines.push(`anchored through line ${v.anchored.size} by checkpoint ${v.anchored.checkpoint}`);
   yield `${lines.join("\n")}\n`;
   const calls = inFlight(v);
   for (let from = 0; from < calls.length; from += 1000)
@@ -37,6 +38,7 @@ export function* verifyTextParts(v: Verification): Generator<string> {
 }
 
 function inFlight(v: Verification): readonly string[] {
+  if (v.anchored !== undefined) return v.anchored.in_flight;
   return v.verdict.status === "indeterminate" && v.verdict.reason.code === "unanchored_tail" ? v.verdict.reason.in_flight : [];
 }
 
@@ -48,6 +50,8 @@ function whereTampered(r: TamperedReason): Where {
     .with({ code: "chain_broken" }, { code: "bad_signature" }, { code: "untrusted_key" }, { code: "duplicate_decision" }, (x): Position => x.at)
     .with({ code: "seq_out_of_order" }, { code: "session_boundary_broken" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "malformed_line" }, (x) => ({ line: x.line }))
+    .with({ code: "truncated" }, (x) => ({ line: x.lines + 1 }))
+    .with({ code: "checkpoint_mismatch" }, { code: "checkpoint_unsigned" }, { code: "inconsistent_checkpoints" }, (x) => ({ line: x.size }))
     .exhaustive(unreachable);
 }
 
@@ -92,6 +96,7 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     lines: v.lines,
     sessions: v.sessions,
     head: v.head ?? null,
+    ...(v.anchored === undefined ? {} : { anchored: { checkpoint: v.anchored.checkpoint, size: v.anchored.size } }),
     exit_code: exitCode,
   };
 }

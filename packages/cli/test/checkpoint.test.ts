@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { INSECURE_DEV_SEED, SigningKey } from "@aegis/format";
-import { SIGNATURE_TYPE, cosignCheckpoint, formatVerifierKey, noteVerifier } from "@aegis/proof";
+import { SIGNATURE_TYPE, cosignCheckpoint, formatVerifierKey, noteVerifier, signCheckpoint } from "@aegis/proof";
 import { describe, expect, it } from "vitest";
 import { GOLDEN, ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";
 
@@ -151,6 +151,7 @@ describe("aegis prove and aegis proof verify", () => {
     writeFileSync(withWitness, aegis(["prove", "--checkpoint", cosigned, "--line", "4", GOLDEN]).stdout);
     writeFileSync(without, aegis(["prove", "--checkpoint", checkpoint, "--line", "4", GOLDEN]).stdout);
     const run = aegis(["proof", "verify", "--json", "--key", GOLDEN_KEY, "--witness", vkey, "--min-witnesses", "1", withWitness, without]);
+    expect(run.stderr).toBe("");
     expect(run.status).toBe(1);
     const doc = JSON.parse(run.stdout) as { proofs: { ok: boolean; check: string; witnesses?: string[] }[] };
     expect(doc.proofs.map((p) => [p.ok, p.check, p.witnesses])).toEqual([
@@ -176,3 +177,90 @@ describe("aegis prove and aegis proof verify", () => {
     expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 });
+
+describe("aegis verify --checkpoint (SPEC §19.4)", () => {
+  const GOLDEN_KEY = "3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c";
+  const GO_PATH = (file: string): string => join(ROOT, "vectors/external/c2sp-go", file);
+
+  it("passes a record its checkpoints match, one line each; without --checkpoint the output is unchanged", () => {
+    const plain = aegis(["verify", "--key", GOLDEN_KEY, GOLDEN]);
+    const run = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", GO_PATH("size-12/checkpoint"), "--checkpoint", GO_PATH("size-5/checkpoint"), GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout.startsWith(plain.stdout)).toBe(true);
+    expect(run.stdout.slice(plain.stdout.length)).toMatch(
+      /^checkpoint .*size-12\/checkpoint \(example\.org\/aegis\/test, 12 lines\): matches the record's first lines\ncheckpoint .*size-5\/checkpoint .*: matches/,
+    );
+  });
+
+  it("finds a record cut short under a checkpoint Tampered (truncated), though alone it is not", () => {
+    const dir = tempDir();
+    const cut = join(dir, "cut.aarl");
+    writeFileSync(cut, `${readFileSync(GOLDEN, "utf8").split("\n").slice(0, 8).join("\n")}\n`);
+    expect(aegis(["verify", "--key", GOLDEN_KEY, cut]).status).toBe(3);
+    const run = aegis(["verify", "--json", "--key", GOLDEN_KEY, "--checkpoint", GO_PATH("size-12/checkpoint"), cut]);
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as { verdict: string; reason: { code: string; size: number; lines: number }; checkpoints: { code: string }[] };
+    expect(doc.verdict).toBe("tampered");
+    expect(doc.reason).toMatchObject({ code: "truncated", size: 12, lines: 8 });
+    expect(doc.checkpoints.map((c) => c.code)).toEqual(["truncated"]);
+  });
+
+  it("finds another record's Lines under a checkpoint Tampered (checkpoint_mismatch), and two roots for one size a fork", () => {
+    const dir = tempDir();
+    const key = devKeyFile(dir);
+    // A checkpoint, signed by the Session's own key, of 5 Lines with a root they do not have
+    // (that of all 12): what a record rewritten after its checkpoint was made looks like.
+    const twelve = readFileSync(GO_PATH("size-12/checkpoint"), "utf8").split("\n")[2] ?? "";
+    const forged = join(dir, "forged.checkpoint");
+    writeFileSync(forged, signedCheckpoint(key, twelve, 5));
+    const run = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", forged, GOLDEN]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^Tampered: the first 5 lines hash to root bzG\/dmRF8Un777y\/71u5Dbvb6\/gQNpj62hll5BUg2dc=, not the root cec\+RDbGX/);
+    const fork = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", GO_PATH("size-5/checkpoint"), "--checkpoint", forged, GOLDEN]);
+    expect(fork.status).toBe(1);
+    expect(fork.stdout).toMatch(
+      /^Tampered: checkpoints .*size-5\/checkpoint and .*forged\.checkpoint of example\.org\/aegis\/test state different roots for 5 lines; the record forked/,
+    );
+  });
+
+  it("anchors a crashed writer's tail with a checkpoint of every Line: Verified, its calls in flight still listed", () => {
+    const dir = tempDir();
+    const key = devKeyFile(dir);
+    const crashed = join(dir, "crashed.aarl");
+    // The golden Session's first 2 Lines: its open, and an intent whose call never got its outcome.
+    writeFileSync(crashed, `${readFileSync(GOLDEN, "utf8").split("\n").slice(0, 2).join("\n")}\n`);
+    const alone = aegis(["verify", "--key", GOLDEN_KEY, crashed]);
+    expect(alone.status).toBe(3);
+    const checkpoint = join(dir, "crashed.checkpoint");
+    writeFileSync(checkpoint, aegis(["checkpoint", "--signing-key", key, crashed]).stdout);
+    const run = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", checkpoint, crashed]);
+    expect(run.status, run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/^Verified \(pinned to 77a2c2f5/);
+    expect(run.stdout).toContain(`anchored through line 2 by checkpoint ${checkpoint}`);
+    const inFlight = alone.stdout.split("\n").filter((l) => l.startsWith("in_flight "));
+    expect(inFlight).toEqual(["in_flight call-golden-0"]);
+    for (const line of inFlight) expect(run.stdout).toContain(line);
+  });
+
+  it("refuses a checkpoint not signed by the Session's key, and a file that is no checkpoint (exit 2)", () => {
+    const dir = tempDir();
+    aegis(["keygen", "--out", join(dir, "stranger.key")]);
+    const stranger = join(dir, "stranger.checkpoint");
+    writeFileSync(stranger, signedCheckpoint(join(dir, "stranger.key"), readFileSync(GO_PATH("size-12/checkpoint"), "utf8").split("\n")[2] ?? "", 12));
+    const run = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", stranger, GOLDEN]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^Tampered: checkpoint .* is not signed by the key of the session holding line 12/);
+    const junk = join(dir, "junk.checkpoint");
+    writeFileSync(junk, "not a note\n");
+    const bad = aegis(["verify", "--key", GOLDEN_KEY, "--checkpoint", junk, GOLDEN]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^error: read checkpoint .*junk\.checkpoint: no signature lines/);
+    expect(bad.stderr).not.toMatch(STACK_TRACE);
+  });
+});
+
+/** A checkpoint of `size` Lines under Go's origin stating `root` (base64), signed with the key file `key`. */
+function signedCheckpoint(key: string, root: string, size: number): string {
+  const seed = Buffer.from(readFileSync(key, "utf8").trim(), "hex");
+  return signCheckpoint({ origin: "example.org/aegis/test", size, root: Buffer.from(root, "base64"), extensions: [] }, SigningKey.fromSeed(seed));
+}

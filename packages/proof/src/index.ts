@@ -69,4 +69,5 @@ export {
   type TlogProof,
 } from "./tlog-proof.js";
 export { defaultOrigin, lineLeaf, recordConsistencyProof, recordInclusionProof, recordTree, type RecordTree, type RecordTreeOptions } from "./record-tree.js";
+export { verifyWithCheckpoints, type CheckpointFinding, type CheckpointedVerification, type GivenCheckpoint } from "./checkpointed.js";
 export { checkProof, describeProofCheck, type ProofCheck, type ProofCheckCode } from "./proof-check.js";

@@ -95,9 +95,12 @@ export function noteVerifier(name: string, type: SignatureType, publicKey: Uint8
  * @throws VerifierKeyError when it is malformed, of another type, or its key ID is wrong.
  */
 export function parseVerifierKey(text: string): NoteVerifier {
-  const parts = text.trim().split("+");
-  const [name, id, blob] = parts;
-  if (parts.length !== 3 || name === undefined || id === undefined || blob === undefined) {
+  // A name holds no `+`; the base64 after the second may (as Go's note.NewVerifier reads it).
+  const trimmed = text.trim();
+  const first = trimmed.indexOf("+");
+  const second = first < 0 ? -1 : trimmed.indexOf("+", first + 1);
+  const [name, id, blob] = second < 0 ? [] : [trimmed.slice(0, first), trimmed.slice(first + 1, second), trimmed.slice(second + 1)];
+  if (name === undefined || id === undefined || blob === undefined) {
     throw new VerifierKeyError({ code: "malformed", detail: "a verifier key is <name>+<8 hex>+<base64>" });
   }
   if (!/^[0-9a-f]{8}$/.test(id)) throw new VerifierKeyError({ code: "malformed", detail: `key ID ${JSON.stringify(id)} is not 8 lowercase hex` });

@@ -4,7 +4,19 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { ChainWriter, PolicySetHash, SigningKey } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import { checkProof, formatTlogProof, leafHash, recordInclusionProof, recordTree, signCheckpoint, verifyInclusion } from "../src/index.js";
+import {
+  checkProof,
+  defaultOrigin,
+  formatTlogProof,
+  leafHash,
+  parseNote,
+  readCheckpointText,
+  recordInclusionProof,
+  recordTree,
+  signCheckpoint,
+  verifyInclusion,
+  verifyWithCheckpoints,
+} from "../src/index.js";
 
 const KEY = SigningKey.generate();
 const HASH = PolicySetHash.of("proof-tests");
@@ -70,5 +82,28 @@ describe("the tree of a record's Lines", () => {
     expect(tree.verification.verdict.status).toBe("tampered");
     expect(tree.lines).toBe(2);
     await expect(recordTree(path, { size: 5 })).rejects.toThrow(/has 2 Lines that verify; a tree of 5/);
+  });
+});
+
+describe("a crashed writer's record held to its last checkpoint", () => {
+  it("is Verified up to the checkpoint, its call in flight listed; Lines after it stay unanchored", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "aegis-proof-")), "crashed.aarl");
+    const writer = await ChainWriter.open(path, { key: KEY });
+    await writer.beginCall({ call_id: "in-flight", tool_id: "t", policy_set_hash: HASH, request: Buffer.from("x") });
+    // The process dies here: no outcome, no close. The checkpoint was issued before it did.
+    const tree = await recordTree(path);
+    expect(tree.verification.verdict).toMatchObject({ status: "indeterminate", reason: { code: "unanchored_tail", in_flight: ["in-flight"] } });
+    const note = Buffer.from(signCheckpoint({ origin: defaultOrigin(tree.firstLineHash), size: tree.size, root: tree.root, extensions: [] }, KEY));
+    const given = [{ label: "last.checkpoint", bytes: note, stated: readCheckpointText(parseNote(note).text) }];
+    const held = await verifyWithCheckpoints(path, given, { trust: [KEY.publicKeyHex] });
+    expect(held.verification.verdict).toEqual({ status: "verified" });
+    expect(held.verification.trust).toBe("pinned");
+    expect(held.verification.anchored).toEqual({ checkpoint: "last.checkpoint", size: 2, in_flight: ["in-flight"] });
+
+    await writer.beginCall({ call_id: "after", tool_id: "t", policy_set_hash: HASH, request: Buffer.from("y") });
+    const later = await verifyWithCheckpoints(path, given, { trust: [KEY.publicKeyHex] });
+    expect(later.verification.verdict).toMatchObject({ status: "indeterminate", reason: { code: "unanchored_tail" } });
+    expect(later.findings.map((f) => f.code)).toEqual(["matches"]);
+    await writer.close();
   });
 });

@@ -53,7 +53,24 @@ export type TamperedReason =
   /** A trust set was given and an `open` publishes a key outside it; `key_id` names the key. */
   | { readonly code: "untrusted_key"; readonly at: Position; readonly key_id: KeyId }
   /** A second `decision` answers an `approval_id` already decided in the file. */
-  | { readonly code: "duplicate_decision"; readonly at: Position; readonly approval_id: string };
+  | { readonly code: "duplicate_decision"; readonly at: Position; readonly approval_id: string }
+  /** aegis-ts (SPEC §19.4): a checkpoint vouches for more Lines than the record holds that verify: it was cut short. */
+  | { readonly code: "truncated"; readonly checkpoint: string; readonly origin: string; readonly size: number; readonly lines: number }
+  /** aegis-ts (SPEC §19.4): the record's first `size` Lines do not have the root a checkpoint states. */
+  | {
+      readonly code: "checkpoint_mismatch";
+      readonly checkpoint: string;
+      readonly origin: string;
+      readonly size: number;
+      /** The root the checkpoint states, base64. */
+      readonly expected: string;
+      /** The root of the record's first `size` Lines, base64. */
+      readonly found: string;
+    }
+  /** aegis-ts (SPEC §19.4): a checkpoint is not signed by the key of the Session holding its last Line (a trusted one, when pinned). */
+  | { readonly code: "checkpoint_unsigned"; readonly checkpoint: string; readonly origin: string; readonly size: number }
+  /** aegis-ts (SPEC §19.4): two signed checkpoints of one origin and one size state different roots: the record forked. */
+  | { readonly code: "inconsistent_checkpoints"; readonly origin: string; readonly size: number; readonly first: string; readonly second: string };
 
 /**
  * Why a file is Indeterminate: nothing in it contradicts itself, but something cannot be
@@ -110,6 +127,11 @@ export interface Verification {
   readonly sessions: number;
   /** The line_hash of the last Line the walk accepted; absent when it accepted none. */
   readonly head?: LineHash;
+  /**
+   * aegis-ts (SPEC §19.4): a checkpoint covered every Line, so a last Session with no close
+   * is Verified; the calls that were in flight when it stopped, as `unanchored_tail` listed them.
+   */
+  readonly anchored?: { readonly checkpoint: string; readonly size: number; readonly in_flight: readonly string[] };
 }
 
 /** The text of a signature fault (SPEC §8.4): what a `bad_signature` reason's text ends with. */
@@ -140,6 +162,19 @@ export function describeTampered(reason: TamperedReason): string {
         `session opened at ${describePosition(r.at)} publishes a key with fingerprint ${r.key_id}, which is not in the supplied trust store (--key takes the 64-hex public key, not this fingerprint)`,
     )
     .with({ code: "duplicate_decision" }, (r) => `line at ${describePosition(r.at)} decides approval ${r.approval_id} a second time`)
+    .with(
+      { code: "truncated" },
+      (r) => `checkpoint ${r.checkpoint} of ${r.origin} vouches for ${r.size} lines, but only ${r.lines} verify; the record was cut short`,
+    )
+    .with(
+      { code: "checkpoint_mismatch" },
+      (r) => `the first ${r.size} lines hash to root ${r.found}, not the root ${r.expected} that checkpoint ${r.checkpoint} of ${r.origin} states`,
+    )
+    .with({ code: "checkpoint_unsigned" }, (r) => `checkpoint ${r.checkpoint} of ${r.origin} is not signed by the key of the session holding line ${r.size}`)
+    .with(
+      { code: "inconsistent_checkpoints" },
+      (r) => `checkpoints ${r.first} and ${r.second} of ${r.origin} state different roots for ${r.size} lines; the record forked`,
+    )
     .exhaustive(unreachable);
 }
 

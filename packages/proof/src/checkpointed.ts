@@ -1,0 +1,125 @@
+import { verifyChainFile, verifyChainStream, type TamperedReason, type Verification, type VerifyOptions } from "@aegis/format";
+import { openCheckpoint, type Checkpoint } from "./checkpoint.js";
+import { leafHash, TreeHasher } from "./merkle.js";
+
+/**
+ * Verifying a record with checkpoints kept apart from it (SPEC §19.4): each must be signed by
+ * the key of the Session holding its last Line and state the root of the record's first Lines;
+ * one that covers every Line anchors a last Session that has no close.
+ */
+
+/** A checkpoint to hold a record to: its bytes, what it states, and how to name it. */
+export interface GivenCheckpoint {
+  /** How verdicts name it: the file it came from. */
+  readonly label: string;
+  /** The signed note, as read. */
+  readonly bytes: Uint8Array;
+  /** What its text states (its signature not yet checked). */
+  readonly stated: Checkpoint;
+}
+
+/** What was found of each checkpoint, in the order given. */
+export type CheckpointFinding =
+  /** Signed by the Session's key, and the record's first `size` Lines have its root. */
+  | { readonly code: "matches"; readonly label: string; readonly origin: string; readonly size: number }
+  | { readonly code: "truncated"; readonly label: string; readonly origin: string; readonly size: number }
+  | { readonly code: "unsigned"; readonly label: string; readonly origin: string; readonly size: number }
+  | { readonly code: "mismatch"; readonly label: string; readonly origin: string; readonly size: number }
+  /** Not looked at: the record itself is Tampered before it. */
+  | { readonly code: "not_reached"; readonly label: string; readonly origin: string; readonly size: number };
+
+/** The verifier's answer with the checkpoints taken into account, and each one's finding. */
+export interface CheckpointedVerification {
+  /** The verdict, with a checkpoint's Tampered reason or anchoring applied (SPEC §19.4). */
+  readonly verification: Verification;
+  /** What was found of each checkpoint, in the order given. */
+  readonly findings: readonly CheckpointFinding[];
+}
+
+/**
+ * Verify the record (a path, or a stream named `name`) as `verifyChainFile` does, then
+ * hold it to `checkpoints`. Precedence: the record's own Tampered verdict (its first break);
+ * then, over the checkpoints in the order given, two of one origin and size with different
+ * roots (`inconsistent_checkpoints`), a record with fewer Lines than one covers
+ * (`truncated`), one not signed by its Session's key (`checkpoint_unsigned`, also when that
+ * key is not trusted), one whose root differs (`checkpoint_mismatch`). When none is
+ * found and a checkpoint covers every Line, an `unanchored_tail` becomes Verified, its calls
+ * in flight kept as `anchored.in_flight`. Without checkpoints the answer is the verifier's.
+ */
+export async function verifyWithCheckpoints(
+  source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
+  checkpoints: readonly GivenCheckpoint[],
+  options: Pick<VerifyOptions, "trust" | "onProgress"> = {},
+): Promise<CheckpointedVerification> {
+  const sizes = new Set(checkpoints.map((c) => c.stated.size));
+  const tree = new TreeHasher();
+  const atSize = new Map<number, { root: Buffer; key: string | undefined }>();
+  let sessionKey: string | undefined;
+  const walk: VerifyOptions = {
+    ...options,
+    onLine: (line) => {
+      if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
+      if (sizes.size === 0) return;
+      tree.add(leafHash(line.canonical()));
+      if (sizes.has(tree.size)) atSize.set(tree.size, { root: tree.root(), key: sessionKey });
+    },
+  };
+  const verification = typeof source === "string" ? await verifyChainFile(source, walk) : await verifyChainStream(source.stream, source.name, walk);
+  if (checkpoints.length === 0) return { verification, findings: [] };
+
+  const trusted = options.trust === undefined ? undefined : new Set(options.trust);
+  const findings: CheckpointFinding[] = checkpoints.map((c) => {
+    const base = { label: c.label, origin: c.stated.origin, size: c.stated.size };
+    if (verification.verdict.status === "tampered") return { code: "not_reached", ...base };
+    // No Session holds "Line 0": a checkpoint of no Lines has no key to be signed by.
+    if (c.stated.size === 0) return { code: "unsigned", ...base };
+    const at = atSize.get(c.stated.size);
+    if (at === undefined) return { code: "truncated", ...base };
+    if (at.key === undefined || (trusted !== undefined && !trusted.has(at.key))) return { code: "unsigned", ...base };
+    const opening = openCheckpoint(c.bytes, [Buffer.from(at.key, "hex")]);
+    if (opening.code !== "opened") return { code: "unsigned", ...base };
+    return { code: opening.checkpoint.root.equals(at.root) ? "matches" : "mismatch", ...base };
+  });
+  if (verification.verdict.status === "tampered") return { verification, findings };
+
+  const broken = firstBreak(checkpoints, findings, atSize, verification.lines);
+  if (broken !== undefined) return { verification: { ...verification, verdict: { status: "tampered", reason: broken }, trust: "unpinned" }, findings };
+
+  const whole = findings.find((f) => f.code === "matches" && f.size === verification.lines);
+  const verdict = verification.verdict;
+  if (whole !== undefined && verdict.status === "indeterminate" && verdict.reason.code === "unanchored_tail") {
+    return {
+      verification: {
+        ...verification,
+        verdict: { status: "verified" },
+        trust: trusted === undefined ? "unpinned" : "pinned",
+        anchored: { checkpoint: whole.label, size: whole.size, in_flight: verdict.reason.in_flight },
+      },
+      findings,
+    };
+  }
+  return { verification, findings };
+}
+
+function firstBreak(
+  checkpoints: readonly GivenCheckpoint[],
+  findings: readonly CheckpointFinding[],
+  atSize: ReadonlyMap<number, { root: Buffer }>,
+  lines: number,
+): TamperedReason | undefined {
+  const signed = checkpoints.filter((_, i) => findings[i]?.code === "matches" || findings[i]?.code === "mismatch");
+  for (const [i, a] of signed.entries()) {
+    const b = signed.slice(i + 1).find((o) => o.stated.origin === a.stated.origin && o.stated.size === a.stated.size && !o.stated.root.equals(a.stated.root));
+    if (b !== undefined) return { code: "inconsistent_checkpoints", origin: a.stated.origin, size: a.stated.size, first: a.label, second: b.label };
+  }
+  for (const code of ["truncated", "unsigned", "mismatch"] as const) {
+    const f = findings.find((x) => x.code === code);
+    if (f === undefined) continue;
+    if (code === "truncated") return { code: "truncated", checkpoint: f.label, origin: f.origin, size: f.size, lines };
+    if (code === "unsigned") return { code: "checkpoint_unsigned", checkpoint: f.label, origin: f.origin, size: f.size };
+    const stated = checkpoints.find((c) => c.label === f.label)?.stated.root ?? Buffer.alloc(0);
+    const found = atSize.get(f.size)?.root.toString("base64") ?? "";
+    return { code: "checkpoint_mismatch", checkpoint: f.label, origin: f.origin, size: f.size, expected: stated.toString("base64"), found };
+  }
+  return undefined;
+}
