@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -137,6 +137,23 @@ describe("aegis demo", () => {
     const same = aegis(["recheck", "--require-verified", "--policy", join(cwd, "aegis-demo/policy.yaml"), join(cwd, "aegis-demo/session.aarl")]);
     expect(same.stdout.match(/: unchanged /g)).toHaveLength(6);
     expect(same.status).toBe(0);
+    // The proofs of the parked call, checked as the stranger it names would, with the key alone;
+    // and the record held to its checkpoint.
+    const [proofCheck, heldToCheckpoint] = [...run.stdout.matchAll(/^ {2}(aegis (?:proof verify|verify --key [0-9a-f]{64} --checkpoint) .+)$/gm)].map((m) =>
+      aegis(
+        (m[1] ?? "")
+          .replace("*.tlog-proof", "")
+          .split(" ")
+          .slice(1)
+          .flatMap((a) => (a.endsWith("/proofs/") ? readdirSync(join(cwd, a)).map((f) => join(a, f)) : [a])),
+        { cwd },
+      ),
+    );
+    expect(proofCheck?.status).toBe(0);
+    expect(proofCheck?.stdout.match(/: OK: Line \d+ of 15 in aegis\.invalid\/record\/[0-9a-f]{64}: /g)).toHaveLength(3);
+    expect(proofCheck?.stdout).toMatch(/decision on apr-[0-9a-f-]{36}: approved \(signed\)/);
+    expect(heldToCheckpoint?.status).toBe(0);
+    expect(heldToCheckpoint?.stdout).toMatch(/: matches the record's first lines\n$/);
   });
 
   it("runs again over its own directory, and refuses a directory it did not make", () => {

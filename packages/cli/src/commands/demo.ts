@@ -4,7 +4,9 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { Command, Option } from "clipanion";
 import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile } from "@aegis/format";
 import { describeIoError, makeDirectories } from "@aegis/format/internal";
+import { callLines, checkProof, defaultOrigin, describeProofCheck, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
+import { writeProofs } from "./prove.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { verifyText } from "../verify-report.js";
@@ -13,6 +15,8 @@ import { DEMO_POLICY_YAML, STRICTER_POLICY_YAML } from "../demo/policy.js";
 import { createStore } from "../envelope/source.js";
 
 const MARKER = ".aegis-demo";
+/** The call the demo proves on its own: the parked one, whose approval's decision is one of its Lines. */
+const PROVED_CALL = "call-4";
 const FILES = [
   "session.aarl",
   "session-tampered.aarl",
@@ -22,6 +26,8 @@ const FILES = [
   "policy.yaml",
   "policy-stricter.yaml",
   "session.envelope",
+  "session.checkpoint",
+  "proofs",
   MARKER,
 ];
 
@@ -33,7 +39,7 @@ export class DemoCommand extends AegisCommand {
     details: `
       Needs no network and no model. A scripted agent makes six tool calls, each decided by a small Policy Set (\`policy.yaml\`) that allows some, denies some and parks one for approval; a human decision approves the park and the call resumes. Every call is recorded in a signed \`session.aarl\` with a freshly generated key (\`signing.key\`, mode 0600, and \`signing.pub\` beside it); the verbatim request and response bytes go to an Envelope, \`session.envelope/\`.
 
-      The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It ends with the exact \`aegis verify\` command a stranger holding only the public key would run, and the \`aegis recheck\` and \`aegis envelope verify\` commands an operator would.
+      The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It signs a checkpoint of the record (\`session.checkpoint\`) and proves the parked call's Lines on their own (\`proofs/\`), checking each proof with the public key alone. It ends with the exact \`aegis verify\` and \`aegis proof verify\` commands a stranger holding only the public key would run, and the \`aegis recheck\` and \`aegis envelope verify\` commands an operator would.
 
       The output directory must be new, empty, or a directory an earlier demo made.
     `,
@@ -83,6 +89,7 @@ export class DemoCommand extends AegisCommand {
     const verified = await verifyChainFile(record, { trust: [key.publicKeyHex] });
     const change = await alterOneByte(record, tampered);
     const caught = await verifyChainFile(tampered, { trust: [key.publicKeyHex] });
+    const proved = await this.checkpointAndProve(dir, record, key, PROVED_CALL);
 
     const lines: string[] = [];
     lines.push("aegis demo: a scripted agent makes six tool calls under a policy that allows, denies and parks.", "");
@@ -93,11 +100,22 @@ export class DemoCommand extends AegisCommand {
     lines.push("  signing.pub            the public key a verifier needs");
     lines.push("  session.envelope/      the verbatim request and response bytes, kept apart so they can be redacted");
     lines.push("  policy.yaml            the Policy Set every call was decided by (and policy-stricter.yaml, an edit of it)");
-    lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`, "");
+    lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`);
+    lines.push(`  session.checkpoint     a signed checkpoint of all ${verified.lines} lines (C2SP), to keep apart from the record`);
+    lines.push(`  proofs/                proofs of the ${proved.length} lines of ${PROVED_CALL} alone, for someone who must not see the rest`, "");
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
     lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
     lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "");
     const shownDir = displayPath(dir);
+    const shownProofs = proved.map((p) => displayPath(p.path)).join(" ");
+    lines.push(`$ aegis proof verify --key ${key.publicKeyHex} ${shownProofs}`, ...proved.map((p) => p.line), "");
+    lines.push(
+      `A stranger given only ${PROVED_CALL}'s proofs checks them, without the record, with:`,
+      `  aegis proof verify --key ${key.publicKeyHex} ${join(shownDir, "proofs", "*.tlog-proof")}`,
+      `and whoever keeps the checkpoint finds a record later cut short or rewritten with:`,
+      `  aegis verify --key ${key.publicKeyHex} --checkpoint ${join(shownDir, "session.checkpoint")} ${shown}`,
+      "",
+    );
     lines.push("An operator asks what a stricter policy would have changed, and whether every request's bytes are kept:");
     lines.push(
       `  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`,
@@ -105,7 +123,26 @@ export class DemoCommand extends AegisCommand {
     );
     lines.push("(`aegis show` gives a readable account of each call; `aegis --help` lists every command)");
     await this.out(`${lines.join("\n")}\n`);
-    return verified.verdict.status === "verified" && caught.verdict.status === "tampered" ? 0 : 1;
+    return verified.verdict.status === "verified" && caught.verdict.status === "tampered" && proved.every((p) => p.ok) ? 0 : 1;
+  }
+
+  /** Checkpoint the record, prove every Line of one call under it, and check each proof as a stranger would. */
+  private async checkpointAndProve(dir: string, record: string, key: SigningKey, callId: string): Promise<{ path: string; line: string; ok: boolean }[]> {
+    const tree = await recordTree(record);
+    const checkpoint = signCheckpoint({ origin: defaultOrigin(tree.firstLineHash), size: tree.size, root: tree.root, extensions: [] }, key);
+    await writeFile(join(dir, "session.checkpoint"), checkpoint);
+    const result = await proveLines(record, Buffer.from(checkpoint), callLines(callId));
+    if (result.code !== "proved") throw new CliError({ code: "internal", detail: `the demo could not prove ${callId}: ${result.code}` });
+    const paths = await writeProofs(join(dir, "proofs"), result.proofs);
+    return result.proofs.map((p, i) => {
+      const path = paths[i] ?? "";
+      const check = checkProof(Buffer.from(p.text), [key.publicKey]);
+      const said =
+        check.code === "included"
+          ? `OK: Line ${check.proof.index + 1} of ${check.checkpoint.size}: ${check.line["line_type"] === "decision" ? `the decision on ${callId}'s park` : `${String(check.line["line_type"])} of ${callId}`}`
+          : `FAILED: ${describeProofCheck(check)}`;
+      return { path, line: `${displayPath(path)}: ${said}`, ok: check.code === "included" };
+    });
   }
 
   /** The directory must be new, empty, or an earlier demo's: never clobber someone's files. */

@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "clipanion";
-import { describeIoError, isJsonObject } from "@aegis/format/internal";
-import { formatTlogProof, openCheckpoint, recordTree, type RecordTree, type RecordTreeOptions } from "@aegis/proof";
+import { describeIoError, unreachable } from "@aegis/format/internal";
+import { callLines, lineNumber, proveLines, type LineProofs } from "@aegis/proof";
+import { match } from "ts-pattern";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -39,95 +40,76 @@ export class ProveCommand extends AegisCommand {
     if ((this.line === undefined) === (this.call === undefined)) throw usage("give --line N or --call ID, one of them");
     if (this.call !== undefined && this.outDir === undefined) throw usage("--call writes one proof per Line: give --out DIR");
     if (this.line !== undefined && this.outDir !== undefined) throw usage("--out is for --call; --line prints its proof");
-    const lineNumber = this.line === undefined ? undefined : parseLine(this.line);
+    const choice = this.line === undefined ? callLines(this.call ?? "") : lineNumber(parseLine(this.line));
     const bytes = await readProofInput(this.checkpoint, "checkpoint");
-    const stated = statedCheckpoint(this.checkpoint, bytes);
+    statedCheckpoint(this.checkpoint, bytes);
     const input = await rereadableRecord(this.record);
+    let result: LineProofs;
     try {
-      const callId = this.call;
-      const parks = new Set<string>();
-      const first = await this.treeOf(input.path, input.shown, stated.size, (line, index) => {
-        if (lineNumber !== undefined) return index + 1 === lineNumber;
-        const value = line.value;
-        if (value["call_id"] === callId) {
-          const policy = value["policy"];
-          if (isJsonObject(policy) && typeof policy["approval_id"] === "string") parks.add(policy["approval_id"]);
-          return true;
-        }
-        return line.lineType.token === "decision" && typeof value["approval_id"] === "string" && parks.has(value["approval_id"]);
-      });
-      const opening = openCheckpoint(bytes, first.sessionKey === undefined ? [] : [Buffer.from(first.sessionKey, "hex")]);
-      if (opening.code !== "opened") {
-        throw new CliError({
-          code: "proof_refused",
-          detail: `${this.checkpoint} is not signed by the key of the Session holding Line ${stated.size} (${opening.code.replaceAll("_", " ")})`,
-          help: "use a checkpoint of this record, made by aegis checkpoint with its Session's key",
-        });
-      }
-      if (!opening.checkpoint.root.equals(first.root)) {
-        throw new CliError({
-          code: "proof_refused",
-          detail: `the record's first ${stated.size} Lines do not have the checkpoint's root: the record is not the one checkpointed, or it changed since`,
-          help: "run `aegis verify --checkpoint` on the record to see where it differs",
-        });
-      }
-      if (first.kept.length === 0) {
-        throw new CliError({
-          code: "proof_refused",
-          detail:
-            lineNumber === undefined
-              ? `no Line of call ${callId ?? ""} among the ${stated.size} the checkpoint covers`
-              : `Line ${lineNumber} is not among the ${stated.size} the checkpoint covers`,
-          help: "run `aegis show` on the record to list its calls, or make a checkpoint of more Lines",
-        });
-      }
-      const proofs = await this.treeOf(
-        input.path,
-        input.shown,
-        stated.size,
-        () => false,
-        first.kept.map((k) => k.index),
-      );
-      const texts = first.kept.map((k) => ({
-        index: k.index,
-        text: formatTlogProof({ extra: k.data, index: k.index, hashes: proofs.inclusions.get(k.index) ?? [], checkpoint: bytes }),
-      }));
-      if (this.outDir === undefined) {
-        await this.out(texts[0]?.text ?? "");
-        return 0;
-      }
-      const dir = this.outDir;
-      try {
-        await mkdir(dir, { recursive: true });
-        for (const t of texts) await writeFile(join(dir, `${t.index + 1}.tlog-proof`), t.text, { flag: "wx" });
-      } catch (error) {
-        throw new CliError({ code: "output_dir", path: dir, detail: describeIoError(error) });
-      }
-      await this.out(texts.map((t) => `${join(dir, `${t.index + 1}.tlog-proof`)}\n`).join(""));
-      return 0;
+      result = await proveLines(input.path, bytes, choice);
     } finally {
       await input.dispose();
     }
-  }
-
-  private async treeOf(
-    path: string,
-    shown: string,
-    size: number,
-    keep: NonNullable<RecordTreeOptions["keep"]>,
-    inclusions: readonly number[] = [],
-  ): Promise<RecordTree> {
-    try {
-      return await recordTree(path, { size, keep, inclusions });
-    } catch (error) {
-      if (!(error instanceof RangeError)) throw error;
-      throw new CliError({
-        code: "proof_refused",
-        detail: `${shown} has fewer Lines that verify than the ${size} the checkpoint covers: cut short, or altered`,
-        help: "run `aegis verify --checkpoint` on the record to see where",
-      });
+    const proofs = match(result)
+      .with({ code: "proved" }, (r) => r.proofs)
+      .with({ code: "not_a_checkpoint" }, (r) => {
+        throw new CliError({ code: "unreadable_input", what: "checkpoint", path: this.checkpoint, detail: r.detail });
+      })
+      .with({ code: "record_short" }, (r) =>
+        refuse(
+          `${input.shown} has fewer Lines that verify than the ${r.size} the checkpoint covers: cut short, or altered`,
+          "run `aegis verify --checkpoint` on the record to see where",
+        ),
+      )
+      .with({ code: "unsigned" }, (r) =>
+        refuse(
+          `${this.checkpoint} is not signed by the key of the Session holding Line ${r.size}`,
+          "use a checkpoint of this record, made by aegis checkpoint with its Session's key",
+        ),
+      )
+      .with({ code: "mismatch" }, (r) =>
+        refuse(
+          `the record's first ${r.size} Lines do not have the checkpoint's root: the record is not the one checkpointed, or it changed since`,
+          "run `aegis verify --checkpoint` on the record to see where it differs",
+        ),
+      )
+      .with({ code: "none_chosen" }, (r) =>
+        refuse(
+          this.line === undefined
+            ? `no Line of call ${this.call ?? ""} among the ${r.size} the checkpoint covers`
+            : `Line ${this.line} is not among the ${r.size} the checkpoint covers`,
+          "run `aegis show` on the record to list its calls, or make a checkpoint of more Lines",
+        ),
+      )
+      .exhaustive(unreachable);
+    if (this.outDir === undefined) {
+      await this.out(proofs[0]?.text ?? "");
+      return 0;
     }
+    const written = await writeProofs(this.outDir, proofs);
+    await this.out(written.map((p) => `${p}\n`).join(""));
+    return 0;
   }
+}
+
+/** Write each proof as `<Line number>.tlog-proof` in `dir`, never over an existing file. */
+export async function writeProofs(dir: string, proofs: readonly { readonly index: number; readonly text: string }[]): Promise<string[]> {
+  const paths: string[] = [];
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const p of proofs) {
+      const path = join(dir, `${p.index + 1}.tlog-proof`);
+      await writeFile(path, p.text, { flag: "wx" });
+      paths.push(path);
+    }
+  } catch (error) {
+    throw new CliError({ code: "output_dir", path: dir, detail: describeIoError(error) });
+  }
+  return paths;
+}
+
+function refuse(detail: string, help: string): never {
+  throw new CliError({ code: "proof_refused", detail, help });
 }
 
 function usage(message: string): CliError {
