@@ -87,6 +87,7 @@ export {
   type CallOpening,
   type CallResult,
   type CallStart,
+  type AppendedLine,
   type ChainWriterOptions,
   type EndOptions,
 } from "./write/writer.js";

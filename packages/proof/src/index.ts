@@ -70,5 +70,6 @@ export {
 } from "./tlog-proof.js";
 export { defaultOrigin, lineLeaf, recordConsistencyProof, recordInclusionProof, recordTree, type RecordTree, type RecordTreeOptions } from "./record-tree.js";
 export { verifyWithCheckpoints, type CheckpointFinding, type CheckpointedVerification, type GivenCheckpoint } from "./checkpointed.js";
+export { openCheckpointedWriter, type CheckpointedWriter, type CheckpointingOptions } from "./checkpointing.js";
 export { callLines, lineNumber, proveLines, type LineChoice, type LineProofs } from "./prove.js";
 export { checkProof, describeProofCheck, type ProofCheck, type ProofCheckCode } from "./proof-check.js";

@@ -46,6 +46,14 @@ export class TreeHasher {
     this.count += 1;
   }
 
+  /** A copy that goes on from here on its own: O(log n), no hashing. */
+  snapshot(): TreeHasher {
+    const copy = new TreeHasher();
+    copy.stack.push(...this.stack.map((node) => ({ ...node })));
+    copy.count = this.count;
+    return copy;
+  }
+
   /** The root of the leaves added so far; {@link EMPTY_ROOT} for none. */
   root(): Buffer {
     let root: Buffer | undefined;

@@ -23,6 +23,8 @@ export interface RecordTree {
   readonly size: number;
   /** The RFC 6962 root of the first `size` Lines. */
   readonly root: Buffer;
+  /** The tree of the first `size` Lines, to be extended Line by Line. */
+  readonly tree: TreeHasher;
   /** The roots of the ranges asked for, in the order given. */
   readonly ranges: readonly Buffer[];
   /** The inclusion proof of each index asked for, in the tree of `size`. */
@@ -91,6 +93,7 @@ export async function recordTree(path: string, options: RecordTreeOptions = {}):
     lines,
     size,
     root: tree.root(),
+    tree,
     ranges: ranges.roots(),
     inclusions,
     kept,

@@ -43,6 +43,24 @@ export interface ChainWriterOptions {
    * (SPEC §9): each is put, durably, before the Line that names its digest is written.
    */
   readonly envelope?: EnvelopeSink;
+  /**
+   * Told of every Line as it is appended, in file order, with its canonical text (no
+   * newline) and whether it became durable: what a Merkle tree over the record is fed
+   * (`@aegis/proof`'s checkpointing writer). Called inside the append step; keep it cheap.
+   */
+  readonly onLine?: (line: AppendedLine) => void;
+}
+
+/** A Line as {@link ChainWriterOptions.onLine} is told of it. */
+export interface AppendedLine {
+  /** The Line's canonical text, as written, without its newline. */
+  readonly text: string;
+  /** Its `seq` in its Session. */
+  readonly seq: number;
+  /** Its `line_hash`: the SHA-256 of `text`. */
+  readonly lineHash: LineHash;
+  /** Resolves true once the Line is on disk, false if its write failed; never rejects. */
+  readonly durable: Promise<boolean>;
 }
 
 /**
@@ -78,6 +96,7 @@ export class ChainWriter {
     private readonly envelope: EnvelopeSink | undefined,
     /** A stale lock this writer recovered on opening: its holder was gone (SPEC §13.3). */
     readonly recoveredLock: RecoveredLock | undefined,
+    private readonly onLine: ((line: AppendedLine) => void) | undefined,
   ) {
     const fd = handle.fd;
     this.commit = new GroupCommit(
@@ -109,7 +128,7 @@ export class ChainWriter {
       const tail = await io(path, () => readFileTail(opened, size));
       if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope, lock.recovered);
+      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope, lock.recovered, options.onLine);
       // The file was created: its directory entry must survive a crash too.
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.
@@ -356,7 +375,17 @@ export class ChainWriter {
     this.nextSeq = seq + 1;
     this.tail = lineHash;
     this.batch.push(`${text}\n`);
-    return this.commit.durable<Appended>({ seq, lineHash }, urgency);
+    const durable = this.commit.durable<Appended>({ seq, lineHash }, urgency);
+    this.onLine?.({
+      text,
+      seq,
+      lineHash,
+      durable: durable.then(
+        () => true,
+        () => false,
+      ),
+    });
+    return durable;
   }
 
   /** One `write` for every Line appended since the last (an append to the page cache). */
