@@ -6,7 +6,18 @@
  *
  * @packageDocumentation
  */
-export { runVector, canonicalAnswer, chainAnswer, ed25519Answer, envelopeAnswer, policyAnswer, recheckAnswer, relayAnswer } from "./vectors/run.js";
+export {
+  runVector,
+  canonicalAnswer,
+  chainAnswer,
+  checkpointedAnswer,
+  ed25519Answer,
+  envelopeAnswer,
+  policyAnswer,
+  proofAnswer,
+  recheckAnswer,
+  relayAnswer,
+} from "./vectors/run.js";
 export type { VectorResult, Ed25519Case } from "./vectors/run.js";
 export { MANIFEST_SCHEMA, readManifest } from "./vectors/manifest.js";
 export type {
@@ -19,6 +30,8 @@ export type {
   EnvelopeExpected,
   DecisionInput,
   PolicyExpected,
+  ProofExpected,
+  CheckpointedExpected,
   RecheckExpected,
   RelayEvent,
   RelayTranscript,

@@ -6,12 +6,13 @@ import { chainVectors } from "./chains.js";
 import { ed25519Vectors } from "./ed25519.js";
 import { envelopeVectors } from "./envelope.js";
 import { policyVectors } from "./policy.js";
+import { proofVectors } from "./proofs.js";
 import { recheckVectors } from "./recheck.js";
 import { relayVectors } from "./relay.js";
 import { VectorSet } from "./vector-set.js";
 
 /** The directories the generator owns: everything in them is generated, nothing else is. */
-export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "policies", "recheck", "relay"] as const;
+export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "policies", "recheck", "relay", "proofs"] as const;
 
 /**
  * Build every vector from `source` (the repository's `vectors/`, for the external data
@@ -26,6 +27,7 @@ export async function generateVectors(source: string): Promise<VectorSet> {
   policyVectors(set);
   await recheckVectors(set, source);
   await relayVectors(set);
+  await proofVectors(set, source);
   const manifest: Manifest = { schema: MANIFEST_SCHEMA, vectors: set.vectors };
   set.file("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`);
   return set;

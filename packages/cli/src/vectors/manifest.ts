@@ -65,6 +65,23 @@ export type Vector =
       readonly expected: RecheckExpected;
     })
   | (VectorHeader & {
+      readonly kind: "proof";
+      readonly input: {
+        readonly proof: string;
+        /** Trusted log keys, 64 hex. */
+        readonly keys: readonly string[];
+        /** Witness keys in the vkey form. */
+        readonly witnesses: readonly string[];
+        readonly min_witnesses: number;
+      };
+      readonly expected: ProofExpected;
+    })
+  | (VectorHeader & {
+      readonly kind: "checkpointed";
+      readonly input: { readonly record: string; readonly checkpoints: readonly string[]; readonly trust: readonly string[] | null };
+      readonly expected: CheckpointedExpected;
+    })
+  | (VectorHeader & {
       readonly kind: "relay";
       readonly input: { readonly transcript: string; readonly policy: string | null; readonly bindings: string | null };
       readonly expected: RelayExpected;
@@ -140,12 +157,30 @@ export interface RelayExpected {
   readonly lines: readonly Readonly<Record<string, unknown>>[];
 }
 
+/** SPEC §19.3: what checking one proof offline answers. */
+export interface ProofExpected {
+  /** `included`, or why not: a `ProofCheck` code, `checkpoint_refused:<opening code>`, or `too_few_witnesses`. */
+  readonly result: string;
+  /** For an included Line: its index, the tree size, and whether the Line carried a signature that checked. */
+  readonly index: number | null;
+  readonly size: number | null;
+  readonly line_signature: "signed" | "unsigned" | null;
+  /** The names of the given witnesses whose cosignatures checked. */
+  readonly cosigned: readonly string[];
+}
+
+/** SPEC §19.4: the verifier's answer with checkpoints, and what was found of each. */
+export interface CheckpointedExpected extends ChainExpected {
+  readonly findings: readonly string[];
+  readonly anchored: { readonly size: number; readonly in_flight: readonly string[] } | null;
+}
+
 export interface Manifest {
   readonly schema: typeof MANIFEST_SCHEMA;
   readonly vectors: readonly Vector[];
 }
 
-const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck", "relay"]);
+const KINDS: ReadonlySet<string> = new Set<VectorKind>(["canonical", "ed25519", "chain", "envelope", "policy", "recheck", "relay", "proof", "checkpointed"]);
 
 /** A manifest is a list of file names and answers: 64 MiB is far above any (SPEC §18). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
 import { ChainWriter, LineHash, SigningKey, describeVerdict, tryCanonicalize, verifyChainFile, verifyStrict, verifyingKey } from "@aegis/format";
 import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
+import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { openEnvelope } from "@aegis/envelope";
@@ -31,9 +32,11 @@ import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
   CanonicalExpected,
   ChainExpected,
+  CheckpointedExpected,
   DecisionInput,
   EnvelopeExpected,
   PolicyExpected,
+  ProofExpected,
   RecheckExpected,
   RelayExpected,
   RelayTranscript,
@@ -78,6 +81,15 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     .with({ kind: "envelope" }, (v) => envelopeAnswer(at(v.input.record), at(v.input.envelope)))
     .with({ kind: "policy" }, async (v) => policyAnswer(await text(v.input.policy), v.input.decisions))
     .with({ kind: "recheck" }, (v) => recheckAnswer(at(v.input.record), at(v.input.policy), v.input.envelope === null ? null : at(v.input.envelope)))
+    .with({ kind: "proof" }, async (v) => proofAnswer(await readVectorFile(at(v.input.proof)), v.input.keys, v.input.witnesses, v.input.min_witnesses))
+    .with({ kind: "checkpointed" }, async (v) => {
+      const given: GivenCheckpoint[] = [];
+      for (const relative of v.input.checkpoints) {
+        const bytes = await readVectorFile(at(relative));
+        given.push({ label: relative, bytes, stated: readCheckpointText(parseNote(bytes).text) });
+      }
+      return checkpointedAnswer(at(v.input.record), given, v.input.trust);
+    })
     .with({ kind: "relay" }, async (v) =>
       relayAnswer(
         JSON.parse(await text(v.input.transcript)) as RelayTranscript,
@@ -134,6 +146,50 @@ export async function chainAnswer(path: string, trust: readonly string[] | null)
     sessions: result.sessions,
     head: result.head ?? null,
     exit_code: exitCodeOfVerdict(result.verdict),
+  };
+}
+
+/** SPEC §19.3: check one proof offline under `keys`, counting the `witnesses`' cosignatures. */
+export function proofAnswer(bytes: Uint8Array, keys: readonly string[], witnesses: readonly string[], minWitnesses: number): ProofExpected {
+  const check = checkProof(
+    bytes,
+    keys.map((k) => Buffer.from(k, "hex")),
+    witnesses.map((w) => parseVerifierKey(w)),
+  );
+  if (check.code !== "included") {
+    const result = check.code === "checkpoint_refused" ? `checkpoint_refused:${check.opening.code}` : check.code;
+    return { result, index: null, size: null, line_signature: null, cosigned: [] };
+  }
+  const cosigned = check.cosigned.map((c) => c.witness.name);
+  return {
+    result: cosigned.length < minWitnesses ? "too_few_witnesses" : "included",
+    index: check.proof.index,
+    size: check.checkpoint.size,
+    line_signature: check.lineSignature,
+    cosigned,
+  };
+}
+
+/** SPEC §19.4: the verifier's answer on `record` held to `checkpoints`. */
+export async function checkpointedAnswer(
+  record: string,
+  checkpoints: readonly GivenCheckpoint[],
+  trust: readonly string[] | null,
+): Promise<CheckpointedExpected> {
+  const { verification: result, findings } = await verifyWithCheckpoints(record, checkpoints, trust === null ? {} : { trust });
+  return {
+    verdict: result.verdict.status,
+    reason: result.verdict.status === "verified" ? null : { ...result.verdict.reason },
+    text: describeVerdict(result),
+    coverage: result.coverage ?? null,
+    key_ids: result.key_ids,
+    trust_label: result.trust,
+    lines: result.lines,
+    sessions: result.sessions,
+    head: result.head ?? null,
+    exit_code: exitCodeOfVerdict(result.verdict),
+    findings: findings.map((f) => f.code),
+    anchored: result.anchored === undefined ? null : { size: result.anchored.size, in_flight: result.anchored.in_flight },
   };
 }
 
