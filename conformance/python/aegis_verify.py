@@ -902,7 +902,8 @@ class _Tampered(Exception):
 
 
 class _Walk:
-    def __init__(self, trust, pure):
+    def __init__(self, trust, pure, on_line=None):
+        self.on_line = on_line     # told (canonical bytes, value) of each Line accepted
         self.trust = None if trust is None else set(trust)
         self.pure = pure
         self.session = None        # index of the current Session
@@ -1051,6 +1052,8 @@ class _Walk:
         # 7.
         self.tail = line_hash
         self.expected_seq = seq + 1
+        if self.on_line is not None:
+            self.on_line(canon, value)
 
     @staticmethod
     def malformed(line_no, detail):
@@ -1082,7 +1085,7 @@ def _result(walk: _Walk, verdict: str, reason, trust) -> dict:
     }
 
 
-def verify_stream(f, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
+def verify_stream(f, trust=None, pure=None, limit: int = ROW_LIMIT, on_line=None) -> dict:
     """Verify a record read from the binary file object `f` (SPEC 8)."""
     if trust is not None:
         trust = list(trust)
@@ -1090,7 +1093,7 @@ def verify_stream(f, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
             if not is_digest(k):
                 raise ValueError("trust set entries must be 64 lowercase hex public keys: %r"
                                  % (k,))
-    walk = _Walk(trust, pure)
+    walk = _Walk(trust, pure, on_line)
     reader = RowReader(f, limit)
     try:
         while True:
@@ -1136,7 +1139,7 @@ def verify_stream(f, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
                     "in_flight": list(walk.in_flight)}, trust)
 
 
-def verify(path, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
+def verify(path, trust=None, pure=None, limit: int = ROW_LIMIT, on_line=None) -> dict:
     """Verify the record file at `path`. `trust` is None (unpinned) or a list of 64-hex
     public keys (an empty list is a trust set nothing satisfies, SPEC 8.4).
 
@@ -1144,7 +1147,7 @@ def verify(path, trust=None, pure=None, limit: int = ROW_LIMIT) -> dict:
     ({session_index, seq} or None), key_ids, trust_label, lines, sessions, head,
     exit_code. Raises OSError when the file cannot be read."""
     with open(path, "rb") as f:
-        return verify_stream(f, trust, pure, limit)
+        return verify_stream(f, trust, pure, limit, on_line)
 
 
 # ---------------------------------------------------------------------------------------

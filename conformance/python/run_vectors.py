@@ -40,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import aegis_verify as av  # noqa: E402
+import aegis_proof as ap  # noqa: E402
 
 DEFAULT_VECTORS = os.path.normpath(os.path.join(HERE, "..", "..", "vectors"))
 CHAIN_FIELDS = ("verdict", "reason", "text", "coverage", "key_ids", "trust_label",
@@ -149,10 +150,25 @@ class Runner:
                 self.record(src, name, self.compare_ed25519(
                     case["public_key"], case["signature"], bytes.fromhex(case["message"]),
                     exp.get("valid"), exp.get("rejected_at")))
+            elif kind == "proof":
+                try:
+                    data = open(self.path(inp["proof"]), "rb").read()
+                    got = ap.check_proof(data, inp["keys"], inp["witnesses"], inp["min_witnesses"])
+                except Exception as err:  # noqa: BLE001
+                    self.record(src, name, ["raised %s: %s" % (type(err).__name__, err)])
+                    continue
+                self.record(src, name, [] if got == exp else ["expected %s, got %s" % (json.dumps(exp), json.dumps(got))])
+            elif kind == "checkpointed":
+                try:
+                    cps = [(rel, open(self.path(rel), "rb").read()) for rel in inp["checkpoints"]]
+                    got = ap.held(self.path(inp["record"]), cps, inp.get("trust"))
+                except Exception as err:  # noqa: BLE001
+                    self.record(src, name, ["raised %s: %s" % (type(err).__name__, err)])
+                    continue
+                self.record(src, name, [] if got == exp else ["expected %s, got %s" % (json.dumps(exp), json.dumps(got))])
             elif kind in OUT_OF_SCOPE:
                 # The Envelope, Policy Sets, recheck and the MCP relay are aegis-ts extensions
-                # (SPEC §14-§17, §19), not part of verifying a Chain: this verifier does not implement
-                # them yet (§19 proofs are next for it).
+                # (SPEC §14-§17), not part of verifying a Chain: this verifier does not implement them.
                 self.skipped += 1
             else:
                 self.record("manifest:unknown-kind", name, ["unknown kind %r" % kind])
@@ -539,7 +555,7 @@ class Runner:
         self.manifest_digest()
 
 
-OUT_OF_SCOPE = ("envelope", "policy", "recheck", "relay", "proof", "checkpointed")
+OUT_OF_SCOPE = ("envelope", "policy", "recheck", "relay")
 
 
 def main(argv=None) -> int:
