@@ -4,7 +4,17 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import { ChainWriter, LineHash, SigningKey, describeVerdict, tryCanonicalize, verifyChainFile, verifyStrict, verifyingKey } from "@aegis/format";
+import {
+  ChainWriter,
+  LineHash,
+  SigningKey,
+  describeVerdict,
+  tryCanonicalize,
+  verifyChainFile,
+  verifyStrict,
+  verifyingKey,
+  type Verification,
+} from "@aegis/format";
 import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
@@ -134,7 +144,11 @@ export function ed25519Answer(c: Ed25519Case): { readonly valid: boolean } {
 
 /** SPEC §8: the verifier's whole answer, as a record's reader sees it, with the CLI's exit code. */
 export async function chainAnswer(path: string, trust: readonly string[] | null): Promise<ChainExpected> {
-  const result = await verifyChainFile(path, trust === null ? {} : { trust });
+  return chainExpected(await verifyChainFile(path, trust === null ? {} : { trust }));
+}
+
+/** A verification as the `chain` vectors state it (SPEC §11.4). */
+function chainExpected(result: Verification): ChainExpected {
   return {
     verdict: result.verdict.status,
     reason: result.verdict.status === "verified" ? null : { ...result.verdict.reason },
@@ -178,16 +192,7 @@ export async function checkpointedAnswer(
 ): Promise<CheckpointedExpected> {
   const { verification: result, findings } = await verifyWithCheckpoints(record, checkpoints, trust === null ? {} : { trust });
   return {
-    verdict: result.verdict.status,
-    reason: result.verdict.status === "verified" ? null : { ...result.verdict.reason },
-    text: describeVerdict(result),
-    coverage: result.coverage ?? null,
-    key_ids: result.key_ids,
-    trust_label: result.trust,
-    lines: result.lines,
-    sessions: result.sessions,
-    head: result.head ?? null,
-    exit_code: exitCodeOfVerdict(result.verdict),
+    ...chainExpected(result),
     findings: findings.map((f) => f.code),
     anchored: result.anchored === undefined ? null : { size: result.anchored.size, in_flight: result.anchored.in_flight },
   };
