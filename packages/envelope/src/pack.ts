@@ -23,7 +23,7 @@ import {
 } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { errnoOf, processRuns, syncDirectory } from "@aegis/format/internal";
+import { errnoOf, processRuns, processStart, syncDirectory } from "@aegis/format/internal";
 import { WindowReader, readAt } from "./window.js";
 
 /**
@@ -88,7 +88,8 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   if (await exists(outPath)) throw new EnvelopeError({ code: "exists", path: outPath });
 
   await removeAbandoned(outPath);
-  const temporary = `${outPath}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  // The pid and its start time: a pid alone may be another process's by the time it is read.
+  const temporary = `${outPath}.tmp-${process.pid}-${processStart(process.pid) ?? "0"}-${randomBytes(4).toString("hex")}`;
   // Named by the pack's path: a user gave that one, and a missing directory is its fault.
   const handle = await io(outPath, () => open(temporary, "wx", 0o644));
   const missing: string[] = [];
@@ -144,15 +145,17 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
 }
 
 /**
- * The temporary files a killed `writePack` to `outPath` left (`<out>.tmp-<pid>-<hex>`),
+ * The temporary files a killed `writePack` to `outPath` left (`<out>.tmp-<pid>-<start>-<hex>`),
  * whose process no longer runs: removed, so a kill leaves nothing for long (SPEC §14.9).
  */
 async function removeAbandoned(outPath: string): Promise<void> {
   const prefix = `${basename(outPath)}.tmp-`;
   const names = await readdir(dirname(outPath)).catch(() => [] as string[]);
   for (const name of names) {
-    const pid = /^(\d+)-[0-9a-f]{8}$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : "")?.[1];
-    if (pid !== undefined && !processRuns(Number(pid))) await unlink(join(dirname(outPath), name)).catch(() => undefined);
+    const found = /^(\d+)-(\d+)-[0-9a-f]{8}$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : "");
+    const [pid, started] = [found?.[1], found?.[2]];
+    if (pid === undefined) continue;
+    if (!processRuns(Number(pid), started === "0" ? undefined : started)) await unlink(join(dirname(outPath), name)).catch(() => undefined);
   }
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync, truncateSync, writeFil
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RequestDigest, ResponseDigest } from "@aegis/format";
+import { processStart } from "@aegis/format/internal";
 import { EnvelopeStore, checkEnvelope, openEnvelope, writePack, type EnvelopeEntry } from "../src/index.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";
 
@@ -28,6 +29,21 @@ async function storeWith(): Promise<{
 }
 
 describe("packs (SPEC §14.9)", () => {
+  it("removes the temporary file of a killed pack whose pid another process now holds, and keeps a live one's", async () => {
+    const { store, kept } = await storeWith();
+    const dir = tempDir();
+    const out = join(dir, "handover.aepk");
+    const started = processStart(process.pid);
+    // This process's pid with another start time: the pack that wrote it died, and the pid was reused.
+    const reused = `handover.aepk.tmp-${process.pid}-1-0badf00d`;
+    const live = `handover.aepk.tmp-${process.pid}-${started ?? "0"}-0c0ffee0`;
+    for (const name of [reused, live]) writeFileSync(join(dir, name), "partial");
+    await writePack(store, kept.slice(0, 2), out);
+    const left = readdirSync(dir).filter((n) => n.includes(".tmp-"));
+    expect(left).toEqual(started === undefined ? [live, reused].sort() : [live]);
+    await store.close();
+  });
+
   it("[M14.12] a pack holds the entries and tombstones asked for, reads back the same, and reports what it left out", async () => {
     const { dir, store, kept, secret, redacted, response } = await storeWith();
     const chosen = [kept[3], kept[17], redacted, response].filter((d): d is RequestDigest => d !== undefined);

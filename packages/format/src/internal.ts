@@ -11,7 +11,7 @@ export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-co
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
 export { makeDirectories, pathExists, readFully, replaceFileDurably } from "./durable/files.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
-export { acquireLock, acquireLockFile, lockPathFor, processRuns, type LockResult } from "./durable/lock.js";
+export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { unreachable } from "./unreachable.js";

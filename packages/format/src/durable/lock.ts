@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { link, open, readFile, rename, unlink } from "node:fs/promises";
@@ -171,12 +172,35 @@ function isGone(holder: LockHolder): boolean {
   return holder.host === hostname() && !processRuns(holder.pid);
 }
 
-/** Whether a process with this pid runs on this host (one we may not signal still runs). */
-export function processRuns(pid: number): boolean {
+/**
+ * Whether a process with this pid runs on this host (one we may not signal still runs).
+ * Given `started` ({@link processStart} of the process that wrote a name down), a process
+ * that now holds the pid but started at another time is another process: pids are reused,
+ * within seconds on a busy machine whose `pid_max` is 32768.
+ */
+export function processRuns(pid: number, started?: string): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return errnoOf(error) !== "ESRCH";
+    if (errnoOf(error) === "ESRCH") return false;
+  }
+  if (started === undefined) return true;
+  const now = processStart(pid);
+  return now === undefined || now === started;
+}
+
+/**
+ * When the process `pid` started, in clock ticks since boot (Linux, `/proc/<pid>/stat`
+ * field 22), or undefined where that cannot be read: with the pid, it names one process.
+ */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const started = fields[19];
+    return started !== undefined && /^\d+$/.test(started) ? started : undefined;
+  } catch {
+    return undefined;
   }
 }
