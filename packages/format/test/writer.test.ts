@@ -13,7 +13,7 @@ import {
   verifyChainFile,
   type WriterFault,
 } from "../src/index.js";
-import { lockPathFor } from "../src/internal.js";
+import { lockPathFor, processStart } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 
@@ -101,6 +101,23 @@ describe("one writer per file", () => {
     expect(JSON.parse(readFileSync(lockPathFor(path), "utf8"))).toMatchObject({ pid: process.pid, host: hostname() });
     await writer.close();
     expect(readdirSync(dirname(path))).toEqual(["e.aarl"]);
+  });
+
+  it("a lock whose pid another process now holds (it started at another time) is recovered; the holder's own start keeps it", async () => {
+    const started = processStart(process.ppid);
+    if (started === undefined) return; // No /proc: a pid alone is all there is to go on.
+    const path = join(tempDir(), "reused.aarl");
+    const reused = { pid: process.ppid, host: hostname(), started: String(Number(started) + 1) };
+    writeFileSync(lockPathFor(path), JSON.stringify(reused));
+    const writer = await open(path);
+    expect(writer.recoveredLock).toEqual({ code: "dead_holder", holder: reused });
+    expect(JSON.parse(readFileSync(lockPathFor(path), "utf8"))).toMatchObject({ pid: process.pid, started: processStart(process.pid) });
+    await writer.close();
+
+    const live = { pid: process.ppid, host: hostname(), started };
+    const other = join(tempDir(), "live-started.aarl");
+    writeFileSync(lockPathFor(other), JSON.stringify(live));
+    expect(await faultOf(open(other))).toMatchObject({ code: "locked", holder: live, stale: false });
   });
 
   it("an empty or unreadable lock, which no writer leaves, is recovered", async () => {

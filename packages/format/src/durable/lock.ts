@@ -21,6 +21,11 @@ export interface LockHolder {
   readonly pid: number;
   /** Host name of the machine it ran on; a lock held on another host is never recovered. */
   readonly host: string;
+  /**
+   * When that process started ({@link processStart}), where it could be read: a process now
+   * holding the pid that started at another time is not the holder (SPEC §13.3).
+   */
+  readonly started?: string;
 }
 
 /** What a recovered lock held: its holder, or nothing readable. */
@@ -54,7 +59,8 @@ const MAX_LOCK_BYTES = 4096;
  * another writer takes the lock meanwhile, that writer holds it and this one is refused.
  */
 export async function acquireLockFile(lockPath: string): Promise<LockResult> {
-  const mine = `${JSON.stringify({ pid: process.pid, host: hostname(), nonce: randomBytes(16).toString("hex") })}\n`;
+  const started = processStart(process.pid);
+  const mine = `${JSON.stringify({ pid: process.pid, host: hostname(), ...(started === undefined ? {} : { started }), nonce: randomBytes(16).toString("hex") })}\n`;
   if (await linkInPlace(lockPath, mine)) return held(lockPath, undefined);
   const found = await readLock(lockPath);
   if (found === undefined) {
@@ -136,7 +142,9 @@ function holderOf(text: string): LockHolder | undefined {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed === "object" && parsed !== null && "pid" in parsed && "host" in parsed) {
       const { pid, host } = parsed;
-      if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0 && typeof host === "string") return { pid, host };
+      const started = "started" in parsed && typeof parsed.started === "string" && /^\d+$/.test(parsed.started) ? parsed.started : undefined;
+      if (typeof pid === "number" && Number.isSafeInteger(pid) && pid > 0 && typeof host === "string")
+        return { pid, host, ...(started === undefined ? {} : { started }) };
     }
   } catch {
     // Not JSON: a lock this code did not write whole.
@@ -169,7 +177,7 @@ async function removeIfStill(lockPath: string, text: string): Promise<boolean> {
 
 /** A holder on this host whose pid no process has: it can never release the lock. */
 function isGone(holder: LockHolder): boolean {
-  return holder.host === hostname() && !processRuns(holder.pid);
+  return holder.host === hostname() && !processRuns(holder.pid, holder.started);
 }
 
 /**
