@@ -22,7 +22,7 @@ export interface LockHolder {
   /** Host name of the machine it ran on; a lock held on another host is never recovered. */
   readonly host: string;
   /**
-   * When that process started ({@link processStart}), where it could be read: a process now
+   * When that process started (clock ticks since boot, Linux), where it could be read: a process now
    * holding the pid that started at another time is not the holder (SPEC §13.3).
    */
   readonly started?: string;
