@@ -207,6 +207,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
         .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
+        .with(
+          { code: "checkpoints" },
+          () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
+        )
         .exhaustive(unreachable),
     }))
     .with({ code: "control" }, (f) => ({

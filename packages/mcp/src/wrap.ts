@@ -7,6 +7,7 @@ import type { Readable, Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
+import { openCheckpointedWriter, type CheckpointedWriter, type CheckpointingOptions } from "@aegis/proof";
 import { ControlError, listenControl, type ControlServer } from "./control.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import { gateFor } from "./gate.js";
@@ -45,6 +46,11 @@ export interface WrapOptions {
    * `<audit>.control`; `null` for none.
    */
   readonly control?: string | null;
+  /**
+   * Checkpoint the record as it is written (SPEC §19.5): every `everyLines` durable Lines,
+   * `everyMs` after an uncovered one, and after the close, into `<audit>.checkpoint`.
+   */
+  readonly checkpoints?: CheckpointingOptions;
   /** The longest frame read, in bytes (default 256 MiB); a longer one is counted and dropped (SPEC §17.1). */
   readonly maxFrameBytes?: number;
   /** Default 5000: the server's silence wrap waits out after the client hangs up. */
@@ -68,7 +74,9 @@ export type WrapFault =
   | { readonly code: "writer"; readonly error: ChainWriterError }
   | { readonly code: "envelope"; readonly error: EnvelopeError }
   | { readonly code: "control"; readonly error: ControlError }
-  | { readonly code: "spawn"; readonly command: string; readonly detail: string };
+  | { readonly code: "spawn"; readonly command: string; readonly detail: string }
+  /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
+  | { readonly code: "checkpoints"; readonly detail: string };
 
 /** What {@link runWrap} throws when it could not start (SPEC §17.7): match on its `fault`. */
 export class WrapError extends Error {
@@ -89,6 +97,7 @@ export function describeWrapFault(fault: WrapFault): string {
     .with({ code: "envelope" }, (f) => f.error.message)
     .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
+    .with({ code: "checkpoints" }, (f) => f.detail)
     .exhaustive(unreachable);
 }
 
@@ -132,11 +141,26 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   // The record and its Envelope before the server: a wrap that cannot record starts nothing.
   const envelope = options.envelope === undefined ? undefined : await openEnvelope(options.envelope);
   let writer: ChainWriter;
+  let checkpointed: CheckpointedWriter | undefined;
   try {
-    writer = await ChainWriter.open(options.audit, { key: options.key, ...(envelope === undefined ? {} : { envelope }) });
+    const writerOptions = { key: options.key, ...(envelope === undefined ? {} : { envelope }) };
+    if (options.checkpoints === undefined) {
+      writer = await ChainWriter.open(options.audit, writerOptions);
+    } else {
+      checkpointed = await openCheckpointedWriter(options.audit, writerOptions, {
+        ...options.checkpoints,
+        onError: (error) => {
+          say(`a checkpoint was not written: ${error.message}`);
+          options.checkpoints?.onError?.(error);
+        },
+      });
+      writer = checkpointed.writer;
+      say(`checkpoints: ${checkpointed.sidecar}`);
+    }
   } catch (error) {
     await envelope?.close().catch(() => undefined);
     if (error instanceof ChainWriterError) throw new WrapError({ code: "writer", error });
+    if (error instanceof RangeError) throw new WrapError({ code: "checkpoints", detail: error.message });
     throw error;
   }
   // A lock a killed wrap left is taken back only when its process is gone; say so.
@@ -211,7 +235,9 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     failure = recorder.failed;
   } finally {
     try {
-      await writer.close();
+      // With checkpoints, the last one is written after the close and covers it.
+      if (checkpointed === undefined) await writer.close();
+      else await checkpointed.close();
     } catch (error) {
       failure ??= error instanceof Error ? error : new Error(String(error));
     }

@@ -209,3 +209,36 @@ ${writes}`;
     expect(changed.stderr).toContain("tool_spec: 1 unchanged, 4 changed, 0 removed, 0 unpinned");
   }, 120_000);
 });
+
+describe("aegis wrap --checkpoints, in front of server-filesystem", () => {
+  it("keeps a checkpoint of every Line in <audit>.checkpoint, which the record verifies against, and proves a call with it", async () => {
+    const w = await workspace();
+    const data = join(w.dir, "data");
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, "notes.md"), "ship on friday\n");
+    const stderr: string[] = [];
+    const { client } = await connect(
+      process.execPath,
+      [BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--checkpoints", "--", process.execPath, FILESYSTEM_SERVER, data],
+      stderr,
+    );
+    await client.callTool({ name: "read_text_file", arguments: { path: join(data, "notes.md") } });
+    await client.callTool({ name: "list_directory", arguments: { path: data } });
+    await client.close();
+    const sidecar = `${w.audit}.checkpoint`;
+    await vi.waitFor(() => expect(existsSync(sidecar)).toBe(true), { timeout: 20_000 });
+    expect(stderr.join("")).toContain(`aegis wrap: checkpoints: ${sidecar}`);
+    const lines = linesOf(w.audit).length;
+    // The last checkpoint is written after the close: it covers every Line.
+    await vi.waitFor(() => expect(readFileSync(sidecar, "utf8").split("\n")[1]).toBe(String(lines)), { timeout: 20_000 });
+    const verified = cli(["verify", "--key", KEY.publicKeyHex, "--checkpoint", sidecar, w.audit]);
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/: matches the record's first lines\n$/);
+    const call = (JSON.parse(readFileSync(w.audit, "utf8").split("\n")[1] ?? "{}") as { call_id?: string }).call_id ?? "";
+    const proofs = join(w.dir, "proofs");
+    expect(cli(["prove", "--checkpoint", sidecar, "--call", call, "--out", proofs, w.audit]).status).toBe(0);
+    const checked = cli(["proof", "verify", "--key", KEY.publicKeyHex, join(proofs, "2.tlog-proof"), join(proofs, "3.tlog-proof")]);
+    expect(checked.status, checked.stdout).toBe(0);
+    expect(checked.stdout).toContain(`outcome of call ${call}, tool read_text_file`);
+  });
+});

@@ -20,6 +20,8 @@ export class WrapCommand extends AegisCommand {
 
       With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a JSON-RPC error -32042 saying why. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
 
+      With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
+
       SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
     `,
     examples: [
@@ -43,6 +45,7 @@ export class WrapCommand extends AegisCommand {
   role = Option.String("--role", { description: "The caller's role, recorded as decision_axes.role (needs --policy)" });
   session = Option.String("--session", { description: "The policy session scope, recorded as decision_axes.session (needs --policy)" });
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
+  checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
   confine = Option.Boolean("--confine", false, { hidden: true });
   allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
   allowWrite = Option.Array("--allow-write", [], { hidden: true, arity: 1 });
@@ -82,6 +85,7 @@ export class WrapCommand extends AegisCommand {
         audit: this.audit,
         key,
         ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control }),
+        ...(this.checkpoints ? { checkpoints: {} } : {}),
         stdin: process.stdin,
         stdout: process.stdout,
         stderr: process.stderr,
