@@ -85,9 +85,11 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   for (const digest of wanted) checkDigest(digest);
   const id = options.id === undefined ? randomBytes(SALT_BYTES) : Buffer.from(options.id);
   if (id.length !== SALT_BYTES) throw new RangeError(`a pack id is ${SALT_BYTES} bytes`);
+  // Before the refusal of an existing pack: a writer killed between its link and its unlink
+  // left both the pack and its temporary file, and any later call to that path clears it.
+  await removeAbandoned(outPath);
   if (await exists(outPath)) throw new EnvelopeError({ code: "exists", path: outPath });
 
-  await removeAbandoned(outPath);
   // The pid and its start time: a pid alone may be another process's by the time it is read.
   const temporary = `${outPath}.tmp-${process.pid}-${processStart(process.pid) ?? "0"}-${randomBytes(4).toString("hex")}`;
   // Named by the pack's path: a user gave that one, and a missing directory is its fault.

@@ -44,6 +44,18 @@ describe("packs (SPEC §14.9)", () => {
     await store.close();
   });
 
+  it("removes a killed pack's temporary file even when that pack was linked (a kill between link and unlink), refusing the existing pack", async () => {
+    const { store, kept } = await storeWith();
+    const dir = tempDir();
+    const out = join(dir, "linked.aepk");
+    await writePack(store, kept.slice(0, 1), out);
+    const left = `linked.aepk.tmp-${2 ** 22 + 4321}-0-0badcafe`;
+    writeFileSync(join(dir, left), "partial");
+    await expect(writePack(store, kept.slice(0, 1), out)).rejects.toMatchObject({ fault: { code: "exists" } });
+    expect(readdirSync(dir)).toEqual(["linked.aepk"]);
+    await store.close();
+  });
+
   it("[M14.12] a pack holds the entries and tombstones asked for, reads back the same, and reports what it left out", async () => {
     const { dir, store, kept, secret, redacted, response } = await storeWith();
     const chosen = [kept[3], kept[17], redacted, response].filter((d): d is RequestDigest => d !== undefined);
