@@ -18,7 +18,10 @@ describe("conformance/python", () => {
 
   it("passes its own tests of readings no vector pins", () => {
     const run = spawnSync("/usr/bin/python3", [join(ROOT, "conformance/python/test_walk.py")], { encoding: "utf8" });
-    expect(run.stderr).toMatch(/\nOK\n?$/);
+    // Without PyNaCl (a fresh machine before .ci/run) the one test comparing libsodium's
+    // answers with the pure path is skipped; every other test signs in pure Python.
+    expect(run.stderr).toMatch(/\nOK(?: \(skipped=1\))?\n?$/);
+    expect(run.stderr).toMatch(/^Ran [1-9]\d* tests/m);
     expect(run.status).toBe(0);
   });
 });
