@@ -623,7 +623,8 @@ def verify_strict(public_key: bytes, signature: bytes, message: bytes, pure=None
     `pure` is false and A is a canonical encoding, by libsodium's verify, which (1.0.16+)
     computes exactly that equation once steps 1-3 have passed (libsodium refuses
     non-canonical A, which this rule accepts, so those always take the Python path)."""
-    if pure is None:
+    if pure is None or not HAVE_NACL:
+        # Without libsodium the Python path is the only one.
         pure = not USE_NACL
     if len(signature) != 64 or len(public_key) != 32:
         return False, "length"
