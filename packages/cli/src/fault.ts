@@ -31,7 +31,6 @@ export type CliFault =
   /** `gate`: refused up front by --require-verified, or failed after rechecking (the default). */
   | { readonly code: "not_verified"; readonly verdict: string; readonly gate: "require_verified" | "default" }
   | { readonly code: "nothing_rechecked"; readonly path: string }
-  | { readonly code: "record_changed"; readonly path: string }
   | { readonly code: "bindings_parse"; readonly path: string; readonly message: string }
   | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
@@ -63,14 +62,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
       .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, { code: "proof_refused" }, () => 1 as const)
       .with({ code: "unreadable_input" }, () => 2 as const)
-      .with(
-        { code: "bad_vectors" },
-        { code: "policy_parse" },
-        { code: "unreadable_policy" },
-        { code: "no_policies" },
-        { code: "record_changed" },
-        () => 2 as const,
-      )
+      .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
       // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
       .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
       .with({ code: "envelope_entry" }, () => 1 as const)
@@ -171,10 +163,6 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "not_verified", gate: "default" }, (f) => ({
       error: `the record is not Verified (${f.verdict}), so its calls' verdicts cannot pass`,
       help: "run `aegis verify` on the record to see where it breaks; pass --unverified-ok to let the policy's answer alone decide the exit code (the reference's behaviour)",
-    }))
-    .with({ code: "record_changed" }, (f) => ({
-      error: `${f.path} changed while it was verified and rechecked, so the verdict may not be about the calls rechecked`,
-      help: "recheck a copy of the record, or wait until its writer has closed it",
     }))
     .with({ code: "nothing_rechecked" }, (f) => ({
       error: `nothing was rechecked: ${f.path} holds no recorded outcome`,

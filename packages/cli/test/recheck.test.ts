@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest, insecureDevKey } from "@aegis/format";
 import { decide, parsePolicySet } from "@aegis/policy";
-import { BIN, STACK_TRACE, aegis, tempDir, vector } from "./support.js";
+import { BIN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
 const fixture = (name: string): string => vector(`external/rust-aegis/recheck/${name}`);
 const recheck = (policy: string, record: string, ...flags: string[]) => aegis(["recheck", ...flags, "--policy", fixture(policy), fixture(record)]);
@@ -190,14 +190,18 @@ describe("aegis recheck: beyond the reference", () => {
 });
 
 describe("aegis recheck: found in review", () => {
-  it("a named pipe is refused with a reason (the record is read twice), not rechecked as empty", () => {
-    const run = spawnSync(
-      "/bin/sh",
-      ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck --policy '${fixture("unchanged.yaml")}' /dev/stdin`],
-      { encoding: "utf8" },
-    );
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^error: read \/dev\/stdin: a FIFO \(named pipe\): this command reads the record twice, so give it a regular file, or - /);
+  it("a named pipe is read once, verified and rechecked: the same output as from the file", () => {
+    for (const flags of [["--unverified-ok"], ["--json"]]) {
+      const fromFile = recheck("new_deny.yaml", "session_clean.jsonl", ...flags);
+      const run = spawnSync(
+        "/bin/sh",
+        ["-c", `cat '${fixture("session_clean.jsonl")}' | node '${BIN}' recheck ${flags.join(" ")} --policy '${fixture("new_deny.yaml")}' /dev/stdin`],
+        { encoding: "utf8" },
+      );
+      expect(run.stdout, flags.join(" ")).toBe(fromFile.stdout);
+      expect(run.stderr).toBe(fromFile.stderr);
+      expect(run.status).toBe(fromFile.status);
+    }
   });
 
   it("- reads the record from standard input: the same lines as from the file", () => {
@@ -209,5 +213,36 @@ describe("aegis recheck: found in review", () => {
     );
     expect(run.stdout).toBe(fromFile.stdout);
     expect(run.status).toBe(1);
+  });
+
+  it("cat record | aegis recheck - matches the file form on a signed record of thousands of calls, whole and with a forged signature", async () => {
+    // Thousands of signatures: enough that the verifier hands them to its threads.
+    const dir = tempDir();
+    const whole = join(dir, "whole.aarl");
+    await largeRecord(whole, 6000);
+    const rows = readFileSync(whole, "utf8").split("\n");
+    const forgedRow = rows.findIndex((r, i) => i > 4000 && r.includes('"signature":"'));
+    rows[forgedRow] = (rows[forgedRow] ?? "").replace(/"signature":"(.)/, (_, c: string) => `"signature":"${c === "0" ? "1" : "0"}`);
+    const forged = join(dir, "forged.aarl");
+    writeFileSync(forged, rows.join("\n"));
+    const policy = fixture("unchanged.yaml");
+    for (const record of [whole, forged]) {
+      for (const flags of [[], ["--json"]]) {
+        const fromFile = aegis(["recheck", ...flags, "--policy", policy, record]);
+        const piped = spawnSync("/bin/sh", ["-c", `cat '${record}' | node '${BIN}' recheck ${flags.join(" ")} --policy '${policy}' -`], {
+          encoding: "utf8",
+          maxBuffer: 1 << 28,
+        });
+        expect(piped.stdout, `${record} ${flags.join(" ")}`).toBe(fromFile.stdout);
+        expect(piped.stderr).toBe(fromFile.stderr);
+        expect(piped.status).toBe(fromFile.status);
+      }
+    }
+    const whole0 = aegis(["recheck", "--policy", policy, whole]);
+    expect(whole0.stderr).toMatch(/^record: Verified \(unpinned\)\n/);
+    expect(whole0.stdout.split("\n").filter((l) => l.length > 0)).toHaveLength(2999);
+    expect(aegis(["recheck", "--policy", policy, forged]).stderr).toMatch(
+      new RegExp(`^record: Tampered: line at session 0 seq ${forgedRow}: signature does not match this line\n`),
+    );
   });
 });

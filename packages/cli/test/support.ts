@@ -19,7 +19,12 @@ export interface Run {
 
 /** The real CLI, as a child process, the way a CI gate runs it. */
 export function aegis(args: readonly string[], options: { cwd?: string } = {}): Run {
-  const result = spawnSync(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, encoding: "utf8", env: { ...process.env, AEGIS_DEBUG: "" } });
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    encoding: "utf8",
+    env: { ...process.env, AEGIS_DEBUG: "" },
+    maxBuffer: 1 << 28,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

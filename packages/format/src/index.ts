@@ -80,6 +80,7 @@ export {
 export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
+export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
 export {
   ChainWriter,
   type Appended,

@@ -83,7 +83,7 @@ export {
   type ToolSpecCheck,
   type ToolSpecCheckCode,
 } from "./recheck-verdict.js";
-export { recheck, recheckBytes, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
+export { recheck, recheckBytes, recheckRecord, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
 export {
   RecheckTally,
   nothingRechecked,

@@ -62,15 +62,20 @@ export interface RecheckOptions {
  * ```
  */
 export function recheck(path: string, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
-  return recheckRows(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);
+  return recheckRecord(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);
 }
 
 /** {@link recheck} over a record file held in memory. */
 export function recheckBytes(bytes: Uint8Array, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
-  return recheckRows(readRecordBytes(bytes), target, options);
+  return recheckRecord(readRecordBytes(bytes), target, options);
 }
 
-async function* recheckRows(rows: AsyncIterable<RecordRow>, target: RecheckTarget, options: RecheckOptions): AsyncGenerator<RecheckVerdict> {
+/**
+ * {@link recheck} over rows already being read: with `readVerifying`'s, one read of the
+ * record both verifies it and rechecks it (a pipe works). `options.onRead` is not called;
+ * the rows' reader reports progress.
+ */
+export async function* recheckRecord(rows: AsyncIterable<RecordRow>, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
   const setFor = setChooser(target);
   for await (const row of rows) {
     if (row.code === "too_long") {

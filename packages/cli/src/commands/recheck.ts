@@ -1,7 +1,6 @@
 import { unreachable } from "@aegis/format/internal";
-import { ChainReadError, describeVerdict, verifyChainFile, type ToolSpecDigest, type Verification } from "@aegis/format";
+import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
-import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp/internal";
@@ -11,7 +10,7 @@ import {
   RecheckTally,
   describeRecheckLine,
   explainIndeterminate,
-  recheck,
+  recheckRecord,
   recheckConclusion,
   recheckExitCode,
   type PolicySet,
@@ -25,7 +24,8 @@ import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { readPolicy, readPolicyDir } from "../policy-file.js";
-import { rereadableRecord, type RecordInput } from "../record-input.js";
+import { STDIN, streamedRecord, type RecordInput } from "../record-input.js";
+import { Spool } from "../spool.js";
 import { verifyJson } from "../verify-report.js";
 
 export class RecheckCommand extends AegisCommand {
@@ -34,7 +34,7 @@ export class RecheckCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Would this policy have decided the recorded calls the same way?",
     details: `
-      Verifies the record first and reports its verdict on stderr, then re-evaluates every recorded outcome under the Policy Set and prints one line per outcome, in file order: \`call <call_id|-> session <i> seq <n>: <clause>\`, where the clause is \`unchanged <status>\`, \`newly_blocked was=<s> now=denied\`, \`newly_allowed was=<s> now=allowed\`, \`newly_parked was=<s>\` or \`indeterminate <reason>\`. The reasons: \`missing_envelope\` and \`envelope_digest_mismatch\` (an argument matcher needs request bytes that are absent, redacted, or altered), \`unknown_policy_set_hash\` (no set given hashes to the one the call recorded), \`no_binding\` (a rule needs a parameter the record did not bind), \`rate_limit_unevaluable\` (a rate limit depends on state no record carries).
+      Reads the record once (a file, a pipe, or \`-\` for standard input), verifying it as it re-evaluates every recorded outcome under the Policy Set; reports the record's verdict on stderr first, then prints one line per outcome, in file order: \`call <call_id|-> session <i> seq <n>: <clause>\`, where the clause is \`unchanged <status>\`, \`newly_blocked was=<s> now=denied\`, \`newly_allowed was=<s> now=allowed\`, \`newly_parked was=<s>\` or \`indeterminate <reason>\`. The reasons: \`missing_envelope\` and \`envelope_digest_mismatch\` (an argument matcher needs request bytes that are absent, redacted, or altered), \`unknown_policy_set_hash\` (no set given hashes to the one the call recorded), \`no_binding\` (a rule needs a parameter the record did not bind), \`rate_limit_unevaluable\` (a rate limit depends on state no record carries).
 
       With \`--current-tools <FILE>\` (a server's \`tools/list\` answer), each line also says whether the definition of the call's tool, as its outcome recorded it (\`tool_spec_digest\`, written by \`aegis wrap\`), is the one listed now: \`; tool_spec unchanged|changed|removed|unpinned\`. A changed or removed definition counts as a change (exit 1).
 
@@ -56,6 +56,7 @@ export class RecheckCommand extends AegisCommand {
         "Which calls were made under a tool definition the server has since changed?",
         "aegis recheck --policy policy.yaml --current-tools tools-now.json session.aarl",
       ],
+      ["A record from a pipe", "cat session.aarl | aegis recheck --policy policy.yaml -"],
     ],
   });
 
@@ -79,8 +80,7 @@ export class RecheckCommand extends AegisCommand {
     const sets = await this.policySets();
     const currentTools = this.currentTools === undefined ? undefined : await readToolsList(this.currentTools, (text) => this.context.stderr.write(text));
     const target: RecheckTarget = this.asRecorded ? { code: "as_recorded", sets } : { code: "policy", policy: sets[0] ?? unreachableSet() };
-    // Read twice (verify, then recheck): standard input is held in a file meanwhile.
-    const input = await rereadableRecord(this.record);
+    const input = await streamedRecord(this.record);
     try {
       // Opened before the long walk, so a wrong path fails at once.
       const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
@@ -103,74 +103,108 @@ export class RecheckCommand extends AegisCommand {
     currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
   ): Promise<ExitCode> {
     for (const d of envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
-    const verification = await this.verify(input, keys);
-    const verdictText = describeVerdict(verification);
-    this.context.stderr.write(`record: ${verdictText}\n`);
-    if (this.requireVerified && verification.verdict.status !== "verified") {
-      const fault: CliFault = { code: "not_verified", verdict: verdictText, gate: "require_verified" };
-      if (this.json)
-        await this.out(`${JSON.stringify({ ...this.jsonHead(verification, keys.length > 0, sets), verdicts: [], ...faultJson(fault) }, null, 2)}\n`);
-      throw new CliError(fault);
+    // One read of the record both verifies and rechecks it (a pipe works); what recheck
+    // says waits in a spool until the verdict, which is printed first, is known.
+    const spool = new Spool();
+    try {
+      const { verification, tally, specs, fault } = await this.readOnce(input, keys, target, envelope, currentTools, spool);
+      return await this.report(input, sets, verification, keys.length > 0, spool, tally, specs, fault, currentTools !== undefined);
+    } finally {
+      spool.dispose();
     }
-    const exit = await this.recheckAll(input, target, sets, verification, keys.length > 0, envelope, currentTools);
-    // Two passes over one file (verify, then recheck): they must have read the same bytes.
-    const after = await stat(input.path).catch(() => undefined);
-    if (after?.size !== input.size || after?.mtimeMs !== input.mtimeMs) throw new CliError({ code: "record_changed", path: input.shown });
-    return exit;
   }
 
-  private async recheckAll(
+  /** The one pass: every row walked by the verifier, every outcome rechecked, output spooled. */
+  private async readOnce(
     input: RecordInput,
+    keys: readonly string[],
     target: RecheckTarget,
-    sets: readonly PolicySet[],
-    verification: Verification,
-    pinned: boolean,
     envelope: EnvelopeSource | undefined,
     currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
-  ): Promise<ExitCode> {
+    spool: Spool,
+  ): Promise<{ verification: Verification; tally: RecheckTally; specs: SpecTally; fault: CliFault | undefined }> {
     const tally = new RecheckTally();
-    const specs = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
-    const progress = new Progress(this.context.stderr, "rechecking", input.size ?? 0);
+    const specs: SpecTally = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
+    const progress = new Progress(this.context.stderr, "verifying and rechecking", input.size ?? 0);
     const onSkippedRow = (row: SkippedRow): void => {
       const what = match(row)
         .with({ code: "does_not_parse" }, (r) => r.detail)
         .with({ code: "too_long" }, (r) => `${r.length} bytes, over the ${r.limit}-byte row limit`)
         .exhaustive(unreachable);
-      this.context.stderr.write(`warning: line ${row.line} skipped: ${what}\n`);
+      spool.add("err", `warning: line ${row.line} skipped: ${what}\n`);
     };
-    const json = this.json;
-    if (json) await this.out(`${JSON.stringify(this.jsonHead(verification, pinned, sets), null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
+    const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
+    const read = readVerifying(source, { ...(keys.length > 0 ? { trust: keys } : {}), onProgress: (bytes) => progress.update(bytes) });
+    let fault: CliFault | undefined;
     let first = true;
     try {
-      const verdicts = recheck(input.path, target, {
+      const verdicts = recheckRecord(read.rows, target, {
         ...(envelope === undefined ? {} : { envelope: (digest) => envelope.get(digest) }),
         onSkippedRow,
-        onRead: (bytes) => progress.update(bytes),
         ...(currentTools === undefined ? {} : { currentTools }),
       });
       for await (const verdict of verdicts) {
         tally.add(verdict);
         if (verdict.tool_spec !== undefined) specs[verdict.tool_spec.code]++;
-        if (json) {
-          await this.out(`${first ? "" : ","}\n    ${JSON.stringify(verdictJson(verdict))}`);
+        if (this.json) {
+          spool.add("out", `${first ? "" : ","}\n    ${JSON.stringify(verdictJson(verdict))}`);
           first = false;
         } else {
-          await this.out(`${describeRecheckLine(verdict)}${verdict.tool_spec === undefined ? "" : `; tool_spec ${verdict.tool_spec.code}`}\n`);
+          spool.add("out", `${describeRecheckLine(verdict)}${verdict.tool_spec === undefined ? "" : `; tool_spec ${verdict.tool_spec.code}`}\n`);
           if (verdict.code === "indeterminate")
-            this.context.stderr.write(`note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
+            spool.add("err", `note: call ${verdict.call_id ?? "-"} seq ${verdict.seq}: ${explainIndeterminate(verdict.reason)}\n`);
         }
       }
     } catch (error) {
+      if (error instanceof ChainReadError) throw this.unreadable(input, error.cause);
       if (error instanceof CliError || error instanceof StdoutClosed) throw error;
-      const fault: CliFault =
+      fault =
         error instanceof EnvelopeError
           ? { code: "envelope", fault: error.fault }
           : { code: "unreadable_record", path: input.shown, detail: describeIoError(error) };
+      // The verdict is still owed: the rest of the record is read for it, rechecking nothing.
+      try {
+        for await (const row of read.rows) void row;
+      } catch (rest) {
+        if (rest instanceof ChainReadError) throw this.unreadable(input, rest.cause);
+        throw rest;
+      }
+    } finally {
+      progress.finish();
+    }
+    return { verification: await read.verification(), tally, specs, fault };
+  }
+
+  /** The verdict, then what the spool holds, then the summary: as if verify had run first. */
+  private async report(
+    input: RecordInput,
+    sets: readonly PolicySet[],
+    verification: Verification,
+    pinned: boolean,
+    spool: Spool,
+    tally: RecheckTally,
+    specs: SpecTally,
+    fault: CliFault | undefined,
+    toolsGiven: boolean,
+  ): Promise<ExitCode> {
+    const verdictText = describeVerdict(verification);
+    this.context.stderr.write(`record: ${verdictText}\n`);
+    const json = this.json;
+    if (this.requireVerified && verification.verdict.status !== "verified") {
+      const gate: CliFault = { code: "not_verified", verdict: verdictText, gate: "require_verified" };
+      if (json) await this.out(`${JSON.stringify({ ...this.jsonHead(verification, pinned, sets), verdicts: [], ...faultJson(gate) }, null, 2)}\n`);
+      throw new CliError(gate);
+    }
+    if (json) await this.out(`${JSON.stringify(this.jsonHead(verification, pinned, sets), null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
+    await spool.replay(async (stream, text) => {
+      if (stream === "out") await this.out(text);
+      else this.context.stderr.write(text);
+    });
+    const none = tally.summary.outcomes === 0;
+    if (fault !== undefined) {
       // Close the JSON document, so that what was printed still parses, and says why it stops.
       if (json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
       throw new CliError(fault);
-    } finally {
-      progress.finish();
     }
     const summary = tally.summary;
     const conclusion = recheckConclusion(summary);
@@ -185,22 +219,24 @@ export class RecheckCommand extends AegisCommand {
     // Verdicts about a record that does not verify are about calls that may be forged: the
     // reference passes them; here they fail unless the user asks for the reference's way.
     const gate: CliFault | undefined =
-      verification.verdict.status === "verified" || this.unverifiedOk
-        ? undefined
-        : { code: "not_verified", verdict: describeVerdict(verification), gate: "default" };
+      verification.verdict.status === "verified" || this.unverifiedOk ? undefined : { code: "not_verified", verdict: verdictText, gate: "default" };
     const exit: ExitCode = gate === undefined ? policyOrSpecExit : exitCodeOfFault(gate);
-    if (currentTools !== undefined)
+    if (toolsGiven)
       this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
-    const specJson = currentTools === undefined ? "" : `,\n  "tool_specs": ${JSON.stringify(specs)}`;
+    const specJson = toolsGiven ? `,\n  "tool_specs": ${JSON.stringify(specs)}` : "";
     const conclusionCode = gate === undefined ? conclusion.code : "record_not_verified";
     const gateJson = gate === undefined ? "" : `,\n  "error": ${JSON.stringify(renderFault(gate).error)}`;
     if (json)
       await this.out(
-        `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusionCode}"${gateJson},\n  "exit_code": ${exit}\n}\n`,
+        `${none ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusionCode}"${gateJson},\n  "exit_code": ${exit}\n}\n`,
       );
     if (gate !== undefined) throw new CliError(gate);
     if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: input.shown });
     return exit;
+  }
+
+  private unreadable(input: RecordInput, cause: unknown): CliError {
+    return new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(cause) });
   }
 
   private jsonHead(verification: Verification, pinned: boolean, sets: readonly PolicySet[]): Record<string, unknown> {
@@ -222,15 +258,6 @@ export class RecheckCommand extends AegisCommand {
     if (this.policies !== undefined) throw usage("--policies is only read with --as-recorded");
     if (this.policy === undefined) throw usage("recheck needs --policy <YAML> (or --as-recorded --policies <DIR>)");
     return [await readPolicy(this.policy)];
-  }
-
-  private async verify(input: RecordInput, keys: readonly string[]): Promise<Verification> {
-    try {
-      return await verifyChainFile(input.path, keys.length > 0 ? { trust: keys } : {});
-    } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
-      throw error;
-    }
   }
 }
 
@@ -269,6 +296,9 @@ async function readToolsList(path: string, warn: (text: string) => void): Promis
 }
 
 const MAX_TOOLS_LIST_BYTES = 64 * 1024 * 1024;
+
+/** Calls by what `--current-tools` says of their tool's definition. */
+type SpecTally = { unchanged: number; changed: number; removed: number; unpinned: number };
 
 /** The members that close a document whose run was refused: why, and the exit code. */
 function faultJson(fault: CliFault): { readonly conclusion: string; readonly error: string; readonly exit_code: ExitCode } {

@@ -1,5 +1,5 @@
 import { canonicalize, joinMembers, members, withMember } from "../wire/canonical.js";
-import { LineHash, tryParseDigest, sameDigest, type KeyId } from "../wire/digest.js";
+import { LineHash, tryParseDigest, sameHex, type KeyId } from "../wire/digest.js";
 import type { SigningKey } from "./keys.js";
 import { verifyStrict, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
 import { checkHex, toHex } from "../wire/hex.js";
@@ -58,20 +58,53 @@ export interface SessionKey {
  * reference's: presence, encodings, key id, key, then the signature.
  */
 export function checkLineSignature(line: JsonObject, session: SessionKey, input: () => string = () => signingInput(line)): SignatureFault | undefined {
+  const claim = signatureClaim(line, session);
+  if (claim.code !== "check") return claim;
+  return verifyClaim(claim, input()) ? undefined : { code: "bad_signature" };
+}
+
+/** The last check of {@link checkLineSignature}: the curve arithmetic (SPEC §8.5), on this thread. */
+export function verifyClaim(claim: SignatureToCheck, input: string): boolean {
+  return verifyStrict(claim.key, encodeScratch(input), decodeSignature(claim.signature));
+}
+
+/** {@link verifyClaim} of a message that is `row` without its bytes [start, end). */
+export function verifyClaimCut(claim: SignatureToCheck, row: Buffer, start: number, end: number): boolean {
+  const length = row.length - (end - start);
+  if (length > scratch.length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
+  row.copy(scratch, 0, 0, start);
+  row.copy(scratch, start, end);
+  return verifyStrict(claim.key, scratch.subarray(0, length), decodeSignature(claim.signature));
+}
+
+/**
+ * What is left of a signature check once everything but the curve arithmetic has passed:
+ * the key, and the signature as 128 lowercase hex. A parallel verifier hands this to
+ * another thread; the faults before it are decided here, in the reference's order.
+ */
+export interface SignatureToCheck {
+  readonly code: "check";
+  readonly key: VerifyingKey;
+  readonly signature: string;
+}
+
+/** Every check of {@link checkLineSignature} but the last: a fault, or what the last one needs. */
+export function signatureClaim(line: JsonObject, session: SessionKey): SignatureFault | SignatureToCheck {
   const signature = line["signature"];
   const keyId = line["key_id"];
   if (signature === undefined || keyId === undefined) return { code: "unsigned" };
   if (typeof signature !== "string" || checkHex(signature, 128) !== undefined) return { code: "bad_signature" };
   if (typeof keyId !== "string") return { code: "bad_signature" };
-  const found = tryParseDigest("KeyId", keyId);
-  if (!found.ok) return { code: "bad_signature" };
-  if (!sameDigest(found.digest, session.keyId)) {
+  // The Session's own key id, as a writer writes it, needs no parse.
+  if (!sameHex(keyId, session.keyId)) {
+    const found = tryParseDigest("KeyId", keyId);
+    if (!found.ok) return { code: "bad_signature" };
     return { code: "key_mismatch", expected: session.keyId, found: found.digest };
   }
   if (session.key === "not_a_point") return { code: "malformed_public_key" };
   // A small-order key decodes, so dalek builds it, and then no signature verifies.
   if (session.key === "small_order") return { code: "bad_signature" };
-  return verifyStrict(session.key, encodeScratch(input()), decodeSignature(signature)) ? undefined : { code: "bad_signature" };
+  return { code: "check", key: session.key, signature };
 }
 
 /*

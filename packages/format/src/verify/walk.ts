@@ -1,13 +1,13 @@
 import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash } from "../wire/digest.js";
 import { verifyingKey } from "../crypto/ed25519.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
-import { isJsonObject, type JsonObject } from "../wire/json.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../wire/json.js";
 import { readRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
 import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
-import { checkLineSignature, type SessionKey } from "../crypto/signing.js";
-import type { IndeterminateReason, Position, TamperedReason, Verification, Verdict } from "./verdict.js";
+import { signatureClaim, verifyClaim, verifyClaimCut, type SessionKey, type SignatureToCheck } from "../crypto/signing.js";
+import type { IndeterminateReason, Position, SignatureFault, TamperedReason, Verification, Verdict } from "./verdict.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
 export interface WalkedLine {
@@ -45,6 +45,49 @@ export interface WalkOptions {
 type Stop = Extract<Verdict, { status: "tampered" }>;
 
 /**
+ * What the walk's state was just before a signature it let another thread check: enough to
+ * give, should that check fail, the result the sequential walk would have stopped with
+ * there (see {@link ChainWalk.finishAt}).
+ */
+export interface SignatureStop {
+  readonly at: Position;
+  readonly rows: number;
+  readonly sessions: number;
+  readonly keyIds: number;
+  readonly coverage: Position | undefined;
+  readonly head: LineHash | undefined;
+}
+
+/**
+ * Where the walk's signature checks go. The walk decides every fault but the curve
+ * arithmetic itself (key, encodings, key id, in the reference's order); that last check is
+ * made here, on this thread, unless the checker defers it: the walk then goes on as if it
+ * passed, and a deferred check that fails is answered by {@link ChainWalk.finishAt}.
+ */
+export interface SignatureChecker {
+  /** True when the check is deferred; false when it was made now and failed. */
+  check(claim: SignatureToCheck, input: SigningInput, stop: () => SignatureStop): boolean;
+}
+
+/** A Line's signing input: as text, or, for most rows, as the row's bytes less a cut. Valid during `check` only. */
+export interface SigningInput {
+  text(): string;
+  /** The row, when the signing input is its bytes without [cut.start, cut.end). */
+  readonly row: Buffer | undefined;
+  readonly cut: { readonly start: number; readonly end: number } | undefined;
+}
+
+/** The curve arithmetic of one signature, now, on this thread. */
+export function checkNow(claim: SignatureToCheck, input: SigningInput): boolean {
+  return input.row !== undefined && input.cut !== undefined
+    ? verifyClaimCut(claim, input.row, input.cut.start, input.cut.end)
+    : verifyClaim(claim, input.text());
+}
+
+/** Every check made now, on this thread: the sequential walk. */
+export const CHECK_NOW: SignatureChecker = { check: checkNow };
+
+/**
  * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the
  * Session, the expected `seq`, the running tail, the Session's key) plus the first cap.
  * Feed it rows with {@link ChainWalk.step}; it never holds more than one row.
@@ -71,11 +114,21 @@ export class ChainWalk {
   private unparsed: { readonly line: number; readonly detail: string } | undefined;
   private stopped: Verdict | undefined;
   /** The current Line's signing input, joined from its canonical members on demand. */
-  private signingInput: () => string = () => "";
+  private readonly signingInput: { text: () => string; row: Buffer | undefined; cut: { readonly start: number; readonly end: number } | undefined } = {
+    text: () => "",
+    row: undefined,
+    cut: undefined,
+  };
 
-  constructor(private readonly options: WalkOptions = {}) {
+  constructor(
+    private readonly options: WalkOptions = {},
+    private readonly checker: SignatureChecker = CHECK_NOW,
+  ) {
     this.trust = options.trust === undefined ? undefined : new Set(options.trust);
   }
+
+  /** The value parsed from the row last stepped, when it parsed: recheck reads Lines the walk has read. */
+  lastValue: JsonValue | undefined;
 
   /** True once the verdict is fixed; further rows are ignored. */
   get done(): boolean {
@@ -83,6 +136,7 @@ export class ChainWalk {
   }
 
   step(row: Row): void {
+    this.lastValue = undefined;
     if (this.stopped !== undefined) return;
     if (this.unparsed !== undefined) {
       // Step 1, a row that did not parse and was not the last [M8.1]: only the final row can
@@ -99,6 +153,23 @@ export class ChainWalk {
     }
     const result = this.accept(row);
     if (result !== undefined) this.stopped = result;
+  }
+
+  /**
+   * The result of a walk whose deferred signature check at `stop` failed: what the
+   * sequential walk, which would have checked it at once, stops with. Exact when `stop` is
+   * the first deferred check to fail, since every Line before it then read as it did.
+   */
+  finishAt(stop: SignatureStop): Verification {
+    return {
+      verdict: tampered({ code: "bad_signature", at: stop.at, source: { code: "bad_signature" } }),
+      ...(stop.coverage === undefined ? {} : { coverage: stop.coverage }),
+      key_ids: [...this.keyIds].slice(0, stop.keyIds),
+      trust: "unpinned",
+      lines: stop.rows,
+      sessions: stop.sessions,
+      ...(stop.head === undefined ? {} : { head: stop.head }),
+    };
   }
 
   /** The verdict, once every row has been stepped (§8.2, "After the last row"; precedence [M8.5]). */
@@ -137,19 +208,24 @@ export class ChainWalk {
       return undefined;
     }
     const { value, lineHash, canonical } = read;
-    this.signingInput = read.signingInput;
+    this.lastValue = value;
+    this.signingInput.text = read.signingInput;
+    this.signingInput.row = row.bytes;
+    this.signingInput.cut = read.signingCut;
     // Step 3: the header.
     if (!isJsonObject(value) || typeof value["line_type"] !== "string") return malformed(line, "no line_type");
     const lineType = lineTypeOf(value["line_type"]);
     const seq = value["seq"];
     if (typeof seq !== "number") return malformed(line, "no seq");
     const prevText = value["prev_hash"];
-    const prev = typeof prevText === "string" ? tryParseDigest("PrevHash", prevText) : undefined;
-    if (prev === undefined || !prev.ok) return malformed(line, "no prev_hash");
+    if (typeof prevText !== "string") return malformed(line, "no prev_hash");
+    // The back-reference a writer wrote is the digest already held, so it needs no parse.
+    const prev = prevText === this.tail || prevText === PrevHash.GENESIS ? (prevText as PrevHash) : parsedPrev(prevText);
+    if (prev === undefined) return malformed(line, "no prev_hash");
 
     // Step 4, then step 5: open a Session, or continue one.
     this.endsWithVerifiedClose = false;
-    const stop = lineType.token === "open" ? this.openSession(value, line, seq, prev.digest) : this.continueSession(line, seq, prev.digest);
+    const stop = lineType.token === "open" ? this.openSession(value, line, seq, prev) : this.continueSession(line, seq, prev);
     if (stop !== undefined) return stop;
     const at: Position = { session_index: this.sessionIndex ?? 0, seq };
 
@@ -285,16 +361,25 @@ export class ChainWalk {
     return fault === undefined ? undefined : tampered({ code: "bad_signature", at, source: fault });
   }
 
-  private trySignature(value: JsonObject, at: Position) {
+  private trySignature(value: JsonObject, at: Position): SignatureFault | undefined {
     if (this.sessionKey === undefined) return { code: "unsigned" } as const;
-    const fault = checkLineSignature(value, this.sessionKey, this.signingInput);
-    if (fault === undefined) {
-      this.coverage = at;
-      // Every intent before this signature is now covered through prev_hash.
-      this.inFlight = [];
-    }
-    return fault;
+    const claim = signatureClaim(value, this.sessionKey);
+    if (claim.code !== "check") return claim;
+    if (!this.checker.check(claim, this.signingInput, () => this.stopAt(at))) return { code: "bad_signature" };
+    this.coverage = at;
+    // Every intent before this signature is now covered through prev_hash.
+    this.inFlight = [];
+    return undefined;
   }
+
+  private stopAt(at: Position): SignatureStop {
+    return { at, rows: this.rows, sessions: this.sessions, keyIds: this.keyIds.size, coverage: this.coverage, head: this.tail };
+  }
+}
+
+function parsedPrev(text: string): PrevHash | undefined {
+  const parsed = tryParseDigest("PrevHash", text);
+  return parsed.ok ? parsed.digest : undefined;
 }
 
 function malformed(line: number, detail: string): Stop {

@@ -1,5 +1,5 @@
 import { match } from "ts-pattern";
-import { OutOfSpaceNumber, type JsonValue } from "./json.js";
+import { OutOfSpaceNumber, PARSED_OBJECT_PROTOTYPE, type JsonValue } from "./json.js";
 import { unreachable } from "../unreachable.js";
 
 /**
@@ -206,5 +206,5 @@ function writeNumber(n: number, path: string): string {
 
 function isPlainObject(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
-  return proto === null || proto === Object.prototype;
+  return proto === null || proto === Object.prototype || proto === PARSED_OBJECT_PROTOTYPE;
 }

@@ -1,4 +1,4 @@
-import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject } from "./json.js";
+import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject, type JsonValue } from "./json.js";
 import { readLineBody, type TypedLineResult } from "./line-read.js";
 import { readRow } from "./row-read.js";
 import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./row-splitter.js";
@@ -59,7 +59,15 @@ function* rowsOf(bytes: Uint8Array): Generator<Row> {
   yield* splitter.end();
 }
 
-async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: RecordReadOptions): AsyncGenerator<RecordRow> {
+/**
+ * Rows as RecordRows. `parsed`, when given, is asked first for a row's value: a reader
+ * that has just parsed the row (the verifier, in one pass with recheck) saves a second parse.
+ */
+export async function* recordRows(
+  rows: AsyncIterable<Row> | Iterable<Row>,
+  options: RecordReadOptions,
+  parsed?: (row: Row) => JsonValue | undefined,
+): AsyncGenerator<RecordRow> {
   let opens = 0;
   for await (const row of rows) {
     const sessionIndex = Math.max(opens - 1, 0);
@@ -67,7 +75,8 @@ async function* recordRows(rows: AsyncIterable<Row> | Iterable<Row>, options: Re
       yield { code: "too_long", row: row.number, sessionIndex, length: row.length, limit: row.limit };
       continue;
     }
-    const read = options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
+    const known = parsed?.(row);
+    const read = known !== undefined ? { ok: true as const, value: known } : options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
     if (!read.ok) {
       yield { code: "unreadable", row: row.number, sessionIndex, detail: read.detail };
       continue;

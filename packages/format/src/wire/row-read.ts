@@ -14,6 +14,12 @@ export type ReadRow =
       readonly value: JsonValue;
       readonly lineHash: LineHash;
       readonly signingInput: () => string;
+      /**
+       * For a canonical row of ASCII text holding a signature: the bytes [start, end) of the
+       * row to leave out to get the signing input, so a verifier can copy it without
+       * building a string.
+       */
+      readonly signingCut?: { readonly start: number; readonly end: number };
       /** The canonical form `lineHash` hashes: the row itself when it already is one. */
       readonly canonical: () => Uint8Array | string;
     }
@@ -35,17 +41,17 @@ export function readRow(bytes: Buffer): ReadRow {
   // hash (ADR 0003).
   if (parsed.canonical && isJsonObject(value)) {
     const span = parsed.signature;
+    if (span === undefined) return { ok: true, value, lineHash: LineHash.of(bytes), canonical: () => bytes, signingInput: () => text };
+    const start = span.first ? span.start : span.start - 1;
+    const end = span.first && !span.last ? span.end + 1 : span.end;
     return {
       ok: true,
       value,
       lineHash: LineHash.of(bytes),
       canonical: () => bytes,
-      signingInput:
-        span === undefined
-          ? () => text
-          : span.first
-            ? () => text.slice(0, span.start) + text.slice(span.last ? span.end : span.end + 1)
-            : () => text.slice(0, span.start - 1) + text.slice(span.end),
+      signingInput: () => text.slice(0, start) + text.slice(end),
+      // ASCII: a string index is a byte offset.
+      ...(bytes.length === text.length ? { signingCut: { start, end } } : {}),
     };
   }
   try {

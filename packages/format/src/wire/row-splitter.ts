@@ -67,8 +67,8 @@ export class RowSplitter {
         start = nl + 1;
         continue;
       }
-      this.keep(chunk.subarray(start, nl));
-      const row = this.take();
+      // A row whole within this chunk (most rows): no copy, no list of pieces.
+      const row = this.pending === 0 && !this.overflow ? this.whole(chunk.subarray(start, nl), this.rowStart) : this.keepAndTake(chunk.subarray(start, nl));
       this.rowStart = this.base + nl + 1;
       if (row !== undefined) yield row;
       start = nl + 1;
@@ -108,6 +108,11 @@ export class RowSplitter {
     if (this.overflowBlank) this.overflowBlank = isBlank(this.overflowText.decode(bytes, { stream: true }));
   }
 
+  private keepAndTake(bytes: Buffer): Row | undefined {
+    this.keep(bytes);
+    return this.take();
+  }
+
   private take(): Row | undefined {
     const offset = this.rowStart;
     const length = this.pending;
@@ -122,9 +127,13 @@ export class RowSplitter {
       this.count++;
       return { code: "too_long", number: this.count, offset, length, limit: this.limit };
     }
-    const [only, ...more] = pieces;
-    let bytes = only !== undefined && more.length === 0 ? only : Buffer.concat(pieces, length);
-    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    return this.whole(pieces.length === 1 && pieces[0] !== undefined ? pieces[0] : Buffer.concat(pieces, length), offset);
+  }
+
+  /** A row's bytes, all of them, before its `\r` is dropped. */
+  private whole(raw: Buffer, offset: number): Row | undefined {
+    const length = raw.length;
+    const bytes = length > 0 && raw[length - 1] === 0x0d ? raw.subarray(0, length - 1) : raw;
     if (bytes.length > this.limit) {
       // Within the `\r` slack but over the bound: still blank if it is all White_Space.
       if (isBlankRow(bytes)) return undefined;
@@ -146,6 +155,14 @@ export class RowSplitter {
  * @throws the file system's error when the file cannot be opened or read.
  */
 export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
+  for await (const rows of readRowChunks(path, limit, onRead)) yield* rows;
+}
+
+/**
+ * {@link readRows}, a read's rows at a time: a reader of millions of rows pays one await per
+ * read, not per row. The rows' bytes are valid until the next list is requested.
+ */
+export async function* readRowChunks(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<readonly Row[]> {
   const splitter = new RowSplitter(limit);
   const buffer = Buffer.allocUnsafe(1 << 18);
   let handle: FileHandle | undefined;
@@ -158,22 +175,31 @@ export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onR
       if (bytesRead === 0) break;
       total += bytesRead;
       onRead?.(total);
-      yield* splitter.push(buffer.subarray(0, bytesRead));
+      yield [...splitter.push(buffer.subarray(0, bytesRead))];
     }
   } finally {
     await handle?.close().catch(() => undefined);
   }
-  yield* splitter.end();
+  yield [...splitter.end()];
 }
 
 /** The rows of a stream of bytes, as it comes. `onRead` is told how many bytes have come so far. */
 export async function* streamRows(source: AsyncIterable<Uint8Array>, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
+  for await (const rows of streamRowChunks(source, limit, onRead)) yield* rows;
+}
+
+/** {@link streamRows}, a chunk's rows at a time. */
+export async function* streamRowChunks(
+  source: AsyncIterable<Uint8Array>,
+  limit: number = MAX_ROW_BYTES,
+  onRead?: (bytes: number) => void,
+): AsyncGenerator<readonly Row[]> {
   const splitter = new RowSplitter(limit);
   let total = 0;
   for await (const chunk of source) {
     total += chunk.length;
     onRead?.(total);
-    yield* splitter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    yield [...splitter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))];
   }
-  yield* splitter.end();
+  yield [...splitter.end()];
 }

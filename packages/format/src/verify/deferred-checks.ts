@@ -1,0 +1,141 @@
+import type { SignatureToCheck } from "../crypto/signing.js";
+import { SignatureBatch } from "./signature-batch.js";
+import type { SignaturePool } from "./signature-pool.js";
+import { checkNow, type SignatureChecker, type SignatureStop, type SigningInput, type WalkedLine } from "./walk.js";
+
+/** How the parallel walk spreads its checks; the defaults are measured (`npm run bench:verify`). */
+export interface Tuning {
+  /** Signatures checked on the calling thread before any is sent: a small file is done before threads would have started. */
+  readonly inline: number;
+  /** Signatures per batch: a few milliseconds of a thread's work, so a batch's postage is noise. */
+  readonly batch: number;
+  /** Batches out at once, per thread: enough that no thread waits for the walk. */
+  readonly windowPerThread: number;
+}
+
+export const DEFAULT_TUNING: Tuning = { inline: 512, batch: 256, windowPerThread: 2 };
+
+interface Sent {
+  readonly count: number;
+  readonly stops: readonly SignatureStop[];
+  /** Settles (never rejects) once the pool has answered. */
+  done: Promise<void>;
+  settled: boolean;
+  failed: number;
+  error?: unknown;
+}
+
+/**
+ * The parallel walk's signature checker: the walk goes on as if each signature passed while
+ * the pool checks them in order-stamped batches; the first that fails is the answer
+ * (`failure`), whatever order threads finish in. At most `window` batches are out at once,
+ * so memory stays flat however long the record. Lines are told to `onLine` only once every
+ * signature up to them has passed, so a consumer never sees a Line past the break.
+ */
+export class DeferredChecks implements SignatureChecker {
+  private inline: number;
+  private batch = new SignatureBatch();
+  private stops: SignatureStop[] = [];
+  private readonly sent: Sent[] = [];
+  private readonly held: { readonly ticket: number; readonly line: WalkedLine }[] = [];
+  private submitted = 0;
+  private confirmed = 0;
+  /** The first deferred check that failed: where the sequential walk would have stopped. */
+  failure: SignatureStop | undefined;
+
+  private readonly window: number;
+
+  constructor(
+    private readonly pool: SignaturePool,
+    private readonly onLine: ((line: WalkedLine) => void) | undefined,
+    private readonly tuning: Tuning = DEFAULT_TUNING,
+  ) {
+    this.inline = tuning.inline;
+    this.window = Math.max(1, tuning.windowPerThread * pool.size);
+  }
+
+  check(claim: SignatureToCheck, input: SigningInput, stop: () => SignatureStop): boolean {
+    if (this.inline > 0) {
+      this.inline--;
+      return checkNow(claim, input);
+    }
+    if (input.row !== undefined && input.cut !== undefined) this.batch.addCut(claim, input.row, input.cut.start, input.cut.end);
+    else this.batch.add(claim, input.text());
+    this.stops.push(stop());
+    this.submitted++;
+    if (this.batch.count >= this.tuning.batch) this.send();
+    return true;
+  }
+
+  /** The walk's `onLine`, holding each Line until the signatures before it have passed. */
+  readonly line = (line: WalkedLine): void => {
+    if (this.onLine === undefined) return;
+    if (this.submitted === this.confirmed) this.onLine(line);
+    else this.held.push({ ticket: this.submitted, line });
+  };
+
+  /**
+   * Between rows: take in answers that came, and when the window is full, a promise of the
+   * oldest batch's answer to wait for (undefined otherwise, so a row costs no await).
+   */
+  pace(): Promise<void> | undefined {
+    this.settle();
+    const oldest = this.sent[0];
+    if (oldest === undefined || this.sent.length < this.window) return undefined;
+    return oldest.done.then(() => this.settle());
+  }
+
+  /** After the last row: send what is left and wait for every answer up to the first failure. */
+  async finish(): Promise<void> {
+    this.send();
+    for (;;) {
+      const oldest = this.sent[0];
+      if (oldest === undefined || this.failure !== undefined) break;
+      await oldest.done;
+      this.settle();
+    }
+  }
+
+  private send(): void {
+    if (this.batch.count === 0) return;
+    const sent: Sent = { count: this.batch.count, stops: this.stops, done: Promise.resolve(), settled: false, failed: -1 };
+    this.sent.push(sent);
+    sent.done = this.pool.check(this.batch).then(
+      (failed) => {
+        sent.settled = true;
+        sent.failed = failed;
+      },
+      (error: unknown) => {
+        sent.settled = true;
+        sent.error = error;
+      },
+    );
+    this.batch = new SignatureBatch();
+    this.stops = [];
+  }
+
+  /** Answers in the order batches were sent: an earlier batch's failure outranks any later one. */
+  private settle(): void {
+    while (this.failure === undefined) {
+      const oldest = this.sent[0];
+      if (oldest === undefined || !oldest.settled) return;
+      this.sent.shift();
+      if (oldest.error !== undefined) throw oldest.error;
+      if (oldest.failed >= 0) {
+        this.failure = oldest.stops[oldest.failed];
+        this.confirmed += oldest.failed;
+        this.sent.length = 0;
+      } else {
+        this.confirmed += oldest.count;
+      }
+      this.release();
+    }
+  }
+
+  private release(): void {
+    while (this.held.length > 0 && (this.held[0]?.ticket ?? Infinity) <= this.confirmed) {
+      const next = this.held.shift();
+      if (next !== undefined) this.onLine?.(next.line);
+    }
+  }
+}

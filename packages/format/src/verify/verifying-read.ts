@@ -1,0 +1,55 @@
+import { recordRows, type RecordRow } from "../wire/record-reader.js";
+import { MAX_ROW_BYTES, readRows, streamRows, type Row } from "../wire/row-splitter.js";
+import { ChainReadError, RowVerifier, progressOf, type VerifyOptions } from "./verify.js";
+import type { Verification } from "./verdict.js";
+
+/** A record read once for two readers: the verifier, and whoever reads its rows. */
+export interface VerifyingRead {
+  /**
+   * Every row, as {@link readRecord} gives them (after a break too: a reader of what the
+   * Lines say goes on where the verifier stops). Each is walked by the verifier first.
+   *
+   * @throws ChainReadError when the record cannot be read.
+   */
+  readonly rows: AsyncGenerator<RecordRow>;
+  /** The verification; it settles once `rows` has been read to its end. */
+  verification(): Promise<Verification>;
+}
+
+/**
+ * Verify a record and read its rows in the same pass, so that it is read once: a pipe or
+ * standard input works as well as a file, and the bytes verified are the bytes read. A row
+ * the verifier parsed is not parsed again.
+ */
+export function readVerifying(
+  source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
+  options: VerifyOptions = {},
+): VerifyingRead {
+  const limit = options.maxRowBytes ?? MAX_ROW_BYTES;
+  const name = typeof source === "string" ? source : source.name;
+  const raw = typeof source === "string" ? readRows(source, limit, progressOf(options)) : streamRows(source.stream, limit, progressOf(options));
+  const verifier = new RowVerifier(options);
+  let settle: (verification: Promise<Verification>) => void = () => undefined;
+  const verification = new Promise<Verification>((resolve) => {
+    settle = resolve;
+  });
+  async function* walked(): AsyncGenerator<Row> {
+    for (;;) {
+      let next: IteratorResult<Row>;
+      try {
+        next = await raw.next();
+      } catch (error) {
+        throw new ChainReadError(name, error);
+      }
+      if (next.done === true) break;
+      const wait = verifier.step(next.value);
+      if (wait !== undefined) await wait;
+      yield next.value;
+    }
+    settle(verifier.finish());
+  }
+  return {
+    rows: recordRows(walked(), {}, () => verifier.lastValue),
+    verification: () => verification,
+  };
+}
