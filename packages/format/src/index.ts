@@ -81,6 +81,7 @@ export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
 export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
+export { verifyChainFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
 export {
   ChainWriter,
   type Appended,

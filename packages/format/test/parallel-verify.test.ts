@@ -2,7 +2,18 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, SigningKey, verifyChainBytes, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
+import {
+  ChainWriter,
+  RequestDigest,
+  SigningKey,
+  verifyChainBytes,
+  verifyChainFile,
+  verifyChainFiles,
+  type FileVerification,
+  type Verification,
+  type VerifyOptions,
+  type WalkedLine,
+} from "../src/index.js";
 import { verifyChainBytesParallel, type Tuning } from "../src/internal.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { manifestEntries } from "./support/manifest.js";
@@ -17,9 +28,10 @@ import { vectorPath } from "./support/vectors.js";
  * in any order and a failure can sit in any of them.
  */
 const TUNINGS: readonly Tuning[] = [
-  { inline: 0, batch: 1, windowPerThread: 1 },
-  { inline: 0, batch: 3, windowPerThread: 2 },
-  { inline: 2, batch: 2, windowPerThread: 4 },
+  { inline: 0, inlineWhenRunning: 0, eager: true, batch: 1, windowPerThread: 1 },
+  { inline: 0, inlineWhenRunning: 0, eager: true, batch: 3, windowPerThread: 2 },
+  { inline: 2, inlineWhenRunning: 2, eager: true, batch: 2, windowPerThread: 4 },
+  { inline: 1, inlineWhenRunning: 1, eager: false, batch: 2, windowPerThread: 2 },
 ];
 
 interface Answer {
@@ -146,7 +158,7 @@ describe("on generated chains broken at random positions", () => {
   it("the unbroken file verifies both ways", async () => {
     const want = sequential(file);
     expect(want.verification.verdict.status).toBe("verified");
-    expect(await parallel(file, { inline: 0, batch: 2, windowPerThread: 2 }, 2)).toEqual(want);
+    expect(await parallel(file, { inline: 0, inlineWhenRunning: 0, eager: true, batch: 2, windowPerThread: 2 }, 2)).toEqual(want);
   });
 
   it("verdict, reason, position, coverage, head and the Lines told are the same", async () => {
@@ -159,13 +171,33 @@ describe("on generated chains broken at random positions", () => {
         async (b, threads, batch, windowPerThread) => {
           const bytes = broken(b);
           const want = sequential(bytes);
-          expect(await parallel(bytes, { inline: 0, batch, windowPerThread }, threads)).toEqual(want);
+          expect(await parallel(bytes, { inline: 0, inlineWhenRunning: 0, eager: true, batch, windowPerThread }, threads)).toEqual(want);
           // No Line told: nothing held for onLine.
-          const quiet = await verifyChainBytesParallel(bytes, { threads }, { inline: 0, batch, windowPerThread });
+          const quiet = await verifyChainBytesParallel(bytes, { threads }, { inline: 0, inlineWhenRunning: 0, eager: true, batch, windowPerThread });
           expect(quiet).toEqual(want.verification);
         },
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("verifyChainFiles", () => {
+  it("answers each file as verifyChainFile does, in the order given, a missing file included, on threads or not", async () => {
+    const files = aarlFiles(vectorPath("chains"));
+    const paths = [...files.slice(0, 20), join(tempDir(), "missing.aarl"), ...files.slice(20)];
+    const want: FileVerification[] = [];
+    for (const path of paths) {
+      try {
+        want.push({ code: "checked", path, verification: await verifyChainFile(path, { threads: 0 }) });
+      } catch {
+        want.push({ code: "unreadable", path, detail: "No such file or directory (os error 2)" });
+      }
+    }
+    for (const threads of [0, 1, 3]) {
+      const got: FileVerification[] = [];
+      for await (const answer of verifyChainFiles(paths, { threads })) got.push(answer);
+      expect(got, `threads ${threads}`).toEqual(want);
+    }
   });
 });

@@ -49,7 +49,7 @@ export interface CheckpointedVerification {
 export async function verifyWithCheckpoints(
   source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
   checkpoints: readonly GivenCheckpoint[],
-  options: Pick<VerifyOptions, "trust" | "onProgress"> = {},
+  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads"> = {},
 ): Promise<CheckpointedVerification> {
   const sizes = new Set(checkpoints.map((c) => c.stated.size));
   const tree = new TreeHasher();

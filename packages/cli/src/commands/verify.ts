@@ -1,5 +1,7 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError } from "@aegis/format";
+import { ChainReadError, verifyChainFiles, type FileVerification } from "@aegis/format";
+import { lstat, readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
 import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
@@ -30,6 +32,8 @@ export class VerifyCommand extends AegisCommand {
 
       With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code, and an Envelope that cannot be read is reported on stderr without changing them either.
 
+      Given several records, or a directory with \`--recursive\` (every \`.aarl\` file under it), verify checks them several at once, one per core, and prints each file's answer in the form above under a \`==> PATH <==\` header, in the order given (a directory's files sorted by path), then a \`summary:\` line; a file that cannot be read is answered \`Unreadable: <why>\` and the others are still checked. \`--json\` then prints one document per line (JSON Lines), each with the file's \`path\`. The exit code is the worst answer: Tampered (1), then Unreadable (2), then Indeterminate (3). Beyond one machine, the same command fans out under any batch scheduler: one file, or one directory, per task.
+
       Exit codes: 0 Verified, 1 Tampered or a usage error, 2 the record or trust store could not be read, 3 Indeterminate.
     `,
     examples: [
@@ -38,6 +42,7 @@ export class VerifyCommand extends AegisCommand {
       ["Internal consistency only, as JSON", "aegis verify --json session.aarl"],
       ["Also check the Envelope holds every request and response", "aegis verify --key 3de537a0...4e2c --envelope session.envelope session.aarl"],
       ["Hold the record to a checkpoint kept elsewhere", "aegis verify --key 3de537a0...4e2c --checkpoint /backup/session.checkpoint session.aarl"],
+      ["Every record of a fleet, several at once, one JSON line each", "aegis verify --json --recursive --trust-store fleet-keys.txt /var/log/agents/"],
     ],
   });
 
@@ -45,8 +50,13 @@ export class VerifyCommand extends AegisCommand {
   trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line" });
   envelope = Option.String("--envelope", { description: "Also check an Envelope store or pack holds the bytes the record names" });
   checkpoints = Option.Array("--checkpoint", [], { description: "A checkpoint the record must agree with (repeatable)", arity: 1 });
-  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
-  record = Option.String({ name: "PATH" });
+  json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text (one per line for several records)" });
+  recursive = Option.Boolean("--recursive", false, { description: "Verify every .aarl file under each directory given" });
+  threads = Option.String("--threads", {
+    description:
+      "Threads to use: for one record, those checking its signatures; for several, records verified at once. 0: everything on one thread. Default: one per core",
+  });
+  records = Option.Rest({ name: "PATH", required: 1 });
 
   protected async run(): Promise<ExitCode> {
     const keys = this.keys.map(checkKeyArgument);
@@ -59,26 +69,29 @@ export class VerifyCommand extends AegisCommand {
       this.fail({ code: "empty_trust_store", path: this.trustStore });
     }
     // With --envelope the record is read twice (verify, then its digests).
+    const threads = this.threadCount();
+    const [only, ...others] = this.records;
+    if (only === undefined || others.length > 0 || this.recursive) return this.verifyMany(pinned ? trust : undefined, pinned, threads);
     const checkpoints: GivenCheckpoint[] = [];
     for (const path of this.checkpoints) {
       const bytes = await readProofInput(path, "checkpoint");
       checkpoints.push({ label: path, bytes, stated: statedCheckpoint(path, bytes) });
     }
     this.given = checkpoints;
-    const input = this.envelope === undefined ? await streamedRecord(this.record) : await rereadableRecord(this.record);
+    const input = this.envelope === undefined ? await streamedRecord(only) : await rereadableRecord(only);
     try {
-      return await this.verifyInput(input, pinned, trust);
+      return await this.verifyInput(input, pinned, trust, threads);
     } finally {
       await input.dispose();
     }
   }
 
-  private async verifyInput(input: RecordInput, pinned: boolean, trust: readonly string[]): Promise<ExitCode> {
+  private async verifyInput(input: RecordInput, pinned: boolean, trust: readonly string[], threads: number | undefined): Promise<ExitCode> {
     const progress = new Progress(this.context.stderr, "verifying", input.size ?? 0);
     let result;
     let findings: readonly CheckpointFinding[] = [];
     try {
-      const options = { ...(pinned ? { trust } : {}), onProgress: (bytes: number) => progress.update(bytes) };
+      const options = { ...(pinned ? { trust } : {}), ...(threads === undefined ? {} : { threads }), onProgress: (bytes: number) => progress.update(bytes) };
       const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
       ({ verification: result, findings } = await verifyWithCheckpoints(source, this.given, options));
     } catch (error) {
@@ -108,6 +121,65 @@ export class VerifyCommand extends AegisCommand {
 
   private given: readonly GivenCheckpoint[] = [];
 
+  private threadCount(): number | undefined {
+    if (this.threads === undefined) return undefined;
+    const n = Number(this.threads);
+    if (!/^\d+$/.test(this.threads) || !Number.isSafeInteger(n) || n > 1024)
+      throw usage(`--threads wants a whole number from 0 to 1024, got ${JSON.stringify(this.threads)}`);
+    return n;
+  }
+
+  /** Several records: each answered in the single-record form, several at once, worst answer wins. */
+  private async verifyMany(trust: readonly string[] | undefined, pinned: boolean, threads: number | undefined): Promise<ExitCode> {
+    if (this.checkpoints.length > 0) throw usage("--checkpoint holds one record to its checkpoints: give one record, not several");
+    if (this.envelope !== undefined) throw usage("--envelope checks one record's Envelope: give one record, not several");
+    if (this.records.includes(STDIN)) throw usage("- (standard input) is one record: give it alone, not among several");
+    const listed = await listRecords(this.records, this.recursive);
+    const tally = { verified: 0, tampered: 0, indeterminate: 0, unreadable: 0 };
+    let exit: ExitCode = 0;
+    let first = true;
+    const answers = verifyChainFiles(
+      listed.filter((l) => l.code === "file").map((l) => l.path),
+      { ...(trust === undefined ? {} : { trust }), ...(threads === undefined ? {} : { threads }) },
+    );
+    for (const entry of listed) {
+      let answer: FileVerification;
+      if (entry.code === "refused") answer = { code: "unreadable", path: entry.path, detail: entry.detail };
+      else {
+        const next = await answers.next();
+        if (next.done === true) throw new CliError({ code: "internal", detail: "a record was not answered" });
+        answer = next.value;
+      }
+      const fileExit = match(answer)
+        .with({ code: "checked" }, (a) => exitCodeOfVerdict(a.verification.verdict))
+        .with({ code: "unreadable" }, () => 2 as const)
+        .exhaustive(unreachable);
+      if (answer.code === "checked") tally[answer.verification.verdict.status]++;
+      else tally.unreadable++;
+      if (SEVERITY[fileExit] > SEVERITY[exit]) exit = fileExit;
+      if (this.json) {
+        const doc =
+          answer.code === "checked"
+            ? { path: answer.path, ...verifyJson(answer.verification, pinned) }
+            : { path: answer.path, schema: "aegis.verify/1", verdict: "unreadable", error: answer.detail, exit_code: 2 };
+        for (const part of verifyJsonParts(doc, 0)) await this.out(part);
+        await this.out("\n");
+      } else {
+        await this.out(`${first ? "" : "\n"}==> ${answer.path} <==\n`);
+        if (answer.code === "checked") for (const part of verifyTextParts(answer.verification)) await this.out(part);
+        else await this.out(`Unreadable: ${answer.detail}\n`);
+      }
+      first = false;
+    }
+    await answers.return(undefined);
+    const count = tally.verified + tally.tampered + tally.indeterminate + tally.unreadable;
+    if (!this.json)
+      await this.out(
+        `\nsummary: ${count} record${count === 1 ? "" : "s"}: ${tally.verified} verified, ${tally.tampered} tampered, ${tally.indeterminate} indeterminate, ${tally.unreadable} unreadable\n`,
+      );
+    return exit;
+  }
+
   private async checkEnvelope(
     path: string,
     input: RecordInput,
@@ -135,6 +207,51 @@ export class VerifyCommand extends AegisCommand {
       await source?.close();
     }
   }
+}
+
+/** Which answer is worse, for the exit code of several records: Tampered, then Unreadable, then Indeterminate. */
+const SEVERITY: Readonly<Record<ExitCode, number>> = { 0: 0, 3: 1, 2: 2, 1: 3 };
+
+function usage(message: string): CliError {
+  return new CliError({ code: "usage", message, command: "verify" });
+}
+
+type Listed = { readonly code: "file"; readonly path: string } | { readonly code: "refused"; readonly path: string; readonly detail: string };
+
+/**
+ * The records named: files as given, and with `recursive` every `.aarl` file under a
+ * directory, sorted by path (symbolic links to directories are not followed). A path that is
+ * no record is listed as refused, with the single-record refusal's words.
+ */
+async function listRecords(paths: readonly string[], recursive: boolean): Promise<Listed[]> {
+  const out: Listed[] = [];
+  for (const path of paths) {
+    const info = await lstat(path).catch(() => undefined);
+    if (recursive && info?.isDirectory() === true) {
+      const found = (await recordsUnder(path)).sort();
+      if (found.length === 0) out.push({ code: "refused", path, detail: "a directory holding no .aarl file" });
+      for (const file of found) out.push({ code: "file", path: file });
+      continue;
+    }
+    try {
+      await streamedRecord(path);
+      out.push({ code: "file", path });
+    } catch (error) {
+      if (!(error instanceof CliError) || error.fault.code !== "unreadable_record") throw error;
+      out.push({ code: "refused", path, detail: error.fault.detail });
+    }
+  }
+  return out;
+}
+
+async function recordsUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...(await recordsUnder(path)));
+    else if (entry.isFile() && entry.name.endsWith(".aarl")) found.push(path);
+  }
+  return found;
 }
 
 /** One line per checkpoint, after the verdict: what was found of it. */

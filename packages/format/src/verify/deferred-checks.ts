@@ -5,15 +5,23 @@ import { checkNow, type SignatureChecker, type SignatureStop, type SigningInput,
 
 /** How the parallel walk spreads its checks; the defaults are measured (`npm run bench:verify`). */
 export interface Tuning {
-  /** Signatures checked on the calling thread before any is sent: a small file is done before threads would have started. */
+  /**
+   * Signatures checked on the calling thread before the pool's threads are started: starting
+   * them costs each tens of milliseconds of a core, more than a small record's checks. Checks
+   * go on here while they start, so no record waits for them.
+   */
   readonly inline: number;
+  /** The same, when the threads already run (an earlier verification in this process started them). */
+  readonly inlineWhenRunning: number;
+  /** Send checks to the threads as soon as `inline` is spent, started or not (tests, to force them there). */
+  readonly eager: boolean;
   /** Signatures per batch: a few milliseconds of a thread's work, so a batch's postage is noise. */
   readonly batch: number;
   /** Batches out at once, per thread: enough that no thread waits for the walk. */
   readonly windowPerThread: number;
 }
 
-export const DEFAULT_TUNING: Tuning = { inline: 512, batch: 256, windowPerThread: 2 };
+export const DEFAULT_TUNING: Tuning = { inline: 4096, inlineWhenRunning: 64, eager: false, batch: 256, windowPerThread: 2 };
 
 interface Sent {
   readonly count: number;
@@ -34,6 +42,7 @@ interface Sent {
  */
 export class DeferredChecks implements SignatureChecker {
   private inline: number;
+  private deferring = false;
   private batch = new SignatureBatch();
   private stops: SignatureStop[] = [];
   private readonly sent: Sent[] = [];
@@ -50,14 +59,19 @@ export class DeferredChecks implements SignatureChecker {
     private readonly onLine: ((line: WalkedLine) => void) | undefined,
     private readonly tuning: Tuning = DEFAULT_TUNING,
   ) {
-    this.inline = tuning.inline;
+    this.inline = pool.ready ? Math.min(tuning.inline, tuning.inlineWhenRunning) : tuning.inline;
     this.window = Math.max(1, tuning.windowPerThread * pool.size);
   }
 
   check(claim: SignatureToCheck, input: SigningInput, stop: () => SignatureStop): boolean {
-    if (this.inline > 0) {
-      this.inline--;
-      return checkNow(claim, input);
+    if (!this.deferring) {
+      if (this.inline > 0) {
+        this.inline--;
+        return checkNow(claim, input);
+      }
+      this.pool.start();
+      if (!this.tuning.eager && !this.pool.ready) return checkNow(claim, input);
+      this.deferring = true;
     }
     if (input.row !== undefined && input.cut !== undefined) this.batch.addCut(claim, input.row, input.cut.start, input.cut.end);
     else this.batch.add(claim, input.text());

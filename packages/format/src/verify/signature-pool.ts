@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { SignatureBatch } from "./signature-batch.js";
 import type { BatchAnswer, BatchRequest } from "./signature-worker.js";
+import { workerUrl } from "./worker-url.js";
 
 /**
  * Worker threads that check Ed25519 signatures in batches. Threads start on the first
@@ -16,9 +17,19 @@ export class SignaturePool {
     if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`a signature pool has at least one thread, got ${size}`);
   }
 
+  /** Starts the threads, if they are not running; they take tens of milliseconds to be ready. */
+  start(): void {
+    if (this.threads.length === 0) this.threads = Array.from({ length: this.size }, () => new PoolThread(() => this.forget()));
+  }
+
+  /** True once every thread runs and can take a batch at once. */
+  get ready(): boolean {
+    return this.threads.length > 0 && this.threads.every((t) => t.online);
+  }
+
   /** The index of the batch's first signature that does not verify, or -1. */
   check(batch: SignatureBatch): Promise<number> {
-    if (this.threads.length === 0) this.threads = Array.from({ length: this.size }, () => new PoolThread(() => this.forget()));
+    this.start();
     let thread = this.threads[0];
     for (const t of this.threads) if (thread === undefined || t.load < thread.load) thread = t;
     if (thread === undefined) throw new Error("signature pool has no thread");
@@ -42,9 +53,13 @@ class PoolThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (failed: number) => void; reject: (error: unknown) => void }>();
 
+  online = false;
+
   constructor(onFailure: () => void) {
-    this.worker = new Worker(workerUrl());
-    this.worker.unref();
+    this.worker = new Worker(workerUrl("./signature-worker.js"));
+    this.worker.once("online", () => {
+      this.online = true;
+    });
     this.worker.on("message", (answer: BatchAnswer) => {
       const waiting = this.pending.get(answer.id);
       this.pending.delete(answer.id);
@@ -60,6 +75,8 @@ class PoolThread {
     this.worker.on("exit", (code) => {
       if (this.pending.size > 0) fail(new Error(`a signature thread exited (code ${code}) with checks outstanding`));
     });
+    // After the listeners: adding a "message" listener refs the worker again.
+    this.worker.unref();
   }
 
   get load(): number {
@@ -79,12 +96,6 @@ class PoolThread {
   async stop(): Promise<void> {
     await this.worker.terminate();
   }
-}
-
-/** The compiled worker beside this module; tests run this module from its TypeScript source, the worker from dist/. */
-function workerUrl(): URL {
-  const here = new URL("./signature-worker.js", import.meta.url);
-  return import.meta.url.endsWith(".ts") ? new URL(here.href.replace("/src/verify/", "/dist/verify/")) : here;
 }
 
 const pools = new Map<number, SignaturePool>();

@@ -1,0 +1,32 @@
+import { parentPort } from "node:worker_threads";
+import { describeIoError } from "../wire/text.js";
+import { ChainReadError, verifyChainFile } from "./verify.js";
+import type { FileVerification } from "./many-files.js";
+
+/**
+ * A thread of `verifyChainFiles`: verifies each file it is sent, start to end, on this
+ * thread (the other threads are verifying other files), and answers with the result.
+ */
+export interface FileRequest {
+  readonly id: number;
+  readonly path: string;
+  readonly trust: readonly string[] | undefined;
+}
+
+export type FileAnswer = { readonly id: number; readonly result: FileVerification } | { readonly id: number; readonly failure: string };
+
+const port = parentPort;
+if (port === null) throw new Error("file-worker runs as a worker thread");
+port.on("message", (request: FileRequest) => {
+  void verifyOne(request).then((answer) => port.postMessage(answer));
+});
+
+async function verifyOne(request: FileRequest): Promise<FileAnswer> {
+  try {
+    const verification = await verifyChainFile(request.path, { threads: 0, ...(request.trust === undefined ? {} : { trust: request.trust }) });
+    return { id: request.id, result: { code: "checked", path: request.path, verification } };
+  } catch (error) {
+    if (error instanceof ChainReadError) return { id: request.id, result: { code: "unreadable", path: request.path, detail: describeIoError(error.cause) } };
+    return { id: request.id, failure: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+}

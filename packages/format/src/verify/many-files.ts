@@ -1,0 +1,117 @@
+import { Worker } from "node:worker_threads";
+import { describeIoError } from "../wire/text.js";
+import { defaultThreads } from "./signature-pool.js";
+import { ChainReadError, verifyChainFile } from "./verify.js";
+import type { Verification } from "./verdict.js";
+import type { FileAnswer, FileRequest } from "./file-worker.js";
+import { workerUrl } from "./worker-url.js";
+
+/** One file's answer among many: its verification, or why it could not be read. */
+export type FileVerification =
+  | { readonly code: "checked"; readonly path: string; readonly verification: Verification }
+  | { readonly code: "unreadable"; readonly path: string; readonly detail: string };
+
+/** How {@link verifyChainFiles} verifies: the trust set of every file, and how many files at once. */
+export interface ManyFilesOptions {
+  /** Public keys (64 lowercase hex) every file's `open` Lines must be signed by (SPEC §8.4); absent: unpinned. */
+  readonly trust?: readonly string[];
+  /** Files verified at once, each on a worker thread; defaults to one per core. 0: one after another, on this thread. */
+  readonly threads?: number;
+}
+
+/**
+ * Verify many record files (a fleet's, one machine's share of them), several at once: each
+ * file is walked start to end on a thread of its own, exactly as {@link verifyChainFile}
+ * walks it. Answers come in the order of `paths`; a file that cannot be read is an answer,
+ * not an error. At most a few files per thread are ahead of the one awaited, so memory
+ * stays flat for any number of files.
+ *
+ * @throws only for a fault that is not the files' (a thread that fails).
+ */
+export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFilesOptions = {}): AsyncGenerator<FileVerification> {
+  const threads = options.threads ?? defaultThreads();
+  if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, got ${threads}`);
+  if (threads === 0) {
+    for (const path of paths) yield await verifyHere(path, options.trust);
+    return;
+  }
+  const pool = new FilePool(threads, options.trust);
+  const ahead = 4 * threads;
+  const queue: Promise<FileVerification>[] = [];
+  try {
+    for (const path of paths) {
+      queue.push(pool.verify(path));
+      if (queue.length >= ahead) {
+        const next = queue.shift();
+        if (next !== undefined) yield await next;
+      }
+    }
+    for (const next of queue) yield await next;
+  } finally {
+    await pool.close();
+  }
+}
+
+async function verifyHere(path: string, trust: readonly string[] | undefined): Promise<FileVerification> {
+  try {
+    return { code: "checked", path, verification: await verifyChainFile(path, { threads: 0, ...(trust === undefined ? {} : { trust }) }) };
+  } catch (error) {
+    if (error instanceof ChainReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
+    throw error;
+  }
+}
+
+class FilePool {
+  private readonly workers: { readonly worker: Worker; load: number }[] = [];
+  private readonly waiting = new Map<number, { resolve: (result: FileVerification) => void; reject: (error: unknown) => void }>();
+  private nextId = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly trust: readonly string[] | undefined,
+  ) {}
+
+  verify(path: string): Promise<FileVerification> {
+    if (this.workers.length < this.size && this.workers.every((w) => w.load > 0)) this.workers.push(this.start());
+    let slot = this.workers[0];
+    for (const w of this.workers) if (slot === undefined || w.load < slot.load) slot = w;
+    if (slot === undefined) throw new Error("file pool has no thread");
+    const chosen = slot;
+    const id = this.nextId++;
+    chosen.load++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, {
+        resolve: (result) => {
+          chosen.load--;
+          resolve(result);
+        },
+        reject,
+      });
+      const request: FileRequest = { id, path, trust: this.trust };
+      chosen.worker.postMessage(request);
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+
+  private start(): { readonly worker: Worker; load: number } {
+    const worker = new Worker(workerUrl("./file-worker.js"));
+    worker.on("message", (answer: FileAnswer) => {
+      const waiter = this.waiting.get(answer.id);
+      this.waiting.delete(answer.id);
+      if ("result" in answer) waiter?.resolve(answer.result);
+      else waiter?.reject(new Error(`verifying a file failed on its thread: ${answer.failure}`));
+    });
+    const fail = (error: unknown): void => {
+      for (const waiter of this.waiting.values()) waiter.reject(error);
+      this.waiting.clear();
+    };
+    worker.on("error", fail);
+    worker.on("exit", (code) => {
+      if (this.waiting.size > 0) fail(new Error(`a file thread exited (code ${code}) with files outstanding`));
+    });
+    return { worker, load: 0 };
+  }
+}
