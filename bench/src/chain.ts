@@ -1,14 +1,12 @@
-import { execFileSync } from "node:child_process";
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeSync, createWriteStream } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ChainWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyStrict, verifyingKey, LineHash, type OutcomePayload } from "@aegis/format";
 import { sealLine } from "@aegis/format/internal";
 import { fmt, median, timeSync, verdict } from "./measure.js";
 
 /**
- * `npm run bench [-- --lines N]`: the writer and the verifier, each figure printed beside
+ * `npm run bench:chain`: the writer, each figure printed beside
  * the same run's cost of the primitive that bounds it. Nothing here is asserted; the
  * targets are printed as ratios so a slow machine reads as slow, not as broken.
  */
@@ -17,7 +15,6 @@ const argValue = (name: string, fallback: number): number => {
   const i = args.indexOf(name);
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
-const VERIFY_LINES = argValue("--lines", 1_000_000);
 const CONCURRENT_LINES = argValue("--concurrent-lines", 10_000);
 const SEQUENTIAL_CALLS = argValue("--calls", 400);
 const ROUNDS = argValue("--rounds", 5);
@@ -189,53 +186,5 @@ for (const kind of ["calls", "outcomes"] as const) {
   rmSync(path);
 }
 
-// Verifier: a file of VERIFY_LINES signed lines, verified in a child process for its RSS.
-{
-  const path = join(dir, "large.aarl");
-  const out = createWriteStream(path, { highWaterMark: 1 << 20 });
-  const write = (text: string): Promise<void> | undefined => (out.write(`${text}\n`) ? undefined : new Promise((r) => out.once("drain", () => r())));
-  let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
-  await write(tail.text);
-  for (let i = 1; i < VERIFY_LINES - 1; i++) {
-    const o = outcome(i);
-    const line =
-      i % 2 === 1
-        ? sealLine({
-            call_id: o.call_id,
-            tool_id: o.tool_id,
-            request_digest: o.request_digest,
-            schema_version: 2,
-            line_type: "intent",
-            seq: i,
-            prev_hash: PrevHash.after(tail.lineHash),
-          })
-        : sealLine({ ...o, schema_version: 2, line_type: "outcome", seq: i, prev_hash: PrevHash.after(tail.lineHash) }, key);
-    tail = line;
-    const wait = write(line.text);
-    if (wait !== undefined) await wait;
-  }
-  tail = sealLine({ schema_version: 2, line_type: "close", seq: VERIFY_LINES - 1, prev_hash: PrevHash.after(tail.lineHash) }, key);
-  await write(tail.text);
-  await new Promise<void>((resolve) => out.end(() => resolve()));
-  const size = statSync(path).size;
-  const child = fileURLToPath(new URL("./verify-child.js", import.meta.url));
-  const report = JSON.parse(execFileSync(process.execPath, [child, path], { encoding: "utf8" })) as {
-    verdict: string;
-    lines: number;
-    seconds: number;
-    maxRssKiB: number;
-  };
-  const us = (report.seconds * 1e6) / report.lines;
-  const rssMB = (report.maxRssKiB * 1024) / 1e6;
-  console.log("");
-  console.log("verifier");
-  console.log(`  ${report.lines} lines (${(size / 1e6).toFixed(0)} MB, half of them signed): ${report.verdict}`);
-  console.log(
-    `  ${fmt(us)}/line, ${Math.round(report.lines / report.seconds)} lines/s, ${report.seconds.toFixed(1)} s; ${(us / (primitives.verify / 2)).toFixed(2)}x the signature checks alone`,
-  );
-  console.log(
-    `  peak RSS ${rssMB.toFixed(0)} MB: target < 150 MB for a 1,000,000-line file: ${report.lines >= 1_000_000 ? verdict(rssMB < 150) : "not measured (fewer lines)"}`,
-  );
-  rmSync(path);
-}
+// The verifier's figures are bench/src/verify.ts's.
 rmSync(dir, { recursive: true, force: true });

@@ -5,46 +5,39 @@ import { join } from "node:path";
 /** Which stream a spooled text is for. */
 export type SpoolStream = "out" | "err";
 
+/** Texts in a row for one stream are joined up to this many characters: a write per run, not per line. */
+const RUN = 1 << 16;
+
 /**
  * Output made before it may be printed: recheck reads a record once, verifying it while it
  * rechecks, but prints the verdict first. Texts are held in memory up to a bound, then in a
  * private temporary file, so a month of calls does not grow the heap; they come back in the
- * order they were added, each for its stream.
+ * order they were added, each for its stream, consecutive texts for one stream joined.
  */
 export class Spool {
   private memory: { readonly stream: SpoolStream; readonly text: string }[] = [];
   private memoryChars = 0;
   private file: { readonly dir: string; readonly fd: number } | undefined;
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
   /** Once a text has gone to the file, every later one follows it there, to keep the order. */
   private spilled = false;
+  private runStream: SpoolStream = "out";
+  private runText = "";
 
   constructor(private readonly memoryLimit = 8 << 20) {}
 
   add(stream: SpoolStream, text: string): void {
-    if (!this.spilled && this.memoryChars + text.length <= this.memoryLimit) {
-      this.memory.push({ stream, text });
-      this.memoryChars += text.length;
-      return;
-    }
-    this.spilled = true;
-    const body = Buffer.from(text, "utf8");
-    const head = Buffer.alloc(5);
-    head[0] = stream === "out" ? 0 : 1;
-    head.writeUInt32LE(body.length, 1);
-    this.pending.push(head, body);
-    this.pendingBytes += 5 + body.length;
-    if (this.pendingBytes >= 1 << 20) this.flush();
+    if (stream !== this.runStream || this.runText.length >= RUN) this.endRun();
+    this.runStream = stream;
+    this.runText += text;
   }
 
   /** Every text, in order, once: call it after the last `add`. */
   async replay(write: (stream: SpoolStream, text: string) => Promise<void> | void): Promise<void> {
+    this.endRun();
     const memory = this.memory;
     this.memory = [];
     this.memoryChars = 0;
     for (const { stream, text } of memory) await write(stream, text);
-    this.flush();
     if (this.file === undefined) return;
     const chunk = Buffer.alloc(1 << 20);
     let carry = Buffer.alloc(0);
@@ -72,16 +65,31 @@ export class Spool {
     this.file = undefined;
   }
 
-  private flush(): void {
-    if (this.pending.length === 0) return;
+  private endRun(): void {
+    const text = this.runText;
+    if (text.length === 0) return;
+    this.runText = "";
+    const stream = this.runStream;
+    if (!this.spilled && this.memoryChars + text.length <= this.memoryLimit) {
+      this.memory.push({ stream, text });
+      this.memoryChars += text.length;
+      return;
+    }
+    this.spilled = true;
     if (this.file === undefined) {
       const dir = mkdtempSync(join(tmpdir(), "aegis-spool-"));
       this.file = { dir, fd: openSync(join(dir, "spool"), "w+", 0o600) };
     }
-    const bytes = Buffer.concat(this.pending);
-    let written = 0;
-    while (written < bytes.length) written += writeSync(this.file.fd, bytes, written);
-    this.pending = [];
-    this.pendingBytes = 0;
+    const body = Buffer.from(text, "utf8");
+    const head = Buffer.alloc(5);
+    head[0] = stream === "out" ? 0 : 1;
+    head.writeUInt32LE(body.length, 1);
+    writeAll(this.file.fd, head);
+    writeAll(this.file.fd, body);
   }
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  let written = 0;
+  while (written < bytes.length) written += writeSync(fd, bytes, written);
 }

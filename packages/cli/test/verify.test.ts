@@ -87,7 +87,6 @@ describe("bad invocations: exit code, error: on stderr, never a stack trace", ()
     ["a key of the wrong length", ["verify", "--key", "abcd", GOLDEN], 1, /^error: --key needs a 64-hex public key: expected 64 hex characters, got 4\n/],
     ["a missing path", ["verify"], 1, /^error: verify requires <PATH>\n/],
     ["a flag with no value", ["verify", GOLDEN, "--key"], 1, /^error: --key needs a value\n/],
-    ["two paths", ["verify", GOLDEN, GOLDEN], 1, /^error: unexpected argument: /],
     ["an unreadable file (a directory)", ["verify", unreadableDir], 2, /^error: read .*a-directory: Is a directory \(os error 21\)\n/],
     ["a missing trust store", ["verify", "--trust-store", join(dir, "nope.txt"), GOLDEN], 2, /^error: read trust store .*nope\.txt: No such file or directory/],
     [

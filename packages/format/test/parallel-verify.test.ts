@@ -161,7 +161,7 @@ describe("on generated chains broken at random positions", () => {
     expect(await parallel(file, { inline: 0, inlineWhenRunning: 0, eager: true, batch: 2, windowPerThread: 2 }, 2)).toEqual(want);
   });
 
-  it("verdict, reason, position, coverage, head and the Lines told are the same", async () => {
+  it("[M8.9] verdict, reason, position, coverage, head and the Lines told are the same", async () => {
     await fc.assert(
       fc.asyncProperty(
         breakArb,

@@ -129,14 +129,31 @@ export type ChangeCode = Exclude<RecheckVerdictCode, "unchanged" | "indeterminat
  * unchanged, and one that is allowed or parked now is newly allowed or newly parked.
  */
 export function compareRecorded(recorded: PolicyStatus, now: NowClass): "unchanged" | ChangeCode {
-  return match([now, recorded] as const)
-    .with(["allowed", "allowed"], () => "unchanged" as const)
-    .with(["allowed", "denied"], ["allowed", "rate_limited"], ["allowed", "pending_approval"], () => "newly_allowed" as const)
-    .with(["denied", "denied"], ["denied", "rate_limited"], () => "unchanged" as const)
-    .with(["denied", "allowed"], ["denied", "pending_approval"], () => "newly_blocked" as const)
-    .with(["pending_approval", "pending_approval"], () => "unchanged" as const)
-    .with(["pending_approval", "allowed"], ["pending_approval", "denied"], ["pending_approval", "rate_limited"], () => "newly_parked" as const)
-    .exhaustive(unreachable);
+  // Switches, not a match over the pair: this runs once per recorded call.
+  switch (now) {
+    case "allowed":
+      return recorded === "allowed" ? "unchanged" : "newly_allowed";
+    case "denied":
+      return isBlocked(recorded) ? "unchanged" : "newly_blocked";
+    case "pending_approval":
+      return recorded === "pending_approval" ? "unchanged" : "newly_parked";
+    default:
+      return unreachable(now);
+  }
+}
+
+/** The class *blocked*: the call did not run. */
+function isBlocked(status: PolicyStatus): boolean {
+  switch (status) {
+    case "denied":
+    case "rate_limited":
+      return true;
+    case "allowed":
+    case "pending_approval":
+      return false;
+    default:
+      return unreachable(status);
+  }
 }
 
 /** The verdict clause, in the reference's words (SPEC §16.4). */

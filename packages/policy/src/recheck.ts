@@ -1,6 +1,5 @@
-import { readRecord, readRecordBytes, tryParseDigest, type EnvelopeLookup, type RecordRow, type ToolSpecDigest } from "@aegis/format";
+import { readRecord, readRecordBytes, tryParseDigest, type DecisionAxes, type EnvelopeLookup, type RecordRow, type ToolSpecDigest } from "@aegis/format";
 import { OutOfSpaceNumber, readLineBody, unreachable, type JsonObject } from "@aegis/format/internal";
-import { match } from "ts-pattern";
 import { readRequest } from "./envelope-read.js";
 import type { PolicySet } from "./model.js";
 import {
@@ -101,11 +100,34 @@ export async function* recheckRecord(rows: AsyncIterable<RecordRow>, target: Rec
       line: row.row,
       ...(options.currentTools === undefined ? {} : { tool_spec: toolSpecCheck(value, options.currentTools) }),
     };
-    yield await verdictFor(value, subject, setFor, options.envelope);
+    const verdict = verdictFor(value, subject, setFor, options.envelope);
+    // Most calls need no Envelope: their verdict comes without a promise to wait on.
+    yield verdict instanceof Promise ? await verdict : verdict;
   }
 }
 
 type SetChooser = (hash: string) => PolicySet | undefined;
+
+/**
+ * What a rule's action decides now. A switch, not a match: it runs once per recorded call,
+ * and a match builds its handlers each time; `unreachable` keeps it exhaustive.
+ */
+function nowClassOf(action: PolicySet["rules"][number]["action"]["code"], resumedUnderApproval: boolean): NowClass | undefined {
+  switch (action) {
+    case "allow":
+      return "allowed";
+    case "deny":
+      return "denied";
+    // A call the record shows resumed under an approval satisfies the park (SPEC §16.2).
+    case "pending_approval":
+      return resumedUnderApproval ? "allowed" : "pending_approval";
+    // A window is counter and clock state that no record carries: unknowable, not guessed.
+    case "rate_limit":
+      return undefined;
+    default:
+      return unreachable(action);
+  }
+}
 
 function setChooser(target: RecheckTarget): SetChooser {
   if (target.code === "policy") {
@@ -132,7 +154,12 @@ function indeterminate(subject: RecheckSubject, reason: RecheckIndeterminate, re
   return { ...subject, code: "indeterminate", reason, ...(recorded === undefined ? {} : { recorded }), ...(now === undefined ? {} : { now }) };
 }
 
-async function verdictFor(value: JsonObject, subject: RecheckSubject, setFor: SetChooser, envelope: EnvelopeLookup | undefined): Promise<RecheckVerdict> {
+function verdictFor(
+  value: JsonObject,
+  subject: RecheckSubject,
+  setFor: SetChooser,
+  envelope: EnvelopeLookup | undefined,
+): RecheckVerdict | Promise<RecheckVerdict> {
   // A Line of another schema gives its member names meanings this build does not know:
   // no verdict from it can be trusted (SPEC §16.3). An absent version is left to the
   // typed reading, which requires 2.
@@ -157,21 +184,27 @@ async function verdictFor(value: JsonObject, subject: RecheckSubject, setFor: Se
   }
 
   const call = { tool_id: line.tool_id, axes: line.decision_axes };
-  let selection: Selection = select(set, call, { code: "unavailable" });
+  const selection: Selection = select(set, call, { code: "unavailable" });
   if (selection.code === "unbound" && selection.requestWouldHelp) {
     // Only now is the Envelope asked: a set whose argument matchers cannot win for this
     // call rechecks it from the Chain alone. With the bytes, selection runs again on
     // exactly what `decide` saw live, so the two cannot disagree.
-    const read = await readRequest(line.request_digest, envelope);
-    if (!read.ok) return indeterminate(subject, read.reason, recorded);
-    selection = select(set, call, { code: "available", document: read.document });
+    return readRequest(line.request_digest, envelope).then((read) =>
+      read.ok
+        ? fromSelection(select(set, call, { code: "available", document: read.document }), subject, recorded, line.decision_axes)
+        : indeterminate(subject, read.reason, recorded),
+    );
   }
+  return fromSelection(selection, subject, recorded, line.decision_axes);
+}
+
+/** The verdict a selection gives, against what was recorded. */
+function fromSelection(selection: Selection, subject: RecheckSubject, recorded: Recorded, axes: DecisionAxes): RecheckVerdict {
   if (selection.code === "unbound") {
     const parameter = selection.parameter;
     if (parameter === "request") throw new Error("unreachable: request bytes were given to selection");
     return indeterminate(subject, { code: "no_binding", detail: { code: "unbound", rule: selection.rule.id, parameter } }, recorded);
   }
-
   const matched = selection.matched;
   if (matched.code === "default") {
     const now: NowRule = { kind: "default" };
@@ -179,14 +212,7 @@ async function verdictFor(value: JsonObject, subject: RecheckSubject, setFor: Se
   }
   const rule = matched.rule;
   const now: NowRule = { kind: "rule", id: rule.id };
-  const nowClass = match(rule.action.code)
-    .with("allow", (): NowClass | undefined => "allowed")
-    .with("deny", (): NowClass | undefined => "denied")
-    // A call the record shows resumed under an approval satisfies the park (SPEC §16.2).
-    .with("pending_approval", (): NowClass | undefined => (line.decision_axes.approval_ref === undefined ? "pending_approval" : "allowed"))
-    // A window is counter and clock state that no record carries: unknowable, not guessed.
-    .with("rate_limit", (): NowClass | undefined => undefined)
-    .exhaustive(unreachable);
+  const nowClass = nowClassOf(rule.action.code, axes.approval_ref !== undefined);
   if (nowClass === undefined) return indeterminate(subject, { code: "rate_limit_unevaluable", rule: rule.id }, recorded, now);
   return { ...subject, code: compareRecorded(recorded.status, nowClass), recorded, now };
 }

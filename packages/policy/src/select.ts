@@ -148,21 +148,31 @@ function fitOf(rule: Rule, call: CallView, request: RequestView): Fit {
   return first === undefined ? "match" : [first, ...rest];
 }
 
+// The matchers below are switches, not matches: they run for every rule on every call rechecked.
 function pathMatches(matcher: PathMatcher, path: string): boolean {
-  return match(matcher)
-    .with({ code: "exact" }, (p) => path === p.path)
-    .with({ code: "prefix" }, (p) => path.startsWith(p.prefix))
-    .with({ code: "glob" }, (p) => p.matcher.test(path))
-    .exhaustive(unreachable);
+  switch (matcher.code) {
+    case "exact":
+      return path === matcher.path;
+    case "prefix":
+      return path.startsWith(matcher.prefix);
+    case "glob":
+      return matcher.matcher.test(path);
+    default:
+      return unreachable(matcher);
+  }
 }
 
 /** Host names compare without regard to ASCII case (RFC 4343); nothing else is folded. */
 function hostMatches(matcher: HostMatcher, host: string): boolean {
   const h = asciiLower(host);
-  return match(matcher)
-    .with({ code: "exact" }, (m) => h === asciiLower(m.host))
-    .with({ code: "suffix" }, (m) => h.endsWith(asciiLower(m.suffix)))
-    .exhaustive(unreachable);
+  switch (matcher.code) {
+    case "exact":
+      return h === asciiLower(matcher.host);
+    case "suffix":
+      return h.endsWith(asciiLower(matcher.suffix));
+    default:
+      return unreachable(matcher);
+  }
 }
 
 function asciiLower(text: string): string {
@@ -170,10 +180,14 @@ function asciiLower(text: string): string {
 }
 
 function portMatches(matcher: PortMatcher, port: number): boolean {
-  return match(matcher)
-    .with({ code: "list" }, (m) => m.ports.includes(port))
-    .with({ code: "range" }, (m) => port >= m.min && port <= m.max)
-    .exhaustive(unreachable);
+  switch (matcher.code) {
+    case "list":
+      return matcher.ports.includes(port);
+    case "range":
+      return port >= matcher.min && port <= matcher.max;
+    default:
+      return unreachable(matcher);
+  }
 }
 
 /** Request bytes that are not JSON hold no value at any pointer. */

@@ -21,7 +21,18 @@ export interface Tuning {
   readonly windowPerThread: number;
 }
 
-export const DEFAULT_TUNING: Tuning = { inline: 4096, inlineWhenRunning: 64, eager: false, batch: 256, windowPerThread: 2 };
+export const DEFAULT_TUNING: Tuning = { inline: 8192, inlineWhenRunning: 64, eager: false, batch: 256, windowPerThread: 2 };
+
+/**
+ * A record this large (a file whose size is known) holds tens of thousands of signatures:
+ * the threads are started at once instead of after {@link DEFAULT_TUNING}'s `inline` checks.
+ */
+export const LARGE_RECORD_BYTES = 16 << 20;
+
+/** The tuning for a record of `size` bytes, when known. */
+export function tuningFor(size: number | undefined): Tuning {
+  return size !== undefined && size >= LARGE_RECORD_BYTES ? { ...DEFAULT_TUNING, inline: DEFAULT_TUNING.inlineWhenRunning } : DEFAULT_TUNING;
+}
 
 interface Sent {
   readonly count: number;

@@ -1,7 +1,8 @@
 import { messageOf } from "../durable/sync.js";
 import { MAX_ROW_BYTES, RowSplitter, readRowChunks, streamRowChunks, type Row } from "../wire/row-splitter.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
-import { DEFAULT_TUNING, DeferredChecks, type Tuning } from "./deferred-checks.js";
+import { stat } from "node:fs/promises";
+import { DEFAULT_TUNING, DeferredChecks, tuningFor, type Tuning } from "./deferred-checks.js";
 import { defaultThreads, sharedPool } from "./signature-pool.js";
 import type { Verification } from "./verdict.js";
 import type { JsonValue } from "../wire/json.js";
@@ -42,7 +43,12 @@ export class ChainReadError extends Error {
  * @throws ChainReadError when the file cannot be opened or read.
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
-  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options);
+  // A large file's threads are started at once; a stream's only once it proves long.
+  const size = await stat(path).then(
+    (info) => (info.isFile() ? info.size : undefined),
+    () => undefined,
+  );
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, tuningFor(size));
 }
 
 /**

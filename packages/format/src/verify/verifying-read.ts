@@ -1,5 +1,5 @@
-import { recordRows, type RecordRow } from "../wire/record-reader.js";
-import { MAX_ROW_BYTES, readRows, streamRows, type Row } from "../wire/row-splitter.js";
+import { RecordRowReading, type RecordRow } from "../wire/record-reader.js";
+import { MAX_ROW_BYTES, readRowChunks, streamRowChunks, type Row } from "../wire/row-splitter.js";
 import { ChainReadError, RowVerifier, progressOf, type VerifyOptions } from "./verify.js";
 import type { Verification } from "./verdict.js";
 
@@ -27,29 +27,30 @@ export function readVerifying(
 ): VerifyingRead {
   const limit = options.maxRowBytes ?? MAX_ROW_BYTES;
   const name = typeof source === "string" ? source : source.name;
-  const raw = typeof source === "string" ? readRows(source, limit, progressOf(options)) : streamRows(source.stream, limit, progressOf(options));
+  // A read's rows at a time: one await per read, not one per row and per reader.
+  const chunks = typeof source === "string" ? readRowChunks(source, limit, progressOf(options)) : streamRowChunks(source.stream, limit, progressOf(options));
   const verifier = new RowVerifier(options);
+  const reading = new RecordRowReading();
   let settle: (verification: Promise<Verification>) => void = () => undefined;
   const verification = new Promise<Verification>((resolve) => {
     settle = resolve;
   });
-  async function* walked(): AsyncGenerator<Row> {
+  async function* rows(): AsyncGenerator<RecordRow> {
     for (;;) {
-      let next: IteratorResult<Row>;
+      let next: IteratorResult<readonly Row[]>;
       try {
-        next = await raw.next();
+        next = await chunks.next();
       } catch (error) {
         throw new ChainReadError(name, error);
       }
       if (next.done === true) break;
-      const wait = verifier.step(next.value);
-      if (wait !== undefined) await wait;
-      yield next.value;
+      for (const row of next.value) {
+        const wait = verifier.step(row);
+        if (wait !== undefined) await wait;
+        yield reading.read(row, verifier.lastValue);
+      }
     }
     settle(verifier.finish());
   }
-  return {
-    rows: recordRows(walked(), {}, () => verifier.lastValue),
-    verification: () => verification,
-  };
+  return { rows: rows(), verification: () => verification };
 }

@@ -128,10 +128,20 @@ class Fields {
 
 /** Only the members the type defines are kept; unknown members do not survive a typed read. */
 function compact<T extends object>(record: { [K in keyof T]: T[K] | undefined }): T {
+  // A loop over keys, not Object.entries: recheck reads a million Lines, and a pair per member is garbage.
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(record)) if (v !== undefined) out[k] = v;
+  for (const k in record) {
+    const v: unknown = record[k];
+    if (v !== undefined) out[k] = v;
+  }
   return out as T;
 }
+
+// The tags each member may hold, made once rather than per Line read.
+const POLICY_STATUSES = ["allowed", "denied", "rate_limited", "pending_approval"] as const;
+const CAPABILITY_STATUSES = ["granted", "denied"] as const;
+const EXECUTION_STATUSES = ["success", "trap", "resource_exceeded", "host_denied"] as const;
+const APPROVAL_VERDICTS = ["approved", "denied"] as const;
 
 function fsGrant(f: Fields, v: JsonValue | undefined, path: string): FsGrant | undefined {
   const o = f.obj(v, path);
@@ -174,7 +184,7 @@ function grant(f: Fields, v: JsonValue | undefined, path: string): CapabilityGra
 function policy(f: Fields, v: JsonValue | undefined, path: string): PolicyOutcome | undefined {
   const o = f.obj(v, path);
   if (o === undefined) return undefined;
-  switch (f.tag(o, "status", path, ["allowed", "denied", "rate_limited", "pending_approval"] as const)) {
+  switch (f.tag(o, "status", path, POLICY_STATUSES)) {
     case "allowed":
       return { status: "allowed" };
     case "denied":
@@ -191,7 +201,7 @@ function policy(f: Fields, v: JsonValue | undefined, path: string): PolicyOutcom
 function capability(f: Fields, v: JsonValue | undefined, path: string): CapabilityOutcome | undefined {
   const o = f.obj(v, path);
   if (o === undefined) return undefined;
-  switch (f.tag(o, "status", path, ["granted", "denied"] as const)) {
+  switch (f.tag(o, "status", path, CAPABILITY_STATUSES)) {
     case "granted": {
       const g = grant(f, o["grant"], `${path}.grant`);
       return g === undefined ? undefined : { status: "granted", grant: g };
@@ -210,7 +220,7 @@ function capability(f: Fields, v: JsonValue | undefined, path: string): Capabili
 function execution(f: Fields, v: JsonValue | undefined, path: string): ExecutionOutcome | undefined {
   const o = f.obj(v, path);
   if (o === undefined) return undefined;
-  switch (f.tag(o, "status", path, ["success", "trap", "resource_exceeded", "host_denied"] as const)) {
+  switch (f.tag(o, "status", path, EXECUTION_STATUSES)) {
     case "success":
       return { status: "success" };
     case "trap":
@@ -253,7 +263,7 @@ function scope(f: Fields, v: JsonValue | undefined, path: string): ApprovedScope
 function verdict(f: Fields, v: JsonValue | undefined, path: string): ApprovalVerdict | undefined {
   const o = f.obj(v, path);
   if (o === undefined) return undefined;
-  switch (f.tag(o, "verdict", path, ["approved", "denied"] as const)) {
+  switch (f.tag(o, "verdict", path, APPROVAL_VERDICTS)) {
     case "approved": {
       const s = scope(f, o["scope"], `${path}.scope`);
       return s === undefined ? undefined : { verdict: "approved", scope: s };
@@ -337,13 +347,18 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
       };
       const sig = signature();
       if (p !== undefined && c !== undefined && e !== undefined && a !== undefined) {
-        typed = {
+        const line = compact<Unsigned<OutcomeLine>>({
+          schema_version: header.schema_version,
+          seq: header.seq,
+          prev_hash: header.prev_hash,
           line_type: "outcome",
-          line: {
-            ...compact<Unsigned<OutcomeLine>>({ ...header, line_type: "outcome", ...base, policy: p, capability: c, execution: e, decision_axes: a }),
-            ...sig,
-          },
-        };
+          ...base,
+          policy: p,
+          capability: c,
+          execution: e,
+          decision_axes: a,
+        });
+        typed = { line_type: "outcome", line: Object.assign(line, sig) };
       }
       break;
     }

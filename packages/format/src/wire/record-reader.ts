@@ -68,31 +68,31 @@ export async function* recordRows(
   options: RecordReadOptions,
   parsed?: (row: Row) => JsonValue | undefined,
 ): AsyncGenerator<RecordRow> {
-  let opens = 0;
-  for await (const row of rows) {
-    const sessionIndex = Math.max(opens - 1, 0);
-    if (row.code === "too_long") {
-      yield { code: "too_long", row: row.number, sessionIndex, length: row.length, limit: row.limit };
-      continue;
-    }
-    const known = parsed?.(row);
-    const read = known !== undefined ? { ok: true as const, value: known } : options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
-    if (!read.ok) {
-      yield { code: "unreadable", row: row.number, sessionIndex, detail: read.detail };
-      continue;
-    }
+  const reading = new RecordRowReading(options);
+  for await (const row of rows) yield reading.read(row, parsed?.(row));
+}
+
+/** One row at a time as a RecordRow: the Session count is the only state. */
+export class RecordRowReading {
+  private opens = 0;
+
+  constructor(private readonly options: RecordReadOptions = {}) {}
+
+  /** The row as a RecordRow; `known`, when given, is its value, already parsed. */
+  read(row: Row, known?: JsonValue): RecordRow {
+    const sessionIndex = Math.max(this.opens - 1, 0);
+    if (row.code === "too_long") return { code: "too_long", row: row.number, sessionIndex, length: row.length, limit: row.limit };
+    const read = known !== undefined ? { ok: true as const, value: known } : this.options.canonical === true ? readCanonical(row.bytes) : readPlain(row.bytes);
+    if (!read.ok) return { code: "unreadable", row: row.number, sessionIndex, detail: read.detail };
     const value = read.value;
-    if (!isJsonObject(value)) {
-      yield { code: "not_an_object", row: row.number, sessionIndex };
-      continue;
-    }
+    if (!isJsonObject(value)) return { code: "not_an_object", row: row.number, sessionIndex };
     const lineType = typeof value["line_type"] === "string" ? value["line_type"] : undefined;
-    if (lineType === "open") opens++;
+    if (lineType === "open") this.opens++;
     const seq = value["seq"];
-    yield {
+    return {
       code: "object",
       row: row.number,
-      sessionIndex: Math.max(opens - 1, 0),
+      sessionIndex: Math.max(this.opens - 1, 0),
       lineType,
       seq: typeof seq === "number" && Number.isSafeInteger(seq) ? seq : undefined,
       value,
