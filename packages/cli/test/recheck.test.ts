@@ -244,5 +244,6 @@ describe("aegis recheck: found in review", () => {
     expect(aegis(["recheck", "--policy", policy, forged]).stderr).toMatch(
       new RegExp(`^record: Tampered: line at session 0 seq ${forgedRow}: signature does not match this line\n`),
     );
-  });
+    // Ten runs of the CLI on a record of thousands of calls: minutes on a busy machine.
+  }, 300_000);
 });

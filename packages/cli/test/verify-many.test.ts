@@ -118,7 +118,8 @@ describe("the parallel verifier prints what the sequential one prints", () => {
         expect(parallel.status).toBe(sequential.status);
         expect(parallel.status).not.toBe(0);
       }),
-      { numRuns: 8 },
+      { numRuns: 6 },
     );
-  });
+    // Twelve runs of the CLI on a large record: minutes on a machine busy with other work.
+  }, 300_000);
 });

@@ -179,7 +179,8 @@ describe("on generated chains broken at random positions", () => {
       ),
       { numRuns: 300 },
     );
-  });
+    // Six hundred verifications, half on threads: seconds idle, more on a busy machine.
+  }, 300_000);
 });
 
 describe("verifyChainFiles", () => {
