@@ -43,12 +43,16 @@ export class ChainReadError extends Error {
  * @throws ChainReadError when the file cannot be opened or read.
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
-  // A large file's threads are started at once; a stream's only once it proves long.
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, await tuningOfFile(path));
+}
+
+/** A large file's threads are started at once; a stream's only once it proves long. */
+export async function tuningOfFile(path: string): Promise<Tuning> {
   const size = await stat(path).then(
     (info) => (info.isFile() ? info.size : undefined),
     () => undefined,
   );
-  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, tuningFor(size));
+  return tuningFor(size);
 }
 
 /**
@@ -80,15 +84,9 @@ async function walkRows(
   const verifier = new RowVerifier(options, tuning);
   try {
     for (;;) {
-      let next: IteratorResult<readonly Row[]>;
-      try {
-        next = await chunks.next();
-      } catch (error) {
-        // Only the reading is "could not read": a fault in the walk is not the file's.
-        throw new ChainReadError(name, error);
-      }
-      if (next.done === true) break;
-      for (const row of next.value) {
+      const rows = await nextRows(chunks, name);
+      if (rows === undefined) break;
+      for (const row of rows) {
         const wait = verifier.step(row);
         if (wait !== undefined) await wait;
         // The first Tampered ends the walk: the rest of the file is not read.
@@ -100,6 +98,20 @@ async function walkRows(
     await chunks.return(undefined);
   }
   return verifier.finish();
+}
+
+/**
+ * The next read's rows, or undefined at the end. Only the reading is "could not read"
+ * (a ChainReadError): a fault in the walk is not the file's.
+ */
+export async function nextRows(chunks: AsyncGenerator<readonly Row[]> | Generator<readonly Row[]>, name: string): Promise<readonly Row[] | undefined> {
+  let next: IteratorResult<readonly Row[]>;
+  try {
+    next = await chunks.next();
+  } catch (error) {
+    throw new ChainReadError(name, error);
+  }
+  return next.done === true ? undefined : next.value;
 }
 
 /**

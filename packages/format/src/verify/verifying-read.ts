@@ -1,6 +1,7 @@
 import { RecordRowReading, type RecordRow } from "../wire/record-reader.js";
-import { MAX_ROW_BYTES, readRowChunks, streamRowChunks, type Row } from "../wire/row-splitter.js";
-import { ChainReadError, RowVerifier, progressOf, type VerifyOptions } from "./verify.js";
+import { MAX_ROW_BYTES, readRowChunks, streamRowChunks } from "../wire/row-splitter.js";
+import { RowVerifier, nextRows, progressOf, tuningOfFile, type VerifyOptions } from "./verify.js";
+import { DEFAULT_TUNING } from "./deferred-checks.js";
 import type { Verification } from "./verdict.js";
 
 /** A record read once for two readers: the verifier, and whoever reads its rows. */
@@ -29,22 +30,17 @@ export function readVerifying(
   const name = typeof source === "string" ? source : source.name;
   // A read's rows at a time: one await per read, not one per row and per reader.
   const chunks = typeof source === "string" ? readRowChunks(source, limit, progressOf(options)) : streamRowChunks(source.stream, limit, progressOf(options));
-  const verifier = new RowVerifier(options);
   const reading = new RecordRowReading();
   let settle: (verification: Promise<Verification>) => void = () => undefined;
   const verification = new Promise<Verification>((resolve) => {
     settle = resolve;
   });
   async function* rows(): AsyncGenerator<RecordRow> {
+    const verifier = new RowVerifier(options, typeof source === "string" ? await tuningOfFile(source) : DEFAULT_TUNING);
     for (;;) {
-      let next: IteratorResult<readonly Row[]>;
-      try {
-        next = await chunks.next();
-      } catch (error) {
-        throw new ChainReadError(name, error);
-      }
-      if (next.done === true) break;
-      for (const row of next.value) {
+      const read = await nextRows(chunks, name);
+      if (read === undefined) break;
+      for (const row of read) {
         const wait = verifier.step(row);
         if (wait !== undefined) await wait;
         yield reading.read(row, verifier.lastValue);
