@@ -25,7 +25,7 @@ export { bodyOf } from "./wire/record-reader.js";
 export { checkLineSignature, sealLine, type SealedLine, type SessionKey } from "./crypto/signing.js";
 export { RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
-export { verifyChainBytesParallel } from "./verify/verify.js";
+export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
 export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.

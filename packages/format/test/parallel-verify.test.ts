@@ -1,9 +1,10 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ChainWriter,
+  PrevHash,
   RequestDigest,
   SigningKey,
   verifyChainBytes,
@@ -14,7 +15,7 @@ import {
   type VerifyOptions,
   type WalkedLine,
 } from "../src/index.js";
-import { verifyChainBytesParallel, type Tuning } from "../src/internal.js";
+import { sealLine, verifyChainBytesParallel, verifyChainFileTuned, type Tuning } from "../src/internal.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { outcome, tempDir } from "./support/chains.js";
@@ -200,5 +201,37 @@ describe("verifyChainFiles", () => {
       for await (const answer of verifyChainFiles(paths, { threads })) got.push(answer);
       expect(got, `threads ${threads}`).toEqual(want);
     }
+  });
+});
+
+describe("from a file, Lines held for their signatures", () => {
+  it("keep their canonical bytes though the reader's buffer has moved on", async () => {
+    // Far more than one read (256 KiB) of rows, every check on the threads: Lines wait for
+    // their signatures while later reads overwrite the buffer their rows came from.
+    const path = join(tempDir(), "many-reads.aarl");
+    const key = SigningKey.generate();
+    const rows: string[] = [];
+    let tail = sealLine({ schema_version: 2, line_type: "open", seq: 0, prev_hash: PrevHash.GENESIS, public_key: key.publicKeyHex }, key);
+    rows.push(tail.text);
+    for (let seq = 1; seq < 3000; seq++) {
+      tail = sealLine({ ...outcome(`call-${seq}`), schema_version: 2, line_type: "outcome", seq, prev_hash: PrevHash.after(tail.lineHash) }, key);
+      rows.push(tail.text);
+    }
+    writeFileSync(path, `${rows.join("\n")}\n`);
+    const leaves = (into: string[]) => (l: WalkedLine) => {
+      const c = l.canonical();
+      into.push(typeof c === "string" ? c : Buffer.from(c).toString("utf8"));
+    };
+    const alone: string[] = [];
+    const want = await verifyChainFile(path, { threads: 0, onLine: leaves(alone) });
+    const held: string[] = [];
+    const got = await verifyChainFileTuned(
+      path,
+      { threads: 2, onLine: leaves(held) },
+      { inline: 0, inlineWhenRunning: 0, eager: true, batch: 64, windowPerThread: 4 },
+    );
+    expect(got).toEqual(want);
+    expect(held).toEqual(alone);
+    expect(held).toEqual(rows);
   });
 });

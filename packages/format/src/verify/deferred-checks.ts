@@ -34,6 +34,16 @@ export function tuningFor(size: number | undefined): Tuning {
   return size !== undefined && size >= LARGE_RECORD_BYTES ? { ...DEFAULT_TUNING, inline: DEFAULT_TUNING.inlineWhenRunning } : DEFAULT_TUNING;
 }
 
+/**
+ * A Line to hold past its row: a row's bytes live in the reader's buffer, which the next read
+ * overwrites, so the canonical bytes are copied (the parsed value owns its strings already).
+ */
+function detached(line: WalkedLine): WalkedLine {
+  const canonical = line.canonical();
+  const kept = typeof canonical === "string" ? canonical : Uint8Array.from(canonical);
+  return { ...line, canonical: () => kept };
+}
+
 interface Sent {
   readonly count: number;
   readonly stops: readonly SignatureStop[];
@@ -96,7 +106,7 @@ export class DeferredChecks implements SignatureChecker {
   readonly line = (line: WalkedLine): void => {
     if (this.onLine === undefined) return;
     if (this.submitted === this.confirmed) this.onLine(line);
-    else this.held.push({ ticket: this.submitted, line });
+    else this.held.push({ ticket: this.submitted, line: detached(line) });
   };
 
   /**

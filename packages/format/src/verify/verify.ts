@@ -55,6 +55,11 @@ export async function tuningOfFile(path: string): Promise<Tuning> {
   return tuningFor(size);
 }
 
+/** `verifyChainFile`, tuned: tests send a file's checks to the threads from the first. */
+export async function verifyChainFileTuned(path: string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, tuning);
+}
+
 /**
  * {@link verifyChainFile} over a stream of bytes (standard input, a socket, a download),
  * read as it comes: memory does not grow with it. `name` names it in a ChainReadError.
