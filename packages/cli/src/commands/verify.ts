@@ -173,6 +173,11 @@ export class VerifyCommand extends AegisCommand {
     }
     await answers.return(undefined);
     const count = tally.verified + tally.tampered + tally.indeterminate + tally.unreadable;
+    // As for one record: what could not be read is also said on stderr, with what to do.
+    if (tally.unreadable > 0)
+      this.context.stderr.write(
+        `error: ${tally.unreadable} of ${count} record${count === 1 ? "" : "s"} could not be read\nhelp: each is answered "Unreadable" with why; a directory is read with --recursive\n`,
+      );
     if (!this.json)
       await this.out(
         `\nsummary: ${count} record${count === 1 ? "" : "s"}: ${tally.verified} verified, ${tally.tampered} tampered, ${tally.indeterminate} indeterminate, ${tally.unreadable} unreadable\n`,
