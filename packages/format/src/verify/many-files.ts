@@ -40,7 +40,11 @@ export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFi
   const queue: Promise<FileVerification>[] = [];
   try {
     for (const path of paths) {
-      queue.push(pool.verify(path));
+      const answer = pool.verify(path);
+      // Awaited in turn below; until then a failed thread's rejection must not go unhandled
+      // (nor after a reader that stops early closes the pool).
+      answer.catch(() => undefined);
+      queue.push(answer);
       if (queue.length >= ahead) {
         const next = queue.shift();
         if (next !== undefined) yield await next;
