@@ -13,11 +13,12 @@ const update = process.argv.includes("--update");
 /**
  * [report name, package directory, declaration file of the entry point]. An `-internal` entry is
  * for aegis's own packages: reported, so a change still shows in review, but its exports need
- * not be documented and may name types the public entry exports.
+ * not be documented and may name types the public entry exports. `format-browser` is one too.
  */
 const ENTRY_POINTS = [
   ["format", "packages/format", "dist/index.d.ts"],
   ["format-internal", "packages/format", "dist/internal.d.ts"],
+  ["format-browser", "packages/format", "dist/browser.d.ts"],
   ["envelope", "packages/envelope", "dist/index.d.ts"],
   ["policy", "packages/policy", "dist/index.d.ts"],
   ["policy-testing", "packages/policy", "dist/testing.d.ts"],
@@ -30,7 +31,9 @@ const ENTRY_POINTS = [
 
 let failed = 0;
 for (const [name, dir, entry] of ENTRY_POINTS) {
-  const internal = name.endsWith("-internal");
+  // The browser entry is what the report page bundles: internal parts of the verifier, as
+  // `@aegis/format/internal` is for Node.
+  const internal = name.endsWith("-internal") || name === "format-browser";
   // A second entry of a package may name types its main entry exports (`@aegis/policy/testing`
   // takes a PolicySet from `@aegis/policy`).
   const secondary = internal || name.includes("-");

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, verifyChainBytes } from "@aegis/format";
 import { EnvelopeError, EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { parsePolicySet, recheckBytes, tryParseBindings, tryParsePolicySet, type PolicySet } from "@aegis/policy";
-import { entries } from "../src/show/entries.js";
+import { entries } from "../src/show/entries-file.js";
 import { STACK_TRACE, tempDir } from "./support.js";
 
 /**

@@ -26,6 +26,7 @@ export type { HexFault } from "./wire/hex.js";
 export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
 export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
 export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
+export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
 export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
 export {
@@ -60,7 +61,8 @@ export {
   type SignedPayload,
 } from "./wire/line-types.js";
 export { readTypedLine, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
-export { readRecord, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { readRecord } from "./wire/record-file.js";
 export { signingInput } from "./crypto/signing.js";
 export {
   describeIndeterminate,

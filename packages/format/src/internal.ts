@@ -9,21 +9,23 @@
  */
 export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-commit.js";
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-export { makeDirectories, pathExists, readFully, replaceFileDurably } from "./durable/files.js";
+export { makeDirectories, pathExists, readFully, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
 export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { unreachable } from "./unreachable.js";
-export { decodeUtf8, describeIoError, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { describeIoError } from "./durable/io-text.js";
 export { describeFileKind, describeInputFileFault, kindOf, type FileKind, type InputFileFault } from "./durable/input-file.js";
 export { readRow, type ReadRow } from "./wire/row-read.js";
 export { JsonSyntaxError, OutOfSpaceNumber, isJsonObject, parseJson, parseRow, type ParsedRow, type OutOfSpaceKind } from "./wire/json.js";
 export { SMALL_ORDER_ENCODINGS } from "./crypto/ed25519.js";
-export { readLineBody, type LineBody } from "./wire/line-read.js";
+export { isLineTime, readLineBody, type LineBody } from "./wire/line-read.js";
 export { bodyOf } from "./wire/record-reader.js";
 export { checkLineSignature, sealLine, type SealedLine, type SessionKey } from "./crypto/signing.js";
-export { RowSplitter, readRows, type Row } from "./wire/row-splitter.js";
+export { RowSplitter, type Row } from "./wire/row-splitter.js";
+export { readRows } from "./wire/row-file.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
 export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
 export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";

@@ -26,10 +26,12 @@ describe("the pass-through recorder (no Policy Set)", () => {
       request_digest: sha256(request),
       schema_version: 2,
       seq: 1,
+      // The one member the reference's writer does not write (SPEC §13.7).
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       tool_id: "echo",
     });
-    const { key_id, signature, prev_hash, wall_ms, ...rest } = lines[2] as Record<string, unknown>;
-    expect([typeof key_id, typeof signature, typeof prev_hash, typeof wall_ms]).toEqual(["string", "string", "string", "number"]);
+    const { key_id, signature, prev_hash, wall_ms, time, ...rest } = lines[2] as Record<string, unknown>;
+    expect([typeof key_id, typeof signature, typeof prev_hash, typeof wall_ms, typeof time]).toEqual(["string", "string", "string", "number", "string"]);
     expect(rest).toEqual({
       call_id: "call-1",
       capability: {

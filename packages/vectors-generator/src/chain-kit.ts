@@ -34,12 +34,16 @@ export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
   };
 }
 
-/** The base Session, written by the real writer: open, two calls, a park and its decision, close. */
-export async function baseSession(): Promise<string> {
+/**
+ * The base Session, written by the real writer: open, two calls, a park and its decision,
+ * close. Without a clock its Lines carry no `time`, as the reference's do; with one, each
+ * carries the time that clock gives (SPEC §13.7).
+ */
+export async function baseSession(clock: (() => Date) | false = false): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "base.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
     for (const id of ["call-0", "call-1"]) {
       await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
       await writer.outcome(outcome(id));
@@ -51,6 +55,12 @@ export async function baseSession(): Promise<string> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** A clock that reads 2026-12-03T12:00:00.000Z and then 7 ms later at each reading: the same times on every run. */
+export function steadyClock(): () => Date {
+  let readings = 0;
+  return () => new Date(Date.UTC(2026, 11, 3, 12, 0, 0, 0) + 7 * readings++);
 }
 
 export interface ChainCase {

@@ -1,6 +1,6 @@
 import { KeyId, ToolSpecDigest } from "@aegis/format";
 import type { VectorSet } from "./vector-set.js";
-import { DEV_PUBLIC, IDENTITY, NOT_A_POINT, ROTATED, ROTATED_PUBLIC, baseSession, chainAnswerOf, chainKit, type ChainCase } from "./chain-kit.js";
+import { DEV_PUBLIC, IDENTITY, NOT_A_POINT, ROTATED, ROTATED_PUBLIC, baseSession, chainAnswerOf, steadyClock, chainKit, type ChainCase } from "./chain-kit.js";
 
 /**
  * SPEC §4-§8: record files written by the real writer with fixed keys, then altered in
@@ -60,6 +60,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       ["5.3", "17.6"],
       "An outcome carrying the aegis-ts extension member tool_spec_digest, as aegis wrap writes it: signed and hashed like any member.",
       seal(edit(2, (l) => ({ ...l, tool_spec_digest: ToolSpecDigest.of('{"name":"fs.read"}') }))),
+    ),
+    c(
+      "verified_time_member",
+      "positive",
+      ["5.1", "12", "13.7"],
+      "The base Session as the aegis-ts writer writes it by default: every Line carries the aegis-ts extension member time (RFC 3339, UTC, milliseconds), signed and hashed like any member.",
+      await baseSession(steadyClock()),
     ),
     c("verified_blank_rows", "positive", ["1.1"], "Blank rows between Lines are skipped.", base.replace("\n", "\n\n  \n")),
     c("verified_no_final_newline", "positive", ["1.1"], "The last Line without its final newline is whole.", base.trimEnd()),

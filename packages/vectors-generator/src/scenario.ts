@@ -31,7 +31,7 @@ export async function writeScenario(dir: string, policy: PolicySet, calls: reado
   const envelope = await EnvelopeStore.open(join(dir, "store"), { id: STORE_ID, now: () => REDACTED_AT });
   const live = { windows: new RateWindows(), now: () => 0, mintApprovalId: () => "apr-vector" };
   try {
-    const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
+    const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope, clock: false });
     for (const call of calls) {
       const request = bytes(call.request);
       const d = decide(policy, { tool_id: call.tool, ...(call.axes === undefined ? {} : { axes: call.axes }), request }, live);

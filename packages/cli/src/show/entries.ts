@@ -1,4 +1,4 @@
-import { readRecord, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
+import { readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
 import { detachedString } from "@aegis/format/internal";
 
 /** One thing `show` reports, in file order. */
@@ -9,19 +9,21 @@ export type Entry =
       readonly line: number;
       readonly public_key: string;
       readonly prev_session_tail?: string;
+      /** When the writer says it opened the Session (SPEC §13.7), when the Line says. */
+      readonly time?: string;
       readonly after_break: boolean;
     }
   | {
       readonly kind: "call";
       readonly call_id: string;
       readonly tool_id: string;
-      readonly intent?: { readonly at: Position; readonly line: number };
+      readonly intent?: { readonly at: Position; readonly line: number; readonly time?: string };
       readonly outcome?: { readonly at: Position; readonly line: number; readonly record: OutcomeLine };
       readonly request_digest: string;
       readonly after_break: boolean;
     }
   | { readonly kind: "decision"; readonly at: Position; readonly line: number; readonly record: DecisionLine; readonly after_break: boolean }
-  | { readonly kind: "close"; readonly at: Position; readonly line: number; readonly after_break: boolean }
+  | { readonly kind: "close"; readonly at: Position; readonly line: number; readonly time?: string; readonly after_break: boolean }
   | {
       readonly kind: "other";
       readonly line_type: string;
@@ -39,6 +41,11 @@ interface Pending {
   readonly request_digest: string;
   readonly at: Position;
   readonly row: number;
+  readonly time: string | undefined;
+}
+
+function intentOf(p: Pending): { readonly at: Position; readonly line: number; readonly time?: string } {
+  return { at: p.at, line: p.row, ...(p.time === undefined ? {} : { time: p.time }) };
 }
 
 /** The bounds on calls held waiting for their outcome (SPEC §18). */
@@ -46,12 +53,12 @@ const MAX_PENDING_CALLS = 100_000;
 const MAX_PENDING_CHARS = 32 * 1024 * 1024;
 
 /**
- * Read the file again and yield entries in file order. An intent waits for its outcome
+ * The entries of a record's rows, in file order. An intent waits for its outcome
  * (calls in flight are the only thing held), so memory stays bounded. Entries from row
  * `breakLine` on, where verification stopped, are marked `after_break`: nothing there is
  * vouched for.
  */
-export async function* entries(path: string, breakLine: number | undefined): AsyncGenerator<Entry> {
+export async function* entriesOf(rows: AsyncIterable<RecordRow>, breakLine: number | undefined): AsyncGenerator<Entry> {
   const afterBreak = (line: number): boolean => breakLine !== undefined && line >= breakLine;
   let pending = new Map<string, Pending>();
   let pendingChars = 0;
@@ -61,7 +68,7 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
       kind: "call",
       call_id: p.call_id,
       tool_id: p.tool_id,
-      intent: { at: p.at, line: p.row },
+      intent: intentOf(p),
       request_digest: p.request_digest,
       after_break: afterBreak(p.row),
     };
@@ -85,6 +92,7 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
       request_digest: detachedString(line.request_digest),
       at,
       row,
+      time: line.time === undefined ? undefined : detachedString(line.time),
     };
     const old = pending.get(p.call_id);
     if (old !== undefined) pendingChars -= old.call_id.length + old.tool_id.length;
@@ -130,6 +138,7 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
           line: row.row,
           public_key: t.line.public_key,
           ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }),
+          ...(t.line.time === undefined ? {} : { time: t.line.time }),
           after_break,
         };
         return;
@@ -146,7 +155,7 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
           kind: "call",
           call_id: t.line.call_id,
           tool_id: t.line.tool_id,
-          ...(intent === undefined ? {} : { intent: { at: intent.at, line: intent.row } }),
+          ...(intent === undefined ? {} : { intent: intentOf(intent) }),
           outcome: { at, line: row.row, record: t.line },
           request_digest: t.line.request_digest,
           after_break,
@@ -158,7 +167,7 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
         return;
       case "close":
         yield* flushPending();
-        yield { kind: "close", at, line: row.row, after_break };
+        yield { kind: "close", at, line: row.row, ...(t.line.time === undefined ? {} : { time: t.line.time }), after_break };
         return;
       case "checkpoint":
         yield { kind: "other", line_type: "checkpoint", at, line: row.row, after_break, problems: [] };
@@ -169,6 +178,6 @@ export async function* entries(path: string, breakLine: number | undefined): Asy
     }
   }
 
-  for await (const row of readRecord(path, { canonical: true })) yield* handle(row);
+  for await (const row of rows) yield* handle(row);
   yield* flushPending();
 }

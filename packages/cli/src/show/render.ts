@@ -4,7 +4,7 @@ import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, ty
 import type { Entry } from "./entries.js";
 import type { ApprovalLinks } from "./index-pass.js";
 
-/** Human text for one entry. Deterministic: positions and digests, no paths, no times. */
+/** Human text for one entry. Deterministic: what the file says (its Lines' times too), no paths, not the clock. */
 export function renderEntry(entry: Entry, links: ApprovalLinks): string {
   const mark = "after_break" in entry && entry.after_break ? "  [after the break: not verified]" : "";
   return match(entry)
@@ -12,6 +12,7 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
       const keyId = KeyId.of(Buffer.from(e.public_key, "hex"));
       const lines = [`session ${e.session_index} (line ${e.line})${mark}`, `  key_id      ${keyId}`, `  public_key  ${e.public_key}`];
       if (e.prev_session_tail !== undefined) lines.push(`  follows     ${e.prev_session_tail}`);
+      if (e.time !== undefined) lines.push(`  opened      ${e.time}`);
       return lines.join("\n");
     })
     .with({ kind: "call" }, (e) => renderCall(e, links, mark))
@@ -20,10 +21,11 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
       return [
         `  decision ${e.record.approval_id}  ${describePosition(e.at)}${mark}`,
         `    verdict     ${approvalText(e.record.verdict)}`,
+        ...(e.record.time === undefined ? [] : [`    time        ${e.record.time}`]),
         `    answers     ${parked === undefined ? "no park for this approval in this file" : `call ${parked.call_id} (${describePosition(parked.at)})`}`,
       ].join("\n");
     })
-    .with({ kind: "close" }, (e) => `  close  ${describePosition(e.at)}${mark}`)
+    .with({ kind: "close" }, (e) => `  close  ${describePosition(e.at)}${e.time === undefined ? "" : `  ${e.time}`}${mark}`)
     .with({ kind: "other" }, (e) =>
       [
         `  ${e.line_type === "checkpoint" ? "checkpoint (reserved)" : `line of unknown type \`${e.line_type}\``}  ${describePosition(e.at)} (line ${e.line})${mark}`,
@@ -44,6 +46,8 @@ function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, m
   const head = `  call ${e.call_id}  ${e.tool_id}${mark}`;
   const rows: [string, string][] = [["at", where]];
   const o = e.outcome?.record;
+  const time = callTime(e.intent?.time, o?.time);
+  if (time !== undefined) rows.push(["time", time]);
   if (o === undefined) {
     rows.push(["outcome", "none: the call was in flight when this Session ended"]);
     rows.push(["request", e.request_digest]);
@@ -80,6 +84,13 @@ function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, m
     ]);
   }
   return [head, ...rows.map(([k, v]) => `    ${k.padEnd(12)}${v}`)].join("\n");
+}
+
+/** When a call began (its intent's time) and how long until its outcome, from what the Lines say. */
+function callTime(begun: string | undefined, ended: string | undefined): string | undefined {
+  if (begun === undefined) return ended === undefined ? undefined : `${ended} (outcome)`;
+  if (ended === undefined) return begun;
+  return `${begun}, outcome ${Date.parse(ended) - Date.parse(begun)} ms later`;
 }
 
 export function policyText(o: OutcomeLine): string {

@@ -152,7 +152,7 @@ export interface RelayExpected {
   )[];
   /**
    * Every Line of the Session in order, without `prev_hash`, `key_id`, `signature`,
-   * `public_key` and `wall_ms` (which depend on the key and the clock).
+   * `public_key`, `wall_ms` and `time` (which depend on the key and the clock).
    */
   readonly lines: readonly Readonly<Record<string, unknown>>[];
 }

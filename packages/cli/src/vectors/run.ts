@@ -257,7 +257,7 @@ export async function recheckAnswer(record: string, policyPath: string, envelope
 /** The relay vectors' key: any key gives the same answer, since signatures are not compared. */
 const RELAY_KEY = SigningKey.fromSeed(new Uint8Array(32).fill(0x11));
 /** What depends on the key or the clock, and so is not compared (SPEC §17). */
-const UNCOMPARED = new Set(["prev_hash", "key_id", "signature", "public_key", "wall_ms"]);
+const UNCOMPARED = new Set(["prev_hash", "key_id", "signature", "public_key", "wall_ms", "time"]);
 
 /**
  * SPEC §17: replay a transcript through the recorder, with a real writer, on a clock that
@@ -268,7 +268,7 @@ export async function relayAnswer(transcript: RelayTranscript, policy: string | 
   const dir = await mkdtemp(join(tmpdir(), "aegis-relay-vector-"));
   try {
     const path = join(dir, "record.aarl");
-    const writer = await ChainWriter.open(path, { key: RELAY_KEY });
+    const writer = await ChainWriter.open(path, { key: RELAY_KEY, clock: false });
     let parks = 0;
     const gate =
       policy === null

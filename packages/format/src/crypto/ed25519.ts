@@ -1,10 +1,11 @@
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import { Point } from "@noble/ed25519";
+import { equationHolds, publicKeyHandle, type PublicKeyHandle } from "./ed25519-backend.js";
 
 /**
  * Ed25519 under the strict rule of SPEC §8.5, which is ed25519-dalek's `verify_strict`
  * (the Rust reference's rule). See adr/0001 for why the arithmetic is Node's (OpenSSL)
- * and what is checked here first so that the answer is dalek's, not OpenSSL's.
+ * and what is checked here first so that the answer is dalek's, not OpenSSL's; in a
+ * browser bundle the arithmetic is noble's instead (`ed25519-backend-noble.ts`, adr/0015).
  *
  * A signature (R, S) over message M under public key A verifies when, in this order:
  * 1. S, read little-endian, is below the group order L;
@@ -41,9 +42,6 @@ export const SMALL_ORDER_ENCODINGS: ReadonlySet<string> = new Set([
   "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
 ]);
 
-const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
-const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
-
 function scalarIsCanonical(s: Uint8Array): boolean {
   for (let i = 31; i >= 0; i--) {
     const a = s[i] ?? 0;
@@ -59,8 +57,8 @@ export interface VerifyingKey {
   readonly bytes: Uint8Array;
   /** The same bytes as 64 lowercase hex, the spelling of an `open` Line's `public_key`. */
   readonly hex: string;
-  /** @internal the OpenSSL key object. */
-  readonly handle: KeyObject;
+  /** @internal the back end's decoded key (OpenSSL's key object under Node). */
+  readonly handle: PublicKeyHandle;
 }
 
 /** Why a 32-byte public key cannot verify anything (dalek refuses it at construction). */
@@ -80,21 +78,25 @@ export function verifyingKey(publicKey: Uint8Array): VerifyingKey | PublicKeyFau
     return "not_a_point";
   }
   if (SMALL_ORDER_ENCODINGS.has(hex)) return "small_order";
-  const handle = createPublicKey({
-    key: Buffer.concat([SPKI_PREFIX, publicKey]),
-    format: "der",
-    type: "spki",
-  });
-  return { bytes: Uint8Array.from(publicKey), hex, handle };
+  return { bytes: Uint8Array.from(publicKey), hex, handle: publicKeyHandle(publicKey) };
 }
 
 /**
  * Strict verification (SPEC §8.5) of the 64 raw signature bytes.
  *
- * Steps 1 and 2 are checked here; OpenSSL then performs step 4, which also refuses an R
- * that does not decode, because no canonical encoding of [S]B - [k]A can equal it.
+ * Steps 1 and 2 are checked here (`passesPrechecks`); the back end then performs step 4,
+ * which also refuses an R that does not decode, because no canonical encoding of
+ * [S]B - [k]A can equal it.
  */
 export function verifyStrict(key: VerifyingKey, message: Uint8Array, signature: Uint8Array): boolean {
+  return passesPrechecks(signature) && equationHolds(key.handle, message, signature);
+}
+
+/**
+ * Steps 1 and 2 of SPEC §8.5: a 64-byte signature whose S is below L and whose R is not a
+ * small-order encoding. What any back end's step 4 is given has passed these.
+ */
+export function passesPrechecks(signature: Uint8Array): boolean {
   if (signature.length !== 64) return false;
   if (!scalarIsCanonical(signature.subarray(32))) return false;
   // Every small-order encoding has one of four second bytes: any other R needs no lookup.
@@ -102,28 +104,5 @@ export function verifyStrict(key: VerifyingKey, message: Uint8Array, signature: 
   if (second === 0x00 || second === 0x17 || second === 0xe8 || second === 0xff) {
     if (SMALL_ORDER_ENCODINGS.has(Buffer.from(signature.buffer, signature.byteOffset, 32).toString("hex"))) return false;
   }
-  return verify(null, message, key.handle, signature);
-}
-
-/** A 32-byte Ed25519 seed and what derives from it. */
-export interface Ed25519Seed {
-  readonly publicKey: Uint8Array;
-  /** @internal the OpenSSL key object. */
-  readonly handle: KeyObject;
-}
-
-export function seedKey(seed: Uint8Array): Ed25519Seed {
-  if (seed.length !== 32) throw new RangeError(`an Ed25519 seed is 32 bytes, got ${seed.length}`);
-  const handle = createPrivateKey({
-    key: Buffer.concat([PKCS8_PREFIX, seed]),
-    format: "der",
-    type: "pkcs8",
-  });
-  const spki = createPublicKey(handle).export({ format: "der", type: "spki" });
-  return { publicKey: new Uint8Array(spki.subarray(spki.length - 32)), handle };
-}
-
-/** Deterministic Ed25519 (RFC 8032): the same seed and message give the same 64 bytes. */
-export function signWith(key: Ed25519Seed, message: Uint8Array): Uint8Array {
-  return new Uint8Array(sign(null, message, key.handle));
+  return true;
 }

@@ -6,7 +6,8 @@ import { chmod, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { makeDirectories } from "../durable/files.js";
 import { describeFileKind, kindOf, readInputFile } from "../durable/input-file.js";
-import { describeIoError, decodeUtf8 } from "../wire/text.js";
+import { decodeUtf8 } from "../wire/text.js";
+import { describeIoError } from "../durable/io-text.js";
 import { SigningKey } from "./keys.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { KeyId } from "../wire/digest.js";
-import { seedKey, signWith, type Ed25519Seed } from "./ed25519.js";
+import { seedKey, signWith, type Ed25519Seed } from "./ed25519-sign.js";
 import { toHex } from "../wire/hex.js";
 
 /**

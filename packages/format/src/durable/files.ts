@@ -35,14 +35,26 @@ export async function makeDirectories(directory: string): Promise<void> {
  * one: a temporary file, synced, renamed over `path`, then the directory synced.
  */
 export async function replaceFileDurably(path: string, bytes: Uint8Array): Promise<void> {
+  await replaceFileFromParts(path, [bytes]);
+}
+
+/**
+ * {@link replaceFileDurably} for a file made in parts (a page of 100 MB is never held
+ * whole): each part is written as it comes; a part that throws leaves `path` as it was.
+ */
+export async function replaceFileFromParts(path: string, parts: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>): Promise<void> {
   const temporary = `${path}.tmp`;
   const handle = await open(temporary, "w", 0o644);
   try {
-    await handle.writeFile(bytes);
+    // writeFile writes all of a part, from where the last one ended.
+    for await (const part of parts) await handle.writeFile(part);
     await handle.sync();
-  } finally {
+  } catch (error) {
     await handle.close();
+    await unlink(temporary).catch(() => undefined);
+    throw error;
   }
+  await handle.close();
   await rename(temporary, path).catch(async (error: unknown) => {
     await unlink(temporary).catch(() => undefined);
     throw error;

@@ -1,4 +1,5 @@
 import { close, fsync, fsyncSync, open } from "node:fs";
+import { asError } from "./thrown.js";
 
 /** fsync on the libuv pool: the event loop runs on while the disk works. */
 export function syncOffThread(fd: number): Promise<void> {
@@ -28,18 +29,4 @@ export async function syncDirectory(directory: string): Promise<void> {
   }
 }
 
-/** What was thrown, as an Error (a string or another value is wrapped). */
-export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
-
-/** The message of what was thrown, whatever it was. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The errno code of a system error (`ENOENT`, `EEXIST`, ...), if it has one. */
-export function errnoOf(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
-  return typeof error.code === "string" ? error.code : undefined;
-}
+export { asError, errnoOf, messageOf } from "./thrown.js";

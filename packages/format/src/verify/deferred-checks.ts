@@ -1,7 +1,21 @@
 import type { SignatureToCheck } from "../crypto/signing.js";
 import { SignatureBatch } from "./signature-batch.js";
-import type { SignaturePool } from "./signature-pool.js";
 import { checkNow, type SignatureChecker, type SignatureStop, type SigningInput, type WalkedLine } from "./walk.js";
+
+/**
+ * Where deferred checks go: Node's worker threads (`SignaturePool`), or a browser's Web
+ * Workers. Batches are answered in any order; the checker puts them back in order.
+ */
+export interface CheckPool {
+  /** Threads that check at once: the window of batches out is a multiple of it. */
+  readonly size: number;
+  /** True once every thread can take a batch at once. */
+  readonly ready: boolean;
+  /** Starts the threads, if they are not running. */
+  start(): void;
+  /** The index of the batch's first signature that does not verify, or -1. */
+  check(batch: SignatureBatch): Promise<number>;
+}
 
 /** How the parallel walk spreads its checks; the defaults are measured (`npm run bench:verify`). */
 export interface Tuning {
@@ -76,7 +90,7 @@ export class DeferredChecks implements SignatureChecker {
   private readonly window: number;
 
   constructor(
-    private readonly pool: SignaturePool,
+    private readonly pool: CheckPool,
     private readonly onLine: ((line: WalkedLine) => void) | undefined,
     private readonly tuning: Tuning = DEFAULT_TUNING,
   ) {

@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { describeIoError } from "../wire/text.js";
+import { describeIoError } from "../durable/io-text.js";
 import { ChainReadError, verifyChainFile } from "./verify.js";
 import type { FileVerification } from "./many-files.js";
 

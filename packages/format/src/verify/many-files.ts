@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import { describeIoError } from "../wire/text.js";
+import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
 import { ChainReadError, verifyChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";

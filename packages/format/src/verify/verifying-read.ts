@@ -1,6 +1,8 @@
 import { RecordRowReading, type RecordRow } from "../wire/record-reader.js";
-import { MAX_ROW_BYTES, readRowChunks, streamRowChunks } from "../wire/row-splitter.js";
-import { RowVerifier, nextRows, progressOf, tuningOfFile, type VerifyOptions } from "./verify.js";
+import { MAX_ROW_BYTES, streamRowChunks } from "../wire/row-splitter.js";
+import { readRowChunks } from "../wire/row-file.js";
+import { poolFor, tuningOfFile, type VerifyOptions } from "./verify.js";
+import { RowVerifier, nextRows, progressOf } from "./row-verifier.js";
 import { DEFAULT_TUNING } from "./deferred-checks.js";
 import type { Verification } from "./verdict.js";
 
@@ -36,7 +38,7 @@ export function readVerifying(
     settle = resolve;
   });
   async function* rows(): AsyncGenerator<RecordRow> {
-    const verifier = new RowVerifier(options, typeof source === "string" ? await tuningOfFile(source) : DEFAULT_TUNING);
+    const verifier = new RowVerifier(options, poolFor(options), typeof source === "string" ? await tuningOfFile(source) : DEFAULT_TUNING);
     for (;;) {
       const read = await nextRows(chunks, name);
       if (read === undefined) break;

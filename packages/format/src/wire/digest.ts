@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { sha256Hex } from "../crypto/sha256.js";
 import { checkHex, describeHexFault, type HexFault } from "./hex.js";
 
 /**
@@ -50,10 +50,7 @@ export class DigestParseError extends Error {
   }
 }
 
-/** One-shot SHA-256 as 64 lowercase hex (no Hash object per call: a verifier hashes every Line). */
-export function sha256Hex(bytes: Uint8Array | string): string {
-  return hash("sha256", bytes, "hex");
-}
+export { sha256Hex };
 
 function parse<K extends DigestKind>(kind: K, text: string): Digest<K> {
   const fault = checkHex(text, 64);

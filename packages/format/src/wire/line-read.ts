@@ -81,6 +81,15 @@ class Fields {
     return 0;
   }
 
+  /** RFC 3339 in UTC with milliseconds, as the writer spells a Date (SPEC §13.7). */
+  optTime(o: JsonObject, key: string, path: string): string | undefined {
+    const v = o[key];
+    if (v === undefined) return undefined;
+    if (typeof v === "string" && isLineTime(v)) return v;
+    this.bad(`${path}.${key}`, "a time as YYYY-MM-DDTHH:MM:SS.sssZ");
+    return undefined;
+  }
+
   optInt(o: JsonObject, key: string, path: string): number | undefined {
     return o[key] === undefined ? undefined : this.int(o, key, path);
   }
@@ -288,6 +297,15 @@ export function readLineBody(value: JsonObject): TypedLineResult<Record<never, n
   return readLine(value, () => ({}));
 }
 
+const LINE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** The writer's spelling of a time, and a real one (`Date` rolls 2026-02-30 over, so it would not spell it back). */
+export function isLineTime(text: string): boolean {
+  if (!LINE_TIME.test(text)) return false;
+  const date = new Date(text);
+  return !Number.isNaN(date.getTime()) && date.toISOString() === text;
+}
+
 function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, path: string) => S): TypedLineResult<S> {
   const f = new Fields();
   const $ = "$";
@@ -295,10 +313,12 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
   if (typeof token !== "string") return { ok: false, problems: ["$.line_type: expected a string"] };
   const schemaVersion = value["schema_version"];
   if (schemaVersion !== 2) f.bad("$.schema_version", "2");
+  const time = f.optTime(value, "time", $);
   const header = {
     schema_version: 2 as const,
     seq: f.int(value, "seq", $),
     prev_hash: f.digest("PrevHash", value, "prev_hash", $),
+    ...(time === undefined ? {} : { time }),
   };
   const signature = (): S => signatureOf(f, $);
   let typed: TypedLine<S> | undefined;
@@ -348,9 +368,7 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
       const sig = signature();
       if (p !== undefined && c !== undefined && e !== undefined && a !== undefined) {
         const line = compact<Unsigned<OutcomeLine>>({
-          schema_version: header.schema_version,
-          seq: header.seq,
-          prev_hash: header.prev_hash,
+          ...header,
           line_type: "outcome",
           ...base,
           policy: p,

@@ -190,6 +190,12 @@ export interface LineHeader<T extends string> {
   readonly seq: number;
   /** `line_hash` of the previous Line in the Session, or 64 zeros on an `open` (SPEC §4). */
   readonly prev_hash: PrevHash;
+  /**
+   * aegis-ts extension (SPEC §13.7): when the writer appended the Line, by its own clock,
+   * as RFC 3339 in UTC with milliseconds (`2026-12-03T21:30:27.123Z`). Signed with the rest;
+   * it says when the writer claims, no more. Absent from the reference's Lines.
+   */
+  readonly time?: string;
 }
 
 /** The members a signed Line adds (SPEC §4, §8.4). */

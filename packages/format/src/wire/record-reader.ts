@@ -1,7 +1,7 @@
 import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject, type JsonValue } from "./json.js";
 import { readLineBody, type TypedLineResult } from "./line-read.js";
 import { readRow } from "./row-read.js";
-import { MAX_ROW_BYTES, RowSplitter, readRows, type Row } from "./row-splitter.js";
+import { RowSplitter, type Row } from "./row-splitter.js";
 import { decodeUtf8 } from "./text.js";
 
 /**
@@ -30,7 +30,7 @@ export type RecordRow =
   /** A row over the row bound (SPEC §13.1): not read. */
   | { readonly code: "too_long"; readonly row: number; readonly sessionIndex: number; readonly length: number; readonly limit: number };
 
-/** How {@link readRecord} and {@link readRecordBytes} read rows. */
+/** How `readRecord` and {@link readRecordBytes} read rows. */
 export interface RecordReadOptions {
   /** Also refuse rows outside the canonical value space (SPEC §3.2), as the verifier does. */
   readonly canonical?: boolean;
@@ -38,12 +38,7 @@ export interface RecordReadOptions {
   readonly onRead?: (bytes: number) => void;
 }
 
-/** The rows of the record file at `path`, in order, one in memory at a time. */
-export function readRecord(path: string, options: RecordReadOptions = {}): AsyncGenerator<RecordRow> {
-  return recordRows(readRows(path, MAX_ROW_BYTES, options.onRead), options);
-}
-
-/** {@link readRecord} over a record held in memory. */
+/** `readRecord` over a record held in memory. */
 export function readRecordBytes(bytes: Uint8Array, options: RecordReadOptions = {}): AsyncGenerator<RecordRow> {
   return recordRows(rowsOf(bytes), options);
 }

@@ -7,7 +7,6 @@
  * reported as such and its bytes are not kept.
  */
 
-import { open, type FileHandle } from "node:fs/promises";
 import { isBlank } from "./text.js";
 
 /** The longest row a verifier reads (SPEC §13.1): 1 MiB. The writer refuses longer. */
@@ -146,49 +145,12 @@ export class RowSplitter {
   }
 }
 
-/**
- * The rows of a file, read into one buffer again and again: a fresh buffer per chunk is
- * garbage the collector may take its time over, and memory would follow the file's size.
- * A row's bytes are valid until the next row is requested. `onRead` is told how many
- * bytes have been read so far.
- *
- * @throws the file system's error when the file cannot be opened or read.
- */
-export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
-  for await (const rows of readRowChunks(path, limit, onRead)) yield* rows;
-}
-
-/**
- * {@link readRows}, a read's rows at a time: a reader of millions of rows pays one await per
- * read, not per row. The rows' bytes are valid until the next list is requested.
- */
-export async function* readRowChunks(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<readonly Row[]> {
-  const splitter = new RowSplitter(limit);
-  const buffer = Buffer.allocUnsafe(1 << 18);
-  let handle: FileHandle | undefined;
-  let total = 0;
-  try {
-    handle = await open(path, "r");
-    for (;;) {
-      // Read from the current position, not at an offset: a pipe or /dev/stdin cannot seek.
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      onRead?.(total);
-      yield [...splitter.push(buffer.subarray(0, bytesRead))];
-    }
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
-  yield [...splitter.end()];
-}
-
 /** The rows of a stream of bytes, as it comes. `onRead` is told how many bytes have come so far. */
 export async function* streamRows(source: AsyncIterable<Uint8Array>, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
   for await (const rows of streamRowChunks(source, limit, onRead)) yield* rows;
 }
 
-/** {@link streamRows}, a chunk's rows at a time. */
+/** `streamRows`, a chunk's rows at a time. */
 export async function* streamRowChunks(
   source: AsyncIterable<Uint8Array>,
   limit: number = MAX_ROW_BYTES,

@@ -4,7 +4,7 @@ import { acquireLock } from "../durable/lock.js";
 import { readFully } from "../durable/files.js";
 import { syncDirectory } from "../durable/sync.js";
 import { readFileTail } from "./tail.js";
-import { describeIoError } from "../wire/text.js";
+import { describeIoError } from "../durable/io-text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 /** What {@link repairTornTail} did to the file. */

@@ -24,7 +24,7 @@ import {
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
 import { readFileTail } from "./tail.js";
-import { describeIoError } from "../wire/text.js";
+import { describeIoError } from "../durable/io-text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
@@ -49,6 +49,12 @@ export interface ChainWriterOptions {
    * (`@aegis/proof`'s checkpointing writer). Called inside the append step; keep it cheap.
    */
   readonly onLine?: (line: AppendedLine) => void;
+  /**
+   * The clock each Line's `time` member is read from (SPEC §13.7, an aegis-ts extension):
+   * by default the system's. `false` writes no `time`, as the reference's writer: for
+   * records that must be the same bytes on every run (test vectors).
+   */
+  readonly clock?: (() => Date) | false;
 }
 
 /** A Line as {@link ChainWriterOptions.onLine} is told of it. */
@@ -97,6 +103,7 @@ export class ChainWriter {
     /** A stale lock this writer recovered on opening: its holder was gone (SPEC §13.3). */
     readonly recoveredLock: RecoveredLock | undefined,
     private readonly onLine: ((line: AppendedLine) => void) | undefined,
+    private readonly clock: (() => Date) | undefined,
   ) {
     const fd = handle.fd;
     this.commit = new GroupCommit(
@@ -128,7 +135,16 @@ export class ChainWriter {
       const tail = await io(path, () => readFileTail(opened, size));
       if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(path, opened, options.key, lock.release, options.envelope, lock.recovered, options.onLine);
+      const writer = new ChainWriter(
+        path,
+        opened,
+        options.key,
+        lock.release,
+        options.envelope,
+        lock.recovered,
+        options.onLine,
+        options.clock === false ? undefined : (options.clock ?? systemClock),
+      );
       // The file was created: its directory entry must survive a crash too.
       if (size === 0) await io(path, () => syncDirectory(dirname(path)));
       // A last line that parses but lost its newline lost nothing else: complete it.
@@ -361,7 +377,8 @@ export class ChainWriter {
     const prev = lineType === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
     let sealed;
     try {
-      sealed = sealLine({ ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev }, signed ? this.key : undefined);
+      const line = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
+      sealed = sealLine(this.clock === undefined ? line : { ...line, time: lineTime(this.clock()) }, signed ? this.key : undefined);
     } catch (error) {
       if (error instanceof CanonicalFormError) return Promise.reject(new ChainWriterError({ code: "not_canonical", fault: error.fault }));
       return Promise.reject(error);
@@ -397,6 +414,21 @@ export class ChainWriter {
     while (written < data.length) written += writeSync(this.handle.fd, data, written, data.length - written);
   }
 }
+
+const systemClock = (): Date => new Date();
+
+/**
+ * RFC 3339 in UTC with milliseconds (SPEC §13.7). A clock outside years 0000-9999 (or an
+ * invalid Date) has no such spelling: refused before a `seq` is taken.
+ */
+function lineTime(date: Date): string {
+  const ms = date.getTime();
+  if (!(ms >= EARLIEST_TIME && ms <= LATEST_TIME)) throw new RangeError(`the writer's clock gave ${String(date)}, which RFC 3339 cannot spell`);
+  return date.toISOString();
+}
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: past them `toISOString` writes six-digit years. */
+const EARLIEST_TIME = -62_167_219_200_000;
+const LATEST_TIME = 253_402_300_799_999;
 
 function unfinished(execution: ExecutionOutcome): CallResult {
   const axes: DecisionAxes = {};

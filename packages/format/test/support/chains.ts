@@ -29,7 +29,8 @@ export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
  * outcome, then a park and its decision, then close. Returns the file's path.
  */
 export async function writeSession(path: string, options: { key?: SigningKey; calls?: number } = {}): Promise<string> {
-  const writer = await ChainWriter.open(path, { key: options.key ?? DEV, allowInsecureDevKey: true });
+  // No time member: sessions written twice must be the same bytes.
+  const writer = await ChainWriter.open(path, { key: options.key ?? DEV, allowInsecureDevKey: true, clock: false });
   for (let i = 0; i < (options.calls ?? 2); i++) {
     const id = `call-${i}`;
     await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });

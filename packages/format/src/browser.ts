@@ -1,0 +1,118 @@
+/**
+ * `@aegis/format/browser`: the reader, the canonical form and the verifier of `@aegis/format`
+ * with no Node API, for browsers and other JavaScript hosts (adr/0015). The very modules
+ * Node runs: only SHA-256 and the last step of Ed25519 (SPEC §8.5 step 4) differ, and a
+ * bundler that honours `package.json`'s `browser` field puts noble's in place of
+ * `node:crypto`'s (`ED25519_BACKEND` says which one runs). Writing records stays in
+ * `@aegis/format`: a browser reads and verifies them.
+ *
+ * Signatures are checked on this thread unless a {@link CheckPool} is given (Web Workers):
+ * the verdict is the same either way (SPEC §8.2).
+ *
+ * @packageDocumentation
+ */
+import { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
+import { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
+import { walkRows } from "./verify/row-verifier.js";
+import type { WalkOptions } from "./verify/walk.js";
+import type { Verification } from "./verify/verdict.js";
+
+export {
+  KeyId,
+  LineHash,
+  PolicySetHash,
+  PrevHash,
+  RequestDigest,
+  ResponseDigest,
+  ToolSpecDigest,
+  DigestParseError,
+  chainsTo,
+  sameDigest,
+  sameHex,
+  sha256Hex,
+  tryParseDigest,
+  type Digest,
+  type DigestKind,
+} from "./wire/digest.js";
+export { checkHex, describeHexFault, fromCheckedHex, toHex, type HexFault } from "./wire/hex.js";
+export {
+  JsonSyntaxError,
+  OutOfSpaceNumber,
+  isJsonObject,
+  parseJson,
+  type JsonArray,
+  type JsonObject,
+  type JsonValue,
+  type OutOfSpaceKind,
+} from "./wire/json.js";
+export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
+export { SMALL_ORDER_ENCODINGS, passesPrechecks, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
+export { ED25519_BACKEND } from "./crypto/ed25519-backend.js";
+export * from "./wire/line-types.js";
+export { readLineBody, readTypedLine, isLineTime, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
+export { RecordRowReading, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { readRow, type ReadRow } from "./wire/row-read.js";
+export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { asError, errnoOf, messageOf } from "./durable/thrown.js";
+export { unreachable } from "./unreachable.js";
+export {
+  describeIndeterminate,
+  describePosition,
+  describeSignatureFault,
+  describeTampered,
+  describeVerdict,
+  type IndeterminateReason,
+  type Position,
+  type ReasonCode,
+  type SignatureFault,
+  type TamperedReason,
+  type TrustLabel,
+  type Verdict,
+  type Verification,
+} from "./verify/verdict.js";
+export { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
+export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
+export { ChainReadError, RowVerifier } from "./verify/row-verifier.js";
+export { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
+export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
+
+/** How {@link verifyRecordBytes} verifies: a walk's trust set and `onLine`, and where signatures go. */
+export interface BytesVerifyOptions extends WalkOptions {
+  /** Workers that check signatures while the walk goes on; absent: every check on this thread. */
+  readonly pool?: CheckPool;
+  /** How checks are spread over the pool. */
+  readonly tuning?: Tuning;
+  /** The row bound (SPEC §13.1); defaults to {@link MAX_ROW_BYTES}. */
+  readonly maxRowBytes?: number;
+  /**
+   * Between slices of the input: a browser passes a function that yields to the page (a
+   * task boundary), so the page stays responsive and can show `bytesRead`.
+   */
+  readonly between?: (bytesRead: number) => Promise<void>;
+}
+
+/**
+ * Verify a record held in memory (SPEC §8): the answer `aegis verify` gives for the same
+ * bytes. The input is walked in slices of 1 MiB, with {@link BytesVerifyOptions.between}
+ * awaited after each.
+ */
+export async function verifyRecordBytes(bytes: Uint8Array, options: BytesVerifyOptions = {}): Promise<Verification> {
+  const limit = options.maxRowBytes ?? MAX_ROW_BYTES;
+  const between = options.between;
+  async function* slices(): AsyncGenerator<Uint8Array> {
+    for (let at = 0; at < bytes.length; at += SLICE) {
+      yield bytes.subarray(at, Math.min(at + SLICE, bytes.length));
+      if (between !== undefined) await between(Math.min(at + SLICE, bytes.length));
+    }
+  }
+  return walkRows(streamRowChunks(slices(), limit), "record", options, options.pool, options.tuning ?? DEFAULT_TUNING);
+}
+
+const SLICE = 1 << 20;
+
+/** Every row of a record held in memory, in order, with rows numbered as the verifier numbers them. */
+export function* rowsOfBytes(bytes: Uint8Array, maxRowBytes: number = MAX_ROW_BYTES): Generator<Row> {
+  const splitter = new RowSplitter(maxRowBytes);
+  yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  yield* splitter.end();
+}
