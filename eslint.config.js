@@ -1,6 +1,16 @@
 // The rules the project's conventions rest on (CONTRIBUTING.md), checked with type information.
 import tseslint from "typescript-eslint";
 
+const RULES = {
+  // A promise no one awaits or catches is a rejection no one sees.
+  "@typescript-eslint/no-floating-promises": "error",
+  "@typescript-eslint/no-misused-promises": "error",
+  // Every variant is handled where a union is switched on, as ts-pattern's .exhaustive() does.
+  "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+  "@typescript-eslint/no-explicit-any": "error",
+  "@typescript-eslint/no-non-null-assertion": "error",
+};
+
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "vectors/**", "conformance/**", "aegis-demo/**", "packages/*/bin/**", "packages/mcp/test/fixtures/**", "eslint.config.js"] },
   {
@@ -10,14 +20,18 @@ export default tseslint.config(
       parserOptions: { project: "./tsconfig.check.json", tsconfigRootDir: import.meta.dirname },
     },
     plugins: { "@typescript-eslint": tseslint.plugin },
-    rules: {
-      // A promise no one awaits or catches is a rejection no one sees.
-      "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/no-misused-promises": "error",
-      // Every variant is handled where a union is switched on, as ts-pattern's .exhaustive() does.
-      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
-      "@typescript-eslint/no-explicit-any": "error",
-      "@typescript-eslint/no-non-null-assertion": "error",
+    rules: RULES,
+  },
+  {
+    // The report page and what tests run inside it: typed against the DOM by the page's tsconfig.
+    files: ["packages/cli/page/src/**/*.ts", "packages/cli/test/in-page/**/*.ts"],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { project: "./packages/cli/page/tsconfig.json", tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { "@typescript-eslint": tseslint.plugin },
+    rules: RULES,
   },
 );
+
+

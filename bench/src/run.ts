@@ -16,6 +16,7 @@ const BENCHES = [
   { name: "recheck", what: "recheck of a million Lines under two Policy Sets, beside verify" },
   { name: "wrap", what: "what aegis wrap and recordingTransport add to a tools/call" },
   { name: "checkpoint", what: "the tree a checkpoint needs, beside hashing the Lines" },
+  { name: "report", what: "the page of aegis report on 100,000 calls in headless Chromium, beside aegis verify" },
 ] as const;
 
 const asked = process.argv.slice(2);

@@ -43,6 +43,8 @@ export type CliFault =
   | { readonly code: "proof_refused"; readonly detail: string; readonly help: string }
   /** A checkpoint or proof file that could not be read, or is not one. */
   | { readonly code: "unreadable_input"; readonly what: "checkpoint" | "proof"; readonly path: string; readonly detail: string }
+  /** `aegis report`: a record too large for a page to carry. */
+  | { readonly code: "record_too_large"; readonly path: string; readonly size: number; readonly limit: number }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -61,7 +63,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
       .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
       .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, { code: "proof_refused" }, () => 1 as const)
-      .with({ code: "unreadable_input" }, () => 2 as const)
+      .with({ code: "unreadable_input" }, { code: "record_too_large" }, () => 2 as const)
       .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
       // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
       .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
@@ -221,6 +223,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "unreadable_input" }, (f) => ({
       error: `read ${f.what} ${f.path}: ${f.detail}`,
       help: f.what === "checkpoint" ? "pass a checkpoint as aegis checkpoint printed it (a signed note)" : "pass a .tlog-proof file as aegis prove wrote it",
+    }))
+    .with({ code: "record_too_large" }, (f) => ({
+      error: `${f.path} is ${f.size} bytes: a report page carries at most ${f.limit} bytes of record`,
+      help: "verify it with `aegis verify` and read it with `aegis show`, which stream a record of any size; or report on a part cut at a Session boundary",
     }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);

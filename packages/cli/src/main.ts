@@ -1,5 +1,4 @@
 import { messageOf } from "@aegis/format/internal";
-import { readFileSync } from "node:fs";
 import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
 import { CheckpointCommand } from "./commands/checkpoint.js";
 import { DemoCommand } from "./commands/demo.js";
@@ -13,14 +12,14 @@ import { EnvelopePackCommand } from "./commands/envelope/pack.js";
 import { EnvelopeRedactCommand } from "./commands/envelope/redact.js";
 import { EnvelopeVerifyCommand } from "./commands/envelope/verify.js";
 import { RecheckCommand } from "./commands/recheck.js";
+import { ReportCommand } from "./commands/report.js";
 import { VectorsCommand } from "./commands/vectors.js";
 import { VerifyCommand } from "./commands/verify.js";
 import { WrapCommand } from "./commands/wrap.js";
 import { ApproveCommand } from "./commands/approve.js";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
-
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+import { VERSION } from "./version.js";
 
 /** clipanion writes an option's value as `#0`; say what it is. */
 const PLACEHOLDERS: Readonly<Record<string, string>> = {
@@ -38,6 +37,7 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--role": "<ROLE>",
   "--session": "<SESSION>",
   "--control": "<PATH>",
+  "--checkpoint": "<FILE>",
 };
 
 class AegisCli extends Cli {
@@ -72,6 +72,7 @@ const COMMAND_CLASSES = {
   verify: VerifyCommand,
   recheck: RecheckCommand,
   show: ShowCommand,
+  report: ReportCommand,
   keygen: KeygenCommand,
   repair: RepairCommand,
   checkpoint: CheckpointCommand,

@@ -121,6 +121,11 @@ export class DemoCommand extends AegisCommand {
       `  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`,
       `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`,
     );
+    lines.push(
+      "",
+      "Anyone would rather look: one HTML file that verifies the record again in the browser that opens it, and shows every call:",
+      `  aegis report --key ${key.publicKeyHex} --policy ${join(shownDir, "policy-stricter.yaml")} --envelope ${join(shownDir, "session.envelope")} --out ${join(shownDir, "report.html")} ${shown}`,
+    );
     lines.push("(`aegis show` gives a readable account of each call; `aegis --help` lists every command)");
     await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" && proved.every((p) => p.ok) ? 0 : 1;

@@ -6,6 +6,7 @@ import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } f
 import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readProofInput, statedCheckpoint } from "../proof-files.js";
+import { describeFinding } from "../checkpoint-finding.js";
 import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
@@ -257,16 +258,4 @@ async function recordsUnder(dir: string): Promise<string[]> {
     else if (entry.isFile() && entry.name.endsWith(".aarl")) found.push(path);
   }
   return found;
-}
-
-/** One line per checkpoint, after the verdict: what was found of it. */
-function describeFinding(f: CheckpointFinding): string {
-  const what = match(f)
-    .with({ code: "matches" }, () => "matches the record's first lines")
-    .with({ code: "truncated" }, () => "covers more lines than the record holds that verify")
-    .with({ code: "unsigned" }, () => "is not signed by the key of the session holding its last line")
-    .with({ code: "mismatch" }, () => "states another root than the record's first lines have")
-    .with({ code: "not_reached" }, () => "not checked: the record breaks before")
-    .exhaustive(unreachable);
-  return `checkpoint ${f.label} (${f.origin}, ${f.size} lines): ${what}`;
 }

@@ -1,0 +1,212 @@
+/**
+ * The page of `aegis report`: verifies the record it carries (or one dropped on it) with the
+ * verifier of `@aegis/format`, in this browser, and shows the verdict and the account.
+ */
+import { checkHex, messageOf, verifyRecordBytes, type Verification } from "@aegis/format/browser";
+import type { ReportData } from "../../src/report/data.js";
+import { verifyJson } from "../../src/verify-report.js";
+import { readAccount, type Account } from "./account.js";
+import { embeddedRecord } from "./decode.js";
+import { WorkerPool } from "./pool.js";
+import type { Backend } from "./signature-messages.js";
+import { renderBanner, type VerdictFacts, type Where } from "./view/banner.js";
+import { cellsOf, rowContext, type Cells } from "./view/cells.js";
+import { renderDetails } from "./view/details.js";
+import { byId, h, replaceChildren } from "./view/dom.js";
+import { renderFilters } from "./view/filters.js";
+import { VirtualTable, type Column } from "./view/table.js";
+
+const data = JSON.parse(byId("aegis-data", HTMLScriptElement).textContent ?? "{}") as ReportData;
+const workerSource = byId("aegis-worker", HTMLScriptElement).textContent ?? "";
+const banner = byId("banner", HTMLElement);
+let pool: WorkerPool | undefined;
+/** How many records this page has finished with: a test that drops several waits on it. */
+let finished = 0;
+
+/** `#backend=noble` makes the workers use noble for every check: the tests compare both back ends. */
+function wantedBackend(): Backend | "auto" {
+  return /(^|[#&])backend=noble(&|$)/.test(location.hash) ? "noble" : "auto";
+}
+
+const yielder = new MessageChannel();
+/** A task boundary without setTimeout's clamp: the page repaints and stays responsive. */
+function yieldToPage(): Promise<void> {
+  return new Promise((resolve) => {
+    yielder.port1.onmessage = () => resolve();
+    yielder.port2.postMessage(null);
+  });
+}
+
+async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<VerdictFacts> {
+  pool ??= new WorkerPool(workerSource, Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8)), wantedBackend());
+  const started = performance.now();
+  const verification: Verification = await verifyRecordBytes(bytes, {
+    ...(keys === undefined ? {} : { trust: keys }),
+    pool,
+    // Every check to the workers from the first: this thread's Ed25519 is JavaScript's.
+    tuning: { inline: 0, inlineWhenRunning: 0, eager: true, batch: 256, windowPerThread: 4 },
+    between: async (read) => {
+      banner.querySelector(".progress")?.replaceChildren(`Verifying in this browser… ${Math.round((100 * read) / Math.max(bytes.length, 1))}%`);
+      await yieldToPage();
+    },
+  });
+  const milliseconds = performance.now() - started;
+  const backend =
+    (await pool.whenReady()) === "webcrypto"
+      ? "SHA-256 by @noble/hashes; Ed25519 by this browser's WebCrypto, under the strict rule of SPEC §8.5"
+      : "SHA-256 by @noble/hashes; Ed25519 by @noble/ed25519, under the strict rule of SPEC §8.5";
+  const pinned = keys !== undefined;
+  const json = verifyJson(verification, pinned);
+  return { verification, json, where: json["position"] as Where, pinned, milliseconds, backend };
+}
+
+const COLUMNS: readonly Column[] = [
+  { key: "line", title: "Line", width: "4.5em" },
+  { key: "time", title: "Time (UTC)", width: "15.5em" },
+  { key: "session", title: "Session", width: "4.8em" },
+  { key: "what", title: "Call", width: "minmax(8em, 1.2fr)" },
+  { key: "tool", title: "Tool", width: "minmax(6em, 1fr)" },
+  { key: "capability", title: "Capability", width: "minmax(6em, 0.8fr)" },
+  { key: "decision", title: "Decision", width: "minmax(10em, 1.5fr)" },
+  { key: "outcome", title: "Outcome", width: "minmax(8em, 1.2fr)" },
+  { key: "duration", title: "Duration", width: "6em" },
+  { key: "approval", title: "Approval", width: "minmax(8em, 1.2fr)" },
+];
+
+async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<void> {
+  document.body.dataset["state"] = "verifying";
+  replaceChildren(banner, h("p", { class: "progress" }, "Verifying in this browser…"));
+  banner.className = "banner banner-pending";
+  let facts: VerdictFacts;
+  try {
+    facts = await verify(bytes, keys);
+  } catch (error) {
+    banner.className = "banner banner-error";
+    replaceChildren(banner, h("p", { class: "verdict-word" }, "Not verified"), h("p", {}, `This browser could not verify the record: ${messageOf(error)}`));
+    document.body.dataset["state"] = "error";
+    document.body.dataset["finished"] = String(++finished);
+    return;
+  }
+  const v = facts.verification;
+  const stopped = v.verdict.status === "tampered" || (v.verdict.status === "indeterminate" && v.verdict.reason.code === "line_too_long");
+  renderBanner(banner, facts, [], data, undefined);
+  byId("verification-json", HTMLElement).textContent = JSON.stringify(facts.json, null, 2);
+  // Times from the page's navigation, for bench/src/report.ts.
+  performance.mark("aegis-verdict");
+  document.body.dataset["verdict"] = v.verdict.status;
+  document.body.dataset["state"] = "verdict";
+  await yieldToPage();
+
+  const account = await readAccount(bytes, stopped ? v.lines : v.lines + 1);
+  const context = rowContext(account, data);
+  const cells: Cells[] = account.entries.map((e) => cellsOf(e, context));
+  const columns = [
+    ...COLUMNS,
+    ...(data.recheck === null ? [] : [{ key: "recheck", title: "Recheck", width: "minmax(8em, 1fr)" } as const]),
+    ...(data.envelope === null ? [] : [{ key: "envelope", title: "Envelope", width: "minmax(8em, 1fr)" } as const]),
+  ];
+  const details = byId("details", HTMLElement);
+  const table = new VirtualTable(
+    columns,
+    (i) => cells[i] ?? EMPTY,
+    (i) => {
+      const entry = account.entries[i];
+      if (entry !== undefined) renderDetails(details, entry, context);
+    },
+    "Every row of the record, in file order",
+  );
+  const count = byId("row-count", HTMLElement);
+  const breakNote = stopped ? `; rows from line ${v.lines} on are struck through: at or after the break, nothing in them is vouched for` : "";
+  const filters = renderFilters(account, cells, (rows, total) => {
+    count.textContent = `${rows.length === total ? `${total} rows` : `${rows.length} of ${total} rows`}${breakNote}`;
+    table.show(rows);
+  });
+  replaceChildren(byId("filters", HTMLElement), filters);
+  replaceChildren(byId("table", HTMLElement), table.element);
+  byId("records", HTMLElement).hidden = false;
+  byId("details-section", HTMLElement).hidden = false;
+  renderBanner(banner, facts, account.sessions, data, (where) => goTo(where, account, table));
+  document.body.dataset["state"] = "ready";
+  performance.mark("aegis-ready");
+  document.body.dataset["finished"] = String(++finished);
+}
+
+function goTo(where: Exclude<Where, null>, account: Account, table: VirtualTable): void {
+  let index: number | undefined;
+  if ("line" in where) index = account.entryOfLine(where.line);
+  else if ("seq" in where) index = account.entryAt(where);
+  else
+    index =
+      account.sessions.findIndex((s) => s.session_index === where.session_index) >= 0
+        ? account.entryAt({ session_index: where.session_index, seq: 0 })
+        : undefined;
+  if (index === undefined || !table.reveal(index)) byId("row-count", HTMLElement).textContent = "That Line is not among the rows shown: clear the filters.";
+}
+
+const EMPTY: Cells = {
+  line: "",
+  time: "",
+  session: "",
+  what: "",
+  tool: "",
+  capability: "",
+  decision: "",
+  outcome: "",
+  duration: "",
+  approval: "",
+  recheck: "",
+  envelope: "",
+  classes: new Set(),
+  afterBreak: false,
+};
+
+/** The drop page: a record chosen or dropped here is read in this browser and never leaves it. */
+function dropPage(): void {
+  const section = byId("drop", HTMLElement);
+  section.hidden = false;
+  const input = byId("drop-file", HTMLInputElement);
+  const keysBox = byId("drop-keys", HTMLTextAreaElement);
+  const problem = byId("drop-error", HTMLElement);
+  keysBox.value = data.keys.join("\n");
+  const take = async (file: File | undefined): Promise<void> => {
+    if (file === undefined) return;
+    const words = keysBox.value.split(/\s+/).filter((w) => w !== "");
+    const bad = words.find((w) => checkHex(w, 64) !== undefined);
+    if (bad !== undefined) {
+      problem.textContent = `Not a public key: ${bad}. A public key is 64 lowercase hex digits (aegis keygen prints it).`;
+      return;
+    }
+    problem.textContent = "";
+    byId("record-name", HTMLElement).textContent = file.name;
+    await run(new Uint8Array(await file.arrayBuffer()), words.length === 0 ? undefined : words);
+  };
+  input.addEventListener("change", () => void take(input.files?.[0]));
+  document.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    section.classList.add("is-dragging");
+  });
+  document.addEventListener("dragleave", () => section.classList.remove("is-dragging"));
+  document.addEventListener("drop", (event) => {
+    event.preventDefault();
+    section.classList.remove("is-dragging");
+    void take(event.dataTransfer?.files[0]);
+  });
+}
+
+const record = document.getElementById("aegis-record");
+if (record === null) {
+  replaceChildren(banner, h("p", {}, "No record yet: choose or drop one above."));
+  dropPage();
+} else {
+  void embeddedRecord(record).then(
+    (bytes) => {
+      performance.mark("aegis-decoded");
+      return run(bytes, data.keys.length === 0 ? undefined : data.keys);
+    },
+    (error: unknown) => {
+      banner.className = "banner banner-error";
+      replaceChildren(banner, h("p", { class: "verdict-word" }, "Not verified"), h("p", {}, `The record in this page cannot be read: ${messageOf(error)}`));
+      document.body.dataset["state"] = "error";
+    },
+  );
+}

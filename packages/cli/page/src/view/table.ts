@@ -1,0 +1,164 @@
+import { h, replaceChildren } from "./dom.js";
+import type { Cells } from "./cells.js";
+
+/** A column of the table: its heading, and which cell it shows. */
+export interface Column {
+  readonly key: Exclude<keyof Cells, "classes" | "afterBreak">;
+  readonly title: string;
+  /** Width as a CSS grid track. */
+  readonly width: string;
+}
+
+const ROW_HEIGHT = 28;
+/** Rows rendered beyond the visible ones, above and below, so scrolling shows no gap. */
+const OVERSCAN = 12;
+
+/**
+ * A table of many rows (a record of 100,000 calls) that renders only the rows in view: a
+ * grid (ARIA `grid`) the keyboard moves through with the arrow keys, Page Up/Down, Home and
+ * End, and Enter opens the active row. Rows are given as indexes into the caller's list.
+ */
+export class VirtualTable {
+  readonly element: HTMLElement;
+  private readonly viewport: HTMLElement;
+  private readonly spacer: HTMLElement;
+  private readonly body: HTMLElement;
+  private rows: readonly number[] = [];
+  private active = 0;
+  private printing = false;
+
+  constructor(
+    private readonly columns: readonly Column[],
+    private readonly cellsOf: (index: number) => Cells,
+    private readonly onOpen: (index: number) => void,
+    label: string,
+  ) {
+    const template = columns.map((c) => c.width).join(" ");
+    const header = h(
+      "div",
+      { role: "row", class: "grid-row grid-head", style: `grid-template-columns: ${template}`, "aria-rowindex": 1 },
+      ...columns.map((c) => h("div", { role: "columnheader", class: "cell" }, c.title)),
+    );
+    this.body = h("div", { class: "grid-body", role: "rowgroup" });
+    this.spacer = h("div", { class: "grid-spacer" }, this.body);
+    this.viewport = h("div", { class: "grid-viewport" }, this.spacer);
+    this.element = h(
+      "div",
+      { role: "grid", "aria-label": label, tabindex: 0, class: "grid", "aria-rowcount": 1 },
+      h("div", { role: "rowgroup" }, header),
+      this.viewport,
+    );
+    this.viewport.addEventListener("scroll", () => this.render());
+    this.element.addEventListener("keydown", (event) => this.key(event));
+    this.element.addEventListener("click", (event) => {
+      const row = event.target instanceof Element ? event.target.closest("[data-position]") : null;
+      if (row === null) return;
+      this.activate(Number(row.getAttribute("data-position")));
+      this.open();
+    });
+    window.addEventListener("resize", () => this.render());
+    window.addEventListener("beforeprint", () => this.print(true));
+    window.addEventListener("afterprint", () => this.print(false));
+  }
+
+  /** Show these rows (indexes into the caller's list), in this order. */
+  show(rows: readonly number[]): void {
+    this.rows = rows;
+    this.active = Math.min(this.active, Math.max(rows.length - 1, 0));
+    this.element.setAttribute("aria-rowcount", String(rows.length + 1));
+    this.spacer.style.height = `${rows.length * ROW_HEIGHT}px`;
+    // A short record leaves no empty box under it; a long one scrolls inside the table.
+    this.viewport.style.height = `min(60vh, ${Math.max(rows.length, 3) * ROW_HEIGHT + 2}px)`;
+    this.render();
+  }
+
+  /** Scroll to the row of the caller's index `index`, make it active and give the table focus. */
+  reveal(index: number): boolean {
+    const position = this.rows.indexOf(index);
+    if (position < 0) return false;
+    this.activate(position);
+    this.element.focus();
+    return true;
+  }
+
+  private activate(position: number): void {
+    this.active = Math.max(0, Math.min(position, this.rows.length - 1));
+    const top = this.active * ROW_HEIGHT;
+    if (top < this.viewport.scrollTop) this.viewport.scrollTop = top;
+    else if (top + ROW_HEIGHT > this.viewport.scrollTop + this.viewport.clientHeight) this.viewport.scrollTop = top + ROW_HEIGHT - this.viewport.clientHeight;
+    this.render();
+  }
+
+  private open(): void {
+    const index = this.rows[this.active];
+    if (index !== undefined) this.onOpen(index);
+  }
+
+  private key(event: KeyboardEvent): void {
+    const page = Math.max(1, Math.floor(this.viewport.clientHeight / ROW_HEIGHT) - 1);
+    const moves: Readonly<Record<string, number>> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
+    const move = moves[event.key];
+    if (move !== undefined) this.activate(this.active + move);
+    else if (event.key === "Home") this.activate(0);
+    else if (event.key === "End") this.activate(this.rows.length - 1);
+    else if (event.key === "Enter" || event.key === " ") this.open();
+    else return;
+    event.preventDefault();
+  }
+
+  private render(): void {
+    const total = this.rows.length;
+    let first: number;
+    let last: number;
+    if (this.printing) {
+      first = 0;
+      last = Math.min(total, PRINTED_ROWS);
+    } else {
+      const top = this.viewport.scrollTop;
+      const height = this.viewport.clientHeight || 600;
+      first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
+      last = Math.min(total, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    }
+    const template = this.columns.map((c) => c.width).join(" ");
+    const rendered: HTMLElement[] = [];
+    for (let position = first; position < last; position++) {
+      const index = this.rows[position];
+      if (index === undefined) continue;
+      const cells = this.cellsOf(index);
+      const id = `row-${position}`;
+      const classes = [
+        "grid-row",
+        ...[...cells.classes].map((c) => `is-${c}`),
+        cells.afterBreak ? "is-after-break" : "",
+        position === this.active ? "is-active" : "",
+      ];
+      rendered.push(
+        h(
+          "div",
+          {
+            role: "row",
+            id,
+            class: classes.filter((c) => c !== "").join(" "),
+            style: `grid-template-columns: ${template}; ${this.printing ? "" : `top: ${position * ROW_HEIGHT}px`}`,
+            "aria-rowindex": position + 2,
+            "aria-selected": position === this.active,
+            "data-position": position,
+          },
+          ...this.columns.map((c) => h("div", { role: "gridcell", class: `cell cell-${c.key}`, title: cells[c.key] }, cells[c.key])),
+        ),
+      );
+    }
+    replaceChildren(this.body, ...rendered);
+    if (total > 0) this.element.setAttribute("aria-activedescendant", `row-${this.active}`);
+    else this.element.removeAttribute("aria-activedescendant");
+  }
+
+  /** Printing shows the rows as a plain list, the first {@link PRINTED_ROWS} of those shown. */
+  private print(on: boolean): void {
+    this.printing = on;
+    this.element.classList.toggle("is-printing", on);
+    this.render();
+  }
+}
+
+export const PRINTED_ROWS = 5000;

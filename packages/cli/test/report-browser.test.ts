@@ -1,0 +1,208 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { verifyChainFile } from "@aegis/format";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyJson } from "../src/verify-report.js";
+import { ROOT, aegis, vector } from "./support.js";
+import { ed25519InWorker, fileTransfer, verdictNow } from "./in-page/probes.js";
+import { HAVE_CHROMIUM, REQUIRE_BROWSER, launchChromium, pageVerdict, watchRequests } from "./support/browser.js";
+
+interface ManifestVector {
+  readonly id: string;
+  readonly kind: string;
+  readonly input: Record<string, unknown>;
+  readonly expected: Record<string, unknown>;
+}
+const manifest = JSON.parse(readFileSync(vector("manifest.json"), "utf8")) as { vectors: ManifestVector[] };
+const chains = manifest.vectors.filter((v) => v.kind === "chain");
+const ed25519 = manifest.vectors.filter((v) => v.kind === "ed25519");
+
+/** Pictures of the pages, for a person to look at (git-ignored). */
+const SCREENSHOTS = join(ROOT, "screenshots");
+
+const work = mkdtempSync(join(tmpdir(), "aegis-report-browser-"));
+const run = HAVE_CHROMIUM || REQUIRE_BROWSER ? describe : describe.skip;
+
+run("aegis report in headless Chromium", () => {
+  let browser: Browser;
+  const blank = join(work, "verify.html");
+  const demo = join(work, "demo");
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    expect(aegis(["report", "--blank", "--out", blank]).status).toBe(0);
+    expect(aegis(["demo", "--out", demo]).status).toBe(0);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  interface Opened {
+    readonly page: Page;
+    /** Requests beyond the page's file and its own blobs: the page must make none. */
+    readonly outside: string[];
+    /** Errors thrown in the page. */
+    readonly errors: string[];
+  }
+
+  async function open(file: string, hash = ""): Promise<Opened> {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const outside = watchRequests(page);
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`${pathToFileURL(file).href}${hash}`);
+    return { page, outside, errors };
+  }
+
+  async function closeClean(opened: Opened): Promise<void> {
+    expect(opened.errors, "errors thrown in the page").toEqual([]);
+    expect(opened.outside, "requests to the network").toEqual([]);
+    await opened.page.close();
+  }
+
+  // A page is pinned to the keys it is given, or unpinned; "pinned to no key" is an empty
+  // trust store, which `aegis report` refuses (as it is no list of keys to show).
+  const droppable = chains.filter((v) => !(Array.isArray(v.input["trust"]) && v.input["trust"].length === 0));
+
+  for (const backend of ["webcrypto", "noble"] as const) {
+    it(`the drop page gives every chain vector the verdict, reason and position of aegis verify --json (${backend})`, async () => {
+      const opened = await open(blank, backend === "noble" ? "#backend=noble" : "");
+      const { page } = opened;
+      let dropped = 0;
+      for (const v of droppable) {
+        const path = vector(String(v.input["record"]));
+        const trust = Array.isArray(v.input["trust"]) ? (v.input["trust"] as string[]) : undefined;
+        await page.fill("#drop-keys", (trust ?? []).join("\n"));
+        await page.setInputFiles("#drop-file", path);
+        const shown = await pageVerdict(page, ++dropped);
+        const want = verifyJson(await verifyChainFile(path, trust === undefined ? {} : { trust }), trust !== undefined);
+        expect(shown.json, v.id).toEqual(want);
+        expect(shown.verdict, v.id).toBe(v.expected["verdict"]);
+        expect(shown.banner, v.id).toContain(String(v.expected["text"]));
+      }
+      expect((await page.evaluate(verdictNow)).banner).toMatch(backend === "noble" ? /@noble\/ed25519/ : /WebCrypto/);
+      await closeClean(opened);
+    });
+  }
+
+  it("each signature back end of the page gives every Ed25519 vector its expected answer", async () => {
+    const opened = await open(blank);
+    const { page } = opened;
+    const cases = ed25519.map((v) => ({
+      id: v.id,
+      valid: v.expected["valid"] === true,
+      ...(JSON.parse(readFileSync(vector(String(v.input["case"])), "utf8")) as { public_key: string; message: string; signature: string }),
+    }));
+    for (const backend of ["webcrypto", "noble"] as const) {
+      const answers = await page.evaluate(ed25519InWorker, { cases, backend: backend === "noble" ? ("noble" as const) : ("auto" as const) });
+      expect(answers.backend).toBe(backend);
+      expect(answers.found).toEqual(Object.fromEntries(cases.map((c) => [c.id, c.valid])));
+    }
+    await closeClean(opened);
+  });
+
+  it("a report of the demo shows its six calls with their decisions, and what was computed when it was written", async () => {
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const out = join(work, "demo.html");
+    const made = aegis([
+      "report",
+      "--key",
+      key,
+      "--policy",
+      join(demo, "policy-stricter.yaml"),
+      "--envelope",
+      join(demo, "session.envelope"),
+      "--checkpoint",
+      join(demo, "session.checkpoint"),
+      "--out",
+      out,
+      join(demo, "session.aarl"),
+    ]);
+    expect(made.stderr).toBe(
+      `record: Verified (pinned to ${aegis(["verify", "--json", "--key", key, join(demo, "session.aarl")]).stdout.match(/"key_ids": \[\s*"([0-9a-f]{64})"/)?.[1]})\n`,
+    );
+    expect(made.status).toBe(0);
+    const opened = await open(out);
+    const { page } = opened;
+    const shown = await pageVerdict(page);
+    expect(shown.verdict).toBe("verified");
+    expect(shown.json).toEqual(JSON.parse(aegis(["verify", "--json", "--key", key, join(demo, "session.aarl")]).stdout));
+    const calls = await page.$$eval(".grid-body .is-call", (rows) =>
+      rows.map((r) => ({ call: r.querySelector(".cell-what")?.textContent, decision: r.querySelector(".cell-decision")?.textContent })),
+    );
+    expect(calls.map((c) => c.call)).toEqual(["call-1", "call-2", "call-3", "call-4", "call-5", "call-6"]);
+    expect(calls.map((c) => c.decision?.split(/[ :]/)[0])).toEqual(["allowed", "denied", "denied", "parked", "allowed", "allowed"]);
+    expect(shown.banner).toMatch(/Recheck\*\s+under policy-stricter\.yaml/);
+    expect(shown.banner).toMatch(/Checkpoints\*\s+Verified/);
+    expect(shown.banner).toMatch(/Envelope\*\s+session\.envelope: \d+ present/);
+    // The details of call-4: its park and the approval that answered it, the bytes on demand.
+    await page.click(".grid-body .is-parked");
+    const details = page.locator("#details");
+    await expect.poll(() => details.innerText()).toMatch(/Call call-4/);
+    await details.getByRole("button", { name: /request bytes/i }).click();
+    expect(await details.innerText()).toMatch(/Hashed in this browser: [0-9a-f]{64}, the digest the record names\./);
+    // Filters: denied calls only, then one call by id.
+    await page.selectOption("#filter-kind", "denied");
+    expect(await page.locator("#row-count").innerText()).toBe("2 of 9 rows");
+    await page.selectOption("#filter-kind", "all");
+    await page.fill("#search-call", "call-6");
+    expect(await page.locator("#row-count").innerText()).toBe("1 of 9 rows");
+    await page.fill("#search-call", "");
+    await page.screenshot({ path: join(SCREENSHOTS, "demo-report.png"), fullPage: true });
+    await closeClean(opened);
+  });
+
+  it("a record with one altered byte shows Tampered at the Line aegis verify names, and the link goes to it", async () => {
+    const record = readFileSync(join(demo, "session.aarl"));
+    const rows = record.toString("latin1").split("\n");
+    // A byte inside the tool name of call-3's intent: the Line still parses, its hash does not.
+    const row = rows.findIndex((r) => r.includes('"call_id":"call-3"') && r.includes('"line_type":"intent"'));
+    const offset = rows.slice(0, row).reduce((n, r) => n + r.length + 1, 0) + (rows[row]?.indexOf('"net.post"') ?? 0) + 2;
+    const altered = Buffer.from(record);
+    altered[offset] = "x".charCodeAt(0);
+    const path = join(work, "altered.aarl");
+    writeFileSync(path, altered);
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const cli = JSON.parse(aegis(["verify", "--json", "--key", key, path]).stdout) as { verdict: string; position: { session_index: number; seq: number } };
+    expect(cli.verdict).toBe("tampered");
+    const out = join(work, "altered.html");
+    expect(aegis(["report", "--key", key, "--out", out, path]).status).toBe(0);
+    const opened = await open(out);
+    const { page } = opened;
+    const shown = await pageVerdict(page);
+    expect(shown.json?.["position"]).toEqual(cli.position);
+    expect(shown.banner).toContain(`at session ${cli.position.session_index} seq ${cli.position.seq}`);
+    await page.click(".goto");
+    // The active row is the one at that position: its Line number is the altered row's or the next that breaks.
+    const active = await page.locator(".grid-body .is-active .cell-line").innerText();
+    const lineOf = (seq: number): number => rows.findIndex((r) => r.includes(`"seq":${seq},`) || r.endsWith(`"seq":${seq}}`)) + 1;
+    expect(Number(active)).toBe(lineOf(cli.position.seq));
+    await page.screenshot({ path: join(SCREENSHOTS, "tampered-report.png"), fullPage: true });
+    await closeClean(opened);
+  });
+
+  it("the drop page verifies a file dropped on it, pinned to a key typed in, and refuses a key that is not one", async () => {
+    const opened = await open(blank);
+    const { page } = opened;
+    await page.screenshot({ path: join(SCREENSHOTS, "drop-page.png"), fullPage: true });
+    await page.fill("#drop-keys", "not-a-key");
+    await page.setInputFiles("#drop-file", join(demo, "session.aarl"));
+    expect(await page.locator("#drop-error").innerText()).toMatch(/Not a public key: not-a-key/);
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    await page.fill("#drop-keys", key);
+    // A real drop: a DataTransfer holding the file, dispatched as the browser does.
+    const transfer = await page.evaluateHandle(fileTransfer, { base64: readFileSync(join(demo, "session.aarl")).toString("base64"), name: "session.aarl" });
+    await page.dispatchEvent("#drop", "drop", { dataTransfer: transfer });
+    const shown = await pageVerdict(page);
+    expect(shown.verdict).toBe("verified");
+    expect(shown.banner).toMatch(/^✓ Verified/);
+    expect(shown.banner).toContain("Verified (pinned to");
+    expect(await page.locator("#record-name").innerText()).toBe("session.aarl");
+    await page.screenshot({ path: join(SCREENSHOTS, "drop-page-verified.png"), fullPage: true });
+    await closeClean(opened);
+  });
+});

@@ -1,0 +1,47 @@
+import { existsSync } from "node:fs";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { finishedAtLeast, verdictNow } from "../in-page/probes.js";
+
+/**
+ * Headless Chromium from Debian's `chromium` package (`.ci/run` installs it), driven by
+ * playwright-core. Without it the browser tests are skipped, loudly, unless
+ * AEGIS_REQUIRE_BROWSER=1 (as `.ci/run` sets): then its absence fails them.
+ */
+export const CHROMIUM = process.env["AEGIS_CHROMIUM"] ?? "/usr/bin/chromium";
+export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+export const REQUIRE_BROWSER = process.env["AEGIS_REQUIRE_BROWSER"] === "1";
+
+if (!HAVE_CHROMIUM)
+  process.stderr.write(
+    `\n${REQUIRE_BROWSER ? "error" : "warning"}: no Chromium at ${CHROMIUM}: the browser tests of aegis report ${REQUIRE_BROWSER ? "fail" : "are SKIPPED"} ` +
+      "(apt-get install chromium, or run .ci/run, which installs it; AEGIS_CHROMIUM names another binary)\n\n",
+  );
+
+export async function launchChromium(): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox will not start.
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+}
+
+/** What a page said about the record it verified: its state, verdict and `aegis verify --json` document. */
+export interface PageVerdict {
+  readonly state: string;
+  readonly verdict: string | undefined;
+  readonly json: Record<string, unknown> | undefined;
+  readonly banner: string;
+}
+
+/** Waits until the page has finished with its `count`-th record (a test may drop several on one page). */
+export async function pageVerdict(page: Page, count = 1): Promise<PageVerdict> {
+  await page.waitForFunction(finishedAtLeast, count, { timeout: 120_000 });
+  return page.evaluate(verdictNow);
+}
+
+/** Every request a page makes that is not for its own file or a blob it made: there should be none. */
+export function watchRequests(page: Page): string[] {
+  const outside: string[] = [];
+  page.on("request", (request) => {
+    const url = request.url();
+    if (!url.startsWith("file:") && !url.startsWith("blob:") && !url.startsWith("data:")) outside.push(url);
+  });
+  return outside;
+}
