@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest, readTypedLine, verifyChainFile } from "../src/index.js";
 import { isLineTime } from "../src/internal.js";
@@ -94,5 +95,42 @@ describe("the time member (SPEC §13.7)", () => {
     const bad = readTypedLine({ ...close, time: 1733261427 });
     expect(bad).toMatchObject({ ok: false });
     expect(JSON.stringify(bad)).toContain("$.time: expected a time as YYYY-MM-DDTHH:MM:SS.sssZ");
+  });
+});
+
+describe("isLineTime", () => {
+  // What the rule means: the text is exactly what a Date of it spells back.
+  const byDate = (text: string): boolean => {
+    const date = new Date(text);
+    return RFC3339_MS.test(text) && !Number.isNaN(date.getTime()) && date.toISOString() === text;
+  };
+  const digits = (n: number): fc.Arbitrary<string> => fc.integer({ min: 0, max: 10 ** n - 1 }).map((v) => String(v).padStart(n, "0"));
+
+  it("agrees with a Date's own spelling on every date and time of the writer's shape", () => {
+    const near = fc.tuple(
+      digits(4),
+      fc.integer({ min: 0, max: 13 }),
+      fc.integer({ min: 0, max: 32 }),
+      fc.integer({ min: 0, max: 25 }),
+      fc.integer({ min: 0, max: 61 }),
+      fc.integer({ min: 0, max: 61 }),
+      digits(3),
+    );
+    fc.assert(
+      fc.property(near, ([y, mo, d, h, mi, s, ms]) => {
+        const p2 = (v: number): string => String(v).padStart(2, "0");
+        const text = `${y}-${p2(mo)}-${p2(d)}T${p2(h)}:${p2(mi)}:${p2(s)}.${ms}Z`;
+        expect(isLineTime(text), text).toBe(byDate(text));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const leap of [
+      "2024-02-29T00:00:00.000Z",
+      "2000-02-29T12:00:00.000Z",
+      "1900-02-29T12:00:00.000Z",
+      "2100-02-29T00:00:00.000Z",
+      "0000-02-29T00:00:00.000Z",
+    ])
+      expect(isLineTime(leap), leap).toBe(byDate(leap));
   });
 });
