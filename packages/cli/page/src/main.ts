@@ -37,12 +37,19 @@ function yieldToPage(): Promise<void> {
   });
 }
 
-async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<VerdictFacts> {
+/** The signature workers, started once: before the record is decoded, so their start costs no time of their own. */
+function workers(): WorkerPool {
   pool ??= new WorkerPool(workerSource, Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8)), wantedBackend());
+  pool.start();
+  return pool;
+}
+
+async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<VerdictFacts> {
+  const checkers = workers();
   const started = performance.now();
   const verification: Verification = await verifyRecordBytes(bytes, {
     ...(keys === undefined ? {} : { trust: keys }),
-    pool,
+    pool: checkers,
     // Every check to the workers from the first: this thread's Ed25519 is JavaScript's.
     tuning: { inline: 0, inlineWhenRunning: 0, eager: true, batch: 256, windowPerThread: 4 },
     between: async (read) => {
@@ -52,7 +59,7 @@ async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): P
   });
   const milliseconds = performance.now() - started;
   const backend =
-    (await pool.whenReady()) === "webcrypto"
+    (await checkers.whenReady()) === "webcrypto"
       ? "SHA-256 by @noble/hashes; Ed25519 by this browser's WebCrypto, under the strict rule of SPEC §8.5"
       : "SHA-256 by @noble/hashes; Ed25519 by @noble/ed25519, under the strict rule of SPEC §8.5";
   const pinned = keys !== undefined;
@@ -198,6 +205,7 @@ if (record === null) {
   replaceChildren(banner, h("p", {}, "No record yet: choose or drop one above."));
   dropPage();
 } else {
+  workers();
   void embeddedRecord(record).then(
     (bytes) => {
       performance.mark("aegis-decoded");
