@@ -203,6 +203,14 @@ run("aegis report in headless Chromium", () => {
     expect(shown.banner).toContain("Verified (pinned to");
     expect(await page.locator("#record-name").innerText()).toBe("session.aarl");
     await page.screenshot({ path: join(SCREENSHOTS, "drop-page-verified.png"), fullPage: true });
+    // A second record dropped replaces the first, which must let go of the window: a table
+    // still listening there would keep its whole account alive, one more per drop.
+    await page.dispatchEvent("#drop", "drop", { dataTransfer: transfer });
+    expect((await pageVerdict(page, 2)).verdict).toBe("verified");
+    const cdp = await page.context().newCDPSession(page);
+    const windowObject = (await cdp.send("Runtime.evaluate", { expression: "window" })).result.objectId ?? "";
+    const { listeners } = await cdp.send("DOMDebugger.getEventListeners", { objectId: windowObject });
+    expect(listeners.filter((l) => ["resize", "beforeprint", "afterprint"].includes(l.type)).length).toBe(3);
     await closeClean(opened);
   });
 });

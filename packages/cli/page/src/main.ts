@@ -20,6 +20,8 @@ const data = JSON.parse(byId("aegis-data", HTMLScriptElement).textContent ?? "{}
 const workerSource = byId("aegis-worker", HTMLScriptElement).textContent ?? "";
 const banner = byId("banner", HTMLElement);
 let pool: WorkerPool | undefined;
+/** The table of the record shown now; a record dropped next replaces it. */
+let shown: VirtualTable | undefined;
 /** How many records this page has finished with: a test that drops several waits on it. */
 let finished = 0;
 
@@ -129,6 +131,8 @@ async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Prom
     table.show(rows);
   });
   replaceChildren(byId("filters", HTMLElement), filters);
+  shown?.dispose();
+  shown = table;
   replaceChildren(byId("table", HTMLElement), table.element);
   byId("records", HTMLElement).hidden = false;
   byId("details-section", HTMLElement).hidden = false;

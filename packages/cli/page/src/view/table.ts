@@ -26,6 +26,8 @@ export class VirtualTable {
   private rows: readonly number[] = [];
   private active = 0;
   private printing = false;
+  /** Ends the window's listeners: a record dropped next gets a table of its own, and this one must let go. */
+  private readonly listening = new AbortController();
 
   constructor(
     private readonly columns: readonly Column[],
@@ -56,9 +58,15 @@ export class VirtualTable {
       this.activate(Number(row.getAttribute("data-position")));
       this.open();
     });
-    window.addEventListener("resize", () => this.render());
-    window.addEventListener("beforeprint", () => this.print(true));
-    window.addEventListener("afterprint", () => this.print(false));
+    const signal = this.listening.signal;
+    window.addEventListener("resize", () => this.render(), { signal });
+    window.addEventListener("beforeprint", () => this.print(true), { signal });
+    window.addEventListener("afterprint", () => this.print(false), { signal });
+  }
+
+  /** Stop listening to the window, so that the table, and the account its rows come from, can be collected. */
+  dispose(): void {
+    this.listening.abort();
   }
 
   /** Show these rows (indexes into the caller's list), in this order. */
