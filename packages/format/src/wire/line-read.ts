@@ -325,7 +325,7 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
   if (schemaVersion !== 2) f.bad("$.schema_version", "2");
   // The header's members are named in each literal, never spread into it: a spread that is
   // not a literal's first member, and then a loop over the keys of what it built, put V8 on
-  // a slow path (28 µs per outcome read against 3; recheck reads every outcome of a month).
+  // a slow path (28 µs per outcome read against 1.5; recheck reads every outcome of a month).
   const time = f.optTime(value, "time", $);
   const seq = f.int(value, "seq", $);
   const prev_hash = f.digest("PrevHash", value, "prev_hash", $);
