@@ -16,6 +16,8 @@ import { run, shown, type Ran } from "./run.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/proof", "packages/mcp", "vectors", "packages/cli"];
 const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
+// The tests below start npm, tsc or the CLI as a user would: on a machine busy with other
+// work, three tsc runs alone took over the default minute.
 const MINUTES = 60_000;
 
 interface Packed {
@@ -119,7 +121,7 @@ describe("each published tarball", () => {
     }
   });
 
-  it("passes npm publish --dry-run", async () => {
+  it("passes npm publish --dry-run", { timeout: 5 * MINUTES }, async () => {
     const publish = await npm(["publish", "--dry-run", ...PUBLISHED.flatMap((w) => ["--workspace", w])], ROOT);
     expect(publish.code, shown(publish)).toBe(0);
     for (const p of packed) expect(publish.stdout).toContain(`+ ${p.name}@${p.version}`);
@@ -135,7 +137,7 @@ describe("each published tarball", () => {
 describe("the installed aegis command", () => {
   const aegis = (args: readonly string[], cwd = consumer): Promise<Ran> => run(join(consumer, "node_modules/.bin/aegis"), args, { cwd });
 
-  it("prints its version, runs the demo, passes every bundled vector and verifies the golden Session", async () => {
+  it("prints its version, runs the demo, passes every bundled vector and verifies the golden Session", { timeout: 5 * MINUTES }, async () => {
     const cli = packed.find((p) => p.name === "@aegis/cli");
     const version = await aegis(["--version"]);
     expect(version.stdout.trim()).toBe(cli?.version);
@@ -155,7 +157,7 @@ describe("the installed aegis command", () => {
     expect(verify.stdout).toMatch(/^Verified \(pinned to /);
   });
 
-  it("works installed globally and through npx", async () => {
+  it("works installed globally and through npx", { timeout: 5 * MINUTES }, async () => {
     const prefix = join(work, "global");
     const tarballs = packed.map((p) => join(work, "packs", p.filename));
     const install = await npm(["install", "--global", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", ...tarballs], work);
@@ -193,7 +195,7 @@ describe("the READMEs' TypeScript, against the installed packages", () => {
     );
   });
 
-  it("compiles every example under nodenext and bundler resolution, and the public types under node10", async () => {
+  it("compiles every example under nodenext and bundler resolution, and the public types under node10", { timeout: 5 * MINUTES }, async () => {
     const dir = join(consumer, "examples");
     mkdirSync(dir, { recursive: true });
     const files = examples.map((e) => {
@@ -226,7 +228,7 @@ describe("the READMEs' TypeScript, against the installed packages", () => {
     expect(readdirSync(join(consumer, "out", "examples")).filter((f) => f.endsWith(".js"))).toHaveLength(examples.length);
   });
 
-  it("runs every example to a clean exit, beside a key made by aegis keygen", async () => {
+  it("runs every example to a clean exit, beside a key made by aegis keygen", { timeout: 5 * MINUTES }, async () => {
     for (const example of examples) {
       // Inside the project, as a user runs them: npx finds the installed server there.
       const cwd = join(consumer, "run", example.name);
