@@ -11,15 +11,6 @@ export type FrameVerdict =
   /** The record could not be written: not forwarded, answered when it can be, and stop. */
   | { readonly code: "failed"; readonly frame: Buffer | undefined; readonly error: Error };
 
-/** A frame that may not reach the server because it cannot be read, or read one way (SPEC §17.1). */
-export function unreadableVerdict(why: "inner_cr" | "not_json"): FrameVerdict {
-  const reason =
-    why === "inner_cr"
-      ? "the frame holds a carriage return before its end, which a server reading lines could take for several messages"
-      : "the frame is not JSON: wrap cannot tell what it asks, so under a Policy Set it may not reach the server";
-  return { code: "answer", frame: refusalFrame([{ id: null, code: "UNREADABLE_FRAME", detail: { reason } }], false) };
-}
-
 /** The answer to a frame whose calls cannot be recorded: each call is told, nothing runs. */
 export function failedVerdict(parsed: Json | undefined, error: Error): FrameVerdict {
   if (parsed === undefined) return { code: "failed", frame: undefined, error };

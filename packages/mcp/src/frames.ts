@@ -1,3 +1,5 @@
+import { createHash, type Hash } from "node:crypto";
+
 /**
  * Newline framing (SPEC §17.1). A frame is the bytes up to, and not including, the `\n`
  * that ends it. Every byte inside a frame is kept as it came, a `\r` before the `\n`
@@ -8,8 +10,8 @@
 /** What a stream of bytes yields: whole frames, and frames over the bound, skipped. */
 export type FrameEvent =
   | { readonly code: "frame"; readonly bytes: Buffer }
-  /** A frame longer than the bound: its bytes were counted and not kept (SPEC §17.1). */
-  | { readonly code: "oversize"; readonly bytes: number };
+  /** A frame longer than the bound: its bytes were counted and hashed, and not kept (SPEC §17.1). */
+  | { readonly code: "oversize"; readonly bytes: number; readonly sha256: string };
 
 /** 256 MiB: above any tool result we have seen, below what one JavaScript string can hold. */
 export const DEFAULT_MAX_FRAME_BYTES = 256 * 1024 * 1024;
@@ -23,8 +25,8 @@ const NEWLINE = 0x0a;
 export class FrameSplitter {
   private parts: Buffer[] = [];
   private held = 0;
-  /** Bytes of an over-long frame seen so far; -1 when not inside one. */
-  private skipping = -1;
+  /** Inside an over-long frame: its bytes so far, counted and hashed, not kept (SPEC §17.1). */
+  private over: { bytes: number; readonly hash: Hash } | undefined;
 
   constructor(private readonly maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES) {}
 
@@ -45,18 +47,22 @@ export class FrameSplitter {
 
   /** The last frame, when the stream ended without a `\n` after it. */
   end(): FrameEvent | undefined {
-    if (this.skipping === -1 && this.held === 0 && this.parts.length === 0) return undefined;
+    if (this.over === undefined && this.held === 0 && this.parts.length === 0) return undefined;
     return this.complete();
   }
 
   private take(piece: Buffer): void {
     if (piece.length === 0) return;
-    if (this.skipping !== -1) {
-      this.skipping += piece.length;
+    if (this.over !== undefined) {
+      this.over.bytes += piece.length;
+      this.over.hash.update(piece);
       return;
     }
     if (this.held + piece.length > this.maxFrameBytes) {
-      this.skipping = this.held + piece.length;
+      const hash = createHash("sha256");
+      for (const part of this.parts) hash.update(part);
+      hash.update(piece);
+      this.over = { bytes: this.held + piece.length, hash };
       this.parts = [];
       this.held = 0;
       return;
@@ -66,10 +72,10 @@ export class FrameSplitter {
   }
 
   private complete(): FrameEvent {
-    if (this.skipping !== -1) {
-      const bytes = this.skipping;
-      this.skipping = -1;
-      return { code: "oversize", bytes };
+    if (this.over !== undefined) {
+      const { bytes, hash } = this.over;
+      this.over = undefined;
+      return { code: "oversize", bytes, sha256: hash.digest("hex") };
     }
     const parts = this.parts;
     this.parts = [];

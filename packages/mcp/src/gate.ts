@@ -60,17 +60,20 @@ export interface GateVerdict {
 export class Gate {
   readonly parks = new Parks();
   private readonly windows = new RateWindows();
-  private learnedRoots: readonly string[] = [];
+  /** The client named roots other than the bindings file's: from then on, a relative path has no known base (SPEC §17.4). */
+  private clientRoots = false;
 
   constructor(readonly options: GateOptions) {}
 
-  /** The client's roots (from its answer to `roots/list`): bases for relative paths. */
-  learnRoots(roots: readonly string[]): void {
-    this.learnedRoots = roots;
-  }
-
-  get roots(): readonly string[] {
-    return this.learnedRoots;
+  /**
+   * The roots the client answered a `roots/list` with (each `file://` URI as its path, any
+   * other as written, which is how server-filesystem takes it). Any that the bindings file
+   * does not declare moves the server's base for relative paths out of wrap's sight, for
+   * the rest of the Session.
+   */
+  clientNamedRoots(roots: readonly string[]): void {
+    const declared = new Set(this.options.bindings?.roots ?? []);
+    if (roots.some((root) => !declared.has(posix.resolve(root)))) this.clientRoots = true;
   }
 
   /** Decide one call. Synchronous, so calls are decided, and counted, in frame order. */
@@ -80,7 +83,7 @@ export class Gate {
       options.bindings === undefined
         ? { axes: {}, paths: [], unresolved: [] }
         : deriveAxes(options.bindings, toolId, message, {
-            roots: this.learnedRoots,
+            clientRoots: this.clientRoots,
             ...(options.followSymlinks === false ? {} : { canonicalPath: resolveOnDisk }),
           });
     const axes: CallAxes = {

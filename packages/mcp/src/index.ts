@@ -22,6 +22,7 @@ export {
   type ControlResponse,
   type ParkSummary,
 } from "./control.js";
-export { PASSTHROUGH_POLICY_SET_HASH, UNKNOWN_TOOL, unansweredReason, type Unanswered } from "./outcomes.js";
+export { DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, UNKNOWN_TOOL, UNREADABLE_FRAME_TOOL, unansweredReason, type Unanswered } from "./outcomes.js";
 export { REFUSAL_CODE, REFUSAL_MESSAGE, type RefusalCode, type RefusalDetail } from "./refusal.js";
-export { describeNotice, type Notice } from "./notice.js";
+export { describeNotice, type DroppedWhy, type Notice } from "./notice.js";
+export type { Unreadable } from "./strict-frame.js";

@@ -16,6 +16,8 @@ export { type Governance } from "./outcomes.js";
 export { refusalFrame, type Refusal } from "./refusal.js";
 export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool, type ToolSpecSink } from "./pins.js";
 export { canonicalJson } from "./canonical-json.js";
-export { parseFrame, type JsonRecord } from "./message.js";
+export { type JsonRecord } from "./message.js";
+export { MAX_FRAME_DEPTH, describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
+export { transition, type LifeEvent, type Phase } from "./lifecycle.js";
 // Public types the parts above take, so the CLI can import from one place.
 export type { Json, ParkAnswer, ParkRefusal, ParkState, RelayEnd } from "./index.js";

@@ -1,29 +1,14 @@
 import { fileURLToPath } from "node:url";
 
 /**
- * What a frame is, as far as recording is concerned (SPEC §17.2). The frame is parsed only
- * to answer a few questions (is it a `tools/call`? what is its id? is it a response?), and
- * nothing parsed is ever written back onto a wire.
+ * What a frame is, as far as recording is concerned (SPEC §17.2). The frame is read (by
+ * `readFrame`, strictly) only to answer a few questions (is it a `tools/call`? what is its
+ * id? is it a response?), and nothing read is ever written back onto a wire.
  */
 
-/** A JSON value as `JSON.parse` gives it. */
+/** A JSON value, as `readFrame` reads it (and `JSON.parse` would read the same bytes). */
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
 export type JsonRecord = { readonly [key: string]: Json };
-
-const lossy = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
-
-/**
- * A frame's JSON, or undefined when it is none. Bytes that are not UTF-8 are read as a
- * JavaScript MCP server reads them (each bad sequence becomes U+FFFD), because what matters
- * is what the server may act on: such a frame that reads as a `tools/call` is recorded as one.
- */
-export function parseFrame(frame: Uint8Array): Json | undefined {
-  try {
-    return JSON.parse(lossy.decode(frame)) as Json;
-  } catch {
-    return undefined;
-  }
-}
 
 export function isRecord(value: Json | undefined): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -39,8 +24,8 @@ export function idKeyOf(message: JsonRecord): string | undefined {
 }
 
 /**
- * An id's key; undefined for `null`, and for an id too deeply nested to write (a peer can
- * send one JSON.parse reads and JSON.stringify cannot), which is then no id.
+ * An id's key; undefined for `null`. Read strictly, an id nests at most 127 levels, so it
+ * can always be written; the catch keeps a bug of ours from ending the relay.
  */
 function keyOf(id: Json | undefined): string | undefined {
   if (id === null || id === undefined) return undefined;
@@ -134,41 +119,44 @@ export function isResponseShaped(message: JsonRecord): boolean {
 /** What one element of a server frame is. */
 export type ServerElement =
   | { readonly code: "response"; readonly key: string; readonly message: JsonRecord }
-  /** The server asking the client for its roots: the answer tells where relative paths lead. */
+  /**
+   * An answer that can pair with no request: it has `result` or `error` and no id (or
+   * `null`), or it has a `method` too, which one client takes for an answer and another for
+   * a request (the MCP SDKs check for an answer first).
+   */
+  | { readonly code: "unpaired"; readonly why: "no_id" | "method_and_answer" }
+  /** The server asking the client for its roots. */
   | { readonly code: "roots_request"; readonly key: string }
   | { readonly code: "other" };
 
 export function classifyServer(element: Json): ServerElement {
   if (!isRecord(element)) return { code: "other" };
   const key = idKeyOf(element);
-  if (key === undefined) return { code: "other" };
-  if (isResponseShaped(element)) return { code: "response", key, message: element };
-  if (element["method"] === "roots/list") return { code: "roots_request", key };
+  if (Object.hasOwn(element, "result") || Object.hasOwn(element, "error")) {
+    if (Object.hasOwn(element, "method")) return { code: "unpaired", why: "method_and_answer" };
+    return key === undefined ? { code: "unpaired", why: "no_id" } : { code: "response", key, message: element };
+  }
+  if (key !== undefined && element["method"] === "roots/list") return { code: "roots_request", key };
   return { code: "other" };
 }
 
 /**
- * Whether a frame holds a carriage return anywhere but at its very end. JSON allows one as
- * white space, and a reader that also ends lines at a lone `\r` (Python's text streams, which
- * the MCP Python SDK reads stdin with) would read such a frame as several messages, none of
- * which wrap would have read (SPEC §17.1).
+ * The roots in a client's answer to `roots/list`: a `file://` URI as its path, any other
+ * URI as it is written (server-filesystem takes one that is not `file://` for a path).
+ * Undefined when the answer holds no list of roots.
  */
-export function hasInnerCarriageReturn(frame: Uint8Array): boolean {
-  const at = frame.indexOf(0x0d);
-  return at !== -1 && at !== frame.length - 1;
-}
-
-/** The local directories among a client's answer to `roots/list` (`file://` URIs). */
 export function rootsOf(message: JsonRecord): string[] | undefined {
   const result = message["result"];
   if (!isRecord(result) || !Array.isArray(result["roots"])) return undefined;
   const roots: string[] = [];
   for (const root of result["roots"] as readonly Json[]) {
     if (!isRecord(root) || typeof root["uri"] !== "string") continue;
+    const uri = root["uri"];
     try {
-      roots.push(fileURLToPath(root["uri"]));
+      roots.push(uri.startsWith("file:") ? fileURLToPath(uri) : uri);
     } catch {
-      // Not a file URI: no local base.
+      // A file URI with a host or a bad escape names no local path; it still is a root the client named.
+      roots.push(uri);
     }
   }
   return roots;

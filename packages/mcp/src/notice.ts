@@ -2,6 +2,17 @@ import { unreachable } from "@aegis/format/internal";
 import { describeUnresolved, type UnresolvedBinding } from "@aegis/policy";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
+import { describeUnreadable, type Unreadable } from "./strict-frame.js";
+
+/** Why a server frame was kept from the client (SPEC §17.2). */
+export type DroppedWhy =
+  /** An answer whose id is that of no request in flight, exactly (`"1"` does not answer `1`). */
+  | { readonly code: "unpaired_id"; readonly key: string }
+  /** An answer without an id, or with `null`. */
+  | { readonly code: "no_id" }
+  /** Both a `method` and a `result` or `error`: one client takes it for an answer, another for a request. */
+  | { readonly code: "method_and_answer" }
+  | { readonly code: "unreadable"; readonly unreadable: Unreadable };
 
 /**
  * What the relay tells its operator as it goes (on wrap's stderr, as `aegis wrap: ...`).
@@ -15,7 +26,9 @@ export type Notice =
   | { readonly code: "unbound"; readonly toolId: string; readonly unresolved: readonly UnresolvedBinding[] }
   | { readonly code: "oversize_frame"; readonly from: "client" | "server"; readonly bytes: number; readonly limit: number }
   | { readonly code: "record_failed"; readonly detail: string }
-  | { readonly code: "unreadable_frame"; readonly bytes: number; readonly why: "inner_cr" | "not_json" }
+  | { readonly code: "unreadable_frame"; readonly from: "client"; readonly bytes: number; readonly why: Unreadable }
+  | { readonly code: "batch_refused"; readonly calls: number }
+  | { readonly code: "answer_dropped"; readonly bytes: number; readonly why: DroppedWhy }
   | { readonly code: "envelope_refused"; readonly callId: string; readonly detail: string };
 
 /**
@@ -40,15 +53,32 @@ export function describeNotice(notice: Notice): string {
         ? `dropped a ${n.bytes}-byte frame from the client (over the ${n.limit}-byte bound); it did not reach the server, and the client was told`
         : `dropped a ${n.bytes}-byte frame from the server (over the ${n.limit}-byte bound); the call it answered stays unanswered`,
     )
-    .with({ code: "unreadable_frame" }, (n) =>
-      n.why === "inner_cr"
-        ? `refused a ${n.bytes}-byte frame from the client: it holds a carriage return before its end, which a server could read as several messages`
-        : `refused a ${n.bytes}-byte frame from the client that is not JSON: under a Policy Set, what wrap cannot read does not reach the server`,
+    .with(
+      { code: "unreadable_frame" },
+      (n) =>
+        `refused a ${n.bytes}-byte frame from the client, recorded as <unreadable-frame>: ${describeUnreadable(n.why)}; what wrap cannot read does not reach the server`,
+    )
+    .with(
+      { code: "batch_refused" },
+      (n) => `refused a JSON-RPC batch holding ${n.calls} tools/call${n.calls === 1 ? "" : "s"}: MCP has no batches, and none of its calls was decided or run`,
+    )
+    .with(
+      { code: "answer_dropped" },
+      (n) => `did not relay a ${n.bytes}-byte frame from the server to the client (recorded when it could be a message): ${describeDropped(n.why)}`,
     )
     .with({ code: "record_failed" }, (n) => `the record cannot be written (${n.detail}); no further call may run, and wrap is stopping`)
     .with(
       { code: "envelope_refused" },
       (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`,
     )
+    .exhaustive(unreachable);
+}
+
+function describeDropped(why: DroppedWhy): string {
+  return match(why)
+    .with({ code: "unpaired_id" }, (w) => `it answers id ${w.key.length > 64 ? `${w.key.slice(0, 64)}…` : w.key}, which is no request in flight`)
+    .with({ code: "no_id" }, () => "it is an answer without an id")
+    .with({ code: "method_and_answer" }, () => "it holds both a method and a result or error, which clients read differently")
+    .with({ code: "unreadable" }, (w) => describeUnreadable(w.unreadable))
     .exhaustive(unreachable);
 }

@@ -14,6 +14,15 @@ export const PASSTHROUGH_POLICY_SET_HASH: PolicySetHash = PolicySetHash.of("aegi
 /** The `tool_id` of a `tools/call` that named no tool. */
 export const UNKNOWN_TOOL = "<unknown>";
 
+/**
+ * aegis-ts: the `tool_id` of a client frame that is not a message (SPEC §17.1): refused,
+ * and recorded by the digest of its bytes, since the record cannot hold what it failed to read.
+ */
+export const UNREADABLE_FRAME_TOOL = "<unreadable-frame>";
+
+/** aegis-ts: the `tool_id` of a server frame kept from the client: it answers no request in flight (SPEC §17.2). */
+export const DROPPED_ANSWER_TOOL = "<dropped-answer>";
+
 const NOT_EVALUATED = "not evaluated";
 const NOT_EXECUTED = "not executed";
 const MALFORMED = "tools/call without a string params.name";
@@ -112,13 +121,32 @@ export function siblingRefused(policy: PolicyOutcome, axes: DecisionAxes): CallR
   };
 }
 
-/** wrap refused the call for what it is, not by policy: it named no tool, or reused an id. */
-export function malformed(reason: "no_name" | "duplicate_id"): CallResult {
-  const text = reason === "no_name" ? MALFORMED : "request id already in flight";
+/** Both refusal members and `execution`, for what wrap refused before any policy (SPEC §17.2). */
+function notRun(reason: string, execution = NOT_EXECUTED): CallResult {
   return {
-    policy: { status: "denied", reason: text },
-    capability: { status: "denied", reason: text },
-    execution: { status: "host_denied", reason: NOT_EXECUTED },
+    policy: { status: "denied", reason },
+    capability: { status: "denied", reason },
+    execution: { status: "host_denied", reason: execution },
     decision_axes: {},
   };
+}
+
+/** A client frame that is not a message: `why` is a stable code of SPEC §17.1 (`not_utf8`, `duplicate_key`, ...). */
+export function unreadableFrame(why: string): CallResult {
+  return notRun(`frame not read: ${why}`);
+}
+
+/** A `tools/call` inside a JSON-RPC batch, which MCP no longer has: the batch is refused whole. */
+export function inBatch(): CallResult {
+  return notRun("tools/call inside a JSON-RPC batch");
+}
+
+/** A server frame kept from the client; `why` a stable code (`unpaired_id`, `no_id`, `not_utf8`, ...). */
+export function droppedAnswer(why: string): CallResult {
+  return notRun(`server frame not relayed: ${why}`, "not relayed to the client");
+}
+
+/** wrap refused the call for what it is, not by policy: it named no tool, or reused an id. */
+export function malformed(reason: "no_name" | "duplicate_id"): CallResult {
+  return notRun(reason === "no_name" ? MALFORMED : "request id already in flight");
 }

@@ -72,7 +72,7 @@ function decide(element: CallElement, frame: Buffer, context: PlanContext): Plan
   const governance: Governance = { code: "policy", policy: d.policy, policySetHash: d.policy_set_hash, axes: d.decision_axes };
   const refusal = match(d)
     .with({ code: "allowed" }, () => undefined)
-    .with({ code: "denied" }, () => "POLICY_DENIED" as const)
+    .with({ code: "denied" }, (x) => (x.cause.code === "unbound" ? ("POLICY_UNEVALUABLE" as const) : ("POLICY_DENIED" as const)))
     .with({ code: "rate_limited" }, () => "RATE_LIMITED" as const)
     .with({ code: "pending_approval" }, () => "PENDING_APPROVAL" as const)
     .exhaustive(unreachable);

@@ -3,25 +3,32 @@ import { messageOf, unreachable } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, hasInnerCarriageReturn, parseFrame, rootsOf, type ClientElement, type Json } from "./message.js";
-import type { Notice } from "./notice.js";
+import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
+import type { DroppedWhy, Notice } from "./notice.js";
 import {
+  DROPPED_ANSWER_TOOL,
   PASSTHROUGH_POLICY_SET_HASH,
   UNKNOWN_TOOL,
+  UNREADABLE_FRAME_TOOL,
   answered,
+  droppedAnswer,
+  inBatch,
   malformed,
   policySetHashOf,
   refused,
   siblingRefused,
   unanswered,
+  unreadableFrame,
   type Governance,
   type Unanswered,
 } from "./outcomes.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import { ToolSpecs, type ToolSpecSink } from "./pins.js";
-import { failedVerdict, unreadableVerdict, type FrameVerdict } from "./frame-verdict.js";
+import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
 import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
+import { describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
+import { RequestDigest } from "@aegis/format";
 
 export interface RecorderOptions {
   /** The record. The recorder writes through it and never closes it. */
@@ -84,39 +91,97 @@ export class McpRecorder {
   /**
    * Take a client frame. Every call it carries is decided and its intent appended now, in
    * frame order; the promise resolves once those intents are durable, with what to do with
-   * the frame. A frame whose calls cannot be recorded never reaches the server.
+   * the frame. A frame whose calls cannot be recorded never reaches the server, and neither
+   * does one that is not a message (SPEC §17.1): what wrap cannot read strictly, it refuses
+   * and records.
    */
-  admit(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): Promise<FrameVerdict> {
+  admit(frame: Buffer): Promise<FrameVerdict> {
+    let reading: FrameReading | undefined;
     try {
-      return this.admitParsed(frame, parsed);
+      reading = readFrame(frame);
+      return this.admitRead(frame, reading);
     } catch (error) {
       // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.
-      return Promise.resolve(failedVerdict(parsed, this.fail(error)));
+      return Promise.resolve(failedVerdict(reading?.ok === true ? reading.value : undefined, this.fail(error)));
     }
   }
 
-  private admitParsed(frame: Buffer, parsed: Json | undefined): Promise<FrameVerdict> {
-    if (this.failure !== undefined) return Promise.resolve(failedVerdict(parsed, this.failure));
-    // A frame another reader could split into messages wrap did not read, and (under a Policy
-    // Set) a frame wrap cannot read at all, never reach the server (SPEC §17.1).
-    const unreadable = hasInnerCarriageReturn(frame) ? "inner_cr" : parsed === undefined && this.options.gate !== undefined ? "not_json" : undefined;
-    if (unreadable !== undefined) {
-      this.notify({ code: "unreadable_frame", bytes: frame.length, why: unreadable });
-      return Promise.resolve(unreadableVerdict(unreadable));
-    }
-    // Not JSON: not a message, relayed as the bytes it is (SPEC §17.1).
-    if (parsed === undefined) return Promise.resolve({ code: "forward" });
-    const batch = Array.isArray(parsed);
+  /**
+   * A client frame longer than the relay's bound (SPEC §17.1): not read, so not relayed; it
+   * is recorded by the digest of its bytes, which were hashed as they went by and not kept.
+   */
+  refuseOversize(bytes: number, digest: RequestDigest, limit: number): Promise<FrameVerdict> {
+    this.notify({ code: "oversize_frame", from: "client", bytes, limit });
+    const answer = refusalFrame(
+      [{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${bytes} bytes, over the relay's ${limit}-byte bound` } }],
+      false,
+    );
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(undefined, this.failure));
+    const written = this.options.writer.recordUnrun(
+      { call_id: this.mintCallId(), tool_id: UNREADABLE_FRAME_TOOL, policy_set_hash: PASSTHROUGH_POLICY_SET_HASH, request_digest: digest },
+      unreadableFrame("too_large"),
+    );
+    return this.tracked(written).then(
+      (): FrameVerdict => ({ code: "answer", frame: answer }),
+      (error: unknown) => failedVerdict(undefined, this.fail(error)),
+    );
+  }
+
+  private admitRead(frame: Buffer, reading: FrameReading): Promise<FrameVerdict> {
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure));
+    if (!reading.ok) return this.refuseUnreadable(frame, reading.unreadable);
+    const parsed = reading.value;
     const elements = elementsOf(parsed).map(classifyClient);
+    // MCP has had no batches since 2025-06-18, and a matcher judging an array misses every
+    // call in it: a batch holding a call is refused whole, deciding none (SPEC §17.3).
+    if (Array.isArray(parsed) && elements.some(isCallElement)) return this.settle(this.refuseBatch(elements, frame), parsed);
+    const gate = this.options.gate;
     const plans = planFrame(elements, frame, {
       inFlight: (key) => this.calls.has(key) || this.listings.has(key) || this.requests.has(key),
       isCall: (key) => this.calls.has(key),
-      ...(this.options.gate === undefined ? {} : { gate: this.options.gate }),
+      ...(gate === undefined ? {} : { gate }),
       notify: (notice) => this.notify(notice),
     });
-    const refusing = plans.some((p) => p.code === "refuse" || p.code === "duplicate");
-    const ready = refusing ? this.refuseFrame(plans, frame, batch) : this.forwardFrame(plans, elements, frame);
+    // Under a Policy Set, a call naming no tool the set could judge does not run (fail closed).
+    const refusing = plans.some((p) => p.code === "refuse" || p.code === "duplicate" || (p.code === "malformed" && gate !== undefined));
+    return this.settle(refusing ? this.refuseFrame(plans, frame, Array.isArray(parsed)) : this.forwardFrame(plans, elements, frame), parsed);
+  }
+
+  private settle(ready: Promise<FrameVerdict>, parsed: Json | undefined): Promise<FrameVerdict> {
     return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error)));
+  }
+
+  /** A client frame that is not a message: refused with `id` null (it was not read), and recorded by its digest. */
+  private refuseUnreadable(frame: Buffer, why: Unreadable): Promise<FrameVerdict> {
+    this.notify({ code: "unreadable_frame", from: "client", bytes: frame.length, why });
+    const answer = refusalFrame(
+      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` } }],
+      false,
+    );
+    const written = this.unrun(UNREADABLE_FRAME_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, unreadableFrame(why.code));
+    return this.settle(
+      written.then((): FrameVerdict => ({ code: "answer", frame: answer })),
+      undefined,
+    );
+  }
+
+  /** A batch holding a call: every call in it recorded as not run, every request in it answered. */
+  private async refuseBatch(elements: readonly ClientElement[], frame: Buffer): Promise<FrameVerdict> {
+    const writes: Promise<unknown>[] = [];
+    const refusals: Refusal[] = [];
+    const reason = "a JSON-RPC batch holding a tools/call is refused whole: MCP has no batches since 2025-06-18";
+    for (const element of elements) {
+      if (isCallElement(element)) {
+        const name = element.code === "malformed_call" ? UNKNOWN_TOOL : (element.name ?? UNKNOWN_TOOL);
+        writes.push(this.unrun(name, PASSTHROUGH_POLICY_SET_HASH, frame, inBatch(), name));
+      }
+      if (element.code === "call" || element.code === "malformed_call" || element.code === "request" || element.code === "list_tools") {
+        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason } });
+      }
+    }
+    this.notify({ code: "batch_refused", calls: writes.length });
+    await Promise.all(writes);
+    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true) };
   }
 
   /** Record every call the frame carries, then let it through. */
@@ -249,28 +314,46 @@ export class McpRecorder {
       .with({ code: "response" }, (e) => {
         if (!this.rootsRequests.delete(e.key)) return;
         const roots = rootsOf(e.message);
-        if (roots !== undefined) this.options.gate?.learnRoots(roots);
+        if (roots !== undefined) this.options.gate?.clientNamedRoots(roots);
       })
       .with({ code: "call" }, { code: "call_notification" }, { code: "malformed_call" }, { code: "other" }, () => undefined)
       .exhaustive(unreachable);
   }
 
   /**
-   * Take a server frame, after it was sent on to the client: each response-shaped element
-   * closes the call it answers, with this frame as its response (a batch's calls share it).
+   * Take a server frame. It reaches the client (through `relay`) only when it reads strictly
+   * and every answer in it pairs exactly with a request in flight (SPEC §17.2): nothing
+   * reaches the client that the record cannot name. Then each answer closes its call, with
+   * this frame as its response (a batch's calls share it). Returns whether it was relayed.
    */
-  observe(frame: Buffer, parsed: Json | undefined = parseFrame(frame)): void {
+  observe(frame: Buffer, relay: (frame: Buffer) => void = () => undefined): boolean {
     try {
-      this.observeParsed(frame, parsed);
+      return this.observeFrame(frame, relay);
     } catch (error) {
       this.fail(error);
+      return false;
     }
   }
 
-  private observeParsed(frame: Buffer, parsed: Json | undefined): void {
-    if (parsed === undefined) return;
-    for (const element of elementsOf(parsed)) {
-      const seen = classifyServer(element);
+  private observeFrame(frame: Buffer, relay: (frame: Buffer) => void): boolean {
+    const reading = readFrame(frame);
+    if (!reading.ok) {
+      this.dropAnswer(frame, { code: "unreadable", unreadable: reading.unreadable }, looksLikeMessage(frame));
+      return false;
+    }
+    const elements = elementsOf(reading.value).map(classifyServer);
+    for (const seen of elements) {
+      if (seen.code === "unpaired") {
+        this.dropAnswer(frame, { code: seen.why }, true);
+        return false;
+      }
+      if (seen.code === "response" && !this.isInFlight(seen.key)) {
+        this.dropAnswer(frame, { code: "unpaired_id", key: seen.key }, true);
+        return false;
+      }
+    }
+    relay(frame);
+    for (const seen of elements) {
       if (seen.code === "roots_request") this.rootsRequests.add(seen.key);
       if (seen.code !== "response") continue;
       const call = this.calls.get(seen.key);
@@ -285,6 +368,22 @@ export class McpRecorder {
         this.pin(seen.message["result"], continued);
       } else this.requests.delete(seen.key);
     }
+    return true;
+  }
+
+  private isInFlight(key: string): boolean {
+    return this.calls.has(key) || this.listings.has(key) || this.requests.has(key);
+  }
+
+  /**
+   * A server frame kept from the client: said on stderr, and, when it could be a message,
+   * recorded by its digest under `<dropped-answer>` (SPEC §17.2).
+   */
+  private dropAnswer(frame: Buffer, why: DroppedWhy, record: boolean): void {
+    this.notify({ code: "answer_dropped", bytes: frame.length, why });
+    if (!record || this.failure !== undefined) return;
+    const code = why.code === "unreadable" ? why.unreadable.code : why.code;
+    this.tracked(this.unrun(DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, droppedAnswer(code))).catch((error: unknown) => this.fail(error));
   }
 
   private end(call: PendingCall, result: CallResult, response: Buffer | undefined): void {
@@ -378,6 +477,20 @@ export class McpRecorder {
       this.notify({ code: "record_failed", detail: failure.message });
     }
     return this.failure;
+  }
+}
+
+function isCallElement(element: ClientElement): element is Extract<ClientElement, { code: "call" | "call_notification" | "malformed_call" }> {
+  return element.code === "call" || element.code === "call_notification" || element.code === "malformed_call";
+}
+
+/** Whether forgiving readers could take bytes that are not strictly JSON for a message: an object or array, as `JSON.parse` reads it. */
+function looksLikeMessage(frame: Buffer): boolean {
+  try {
+    const value: unknown = JSON.parse(frame.toString("utf8"));
+    return typeof value === "object" && value !== null;
+  } catch {
+    return false;
   }
 }
 

@@ -16,6 +16,12 @@ export type RefusalCode =
   | "POLICY_DENIED"
   | "RATE_LIMITED"
   | "PENDING_APPROVAL"
+  /**
+   * aegis-ts: a rule that would decide the call cannot be evaluated on it (a path or endpoint
+   * not bound, or an argument matcher with no single reading), so the call is refused, fail
+   * closed (SPEC §15.5), never taken for "no match".
+   */
+  | "POLICY_UNEVALUABLE"
   /** Not refused by policy: its batch was, or its frame could not be read (no `params.name`). */
   | "HOST_DENIED"
   /** aegis-ts: another call with this id is still in flight (MCP forbids reusing one). */

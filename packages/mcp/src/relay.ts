@@ -2,11 +2,12 @@ import { unreachable } from "@aegis/format/internal";
 import type { Readable, Writable } from "node:stream";
 import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
+import { RequestDigest } from "@aegis/format";
+import type { FrameVerdict } from "./frame-verdict.js";
+import { transition, type LifeEvent, type Phase } from "./lifecycle.js";
 import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
-import type { FrameVerdict } from "./frame-verdict.js";
 import type { McpRecorder } from "./recorder.js";
-import { refusalFrame } from "./refusal.js";
 
 /**
  * The pump between a client and a server over newline-framed byte streams (SPEC §17.1).
@@ -54,19 +55,17 @@ const MAX_QUEUED_FRAMES = 1024;
 export class Relay {
   private readonly clientFrames: FrameSplitter;
   private readonly serverFrames: FrameSplitter;
+  private phase: Phase = { code: "relaying" };
   /** Client frames in order: each link forwards one frame once its intents are durable. */
   private forwarding: Promise<void> = Promise.resolve();
   private queued = 0;
-  private clientOpen = true;
+  // The streams' own state, apart from the lifecycle: whether each can still be written,
+  // and whether each asked the writer to wait for `drain`.
   private serverInOpen = true;
   private clientWritable = true;
-  private stopping: string | undefined;
-  /** The server's stdin (or the client's stdout) asked us to wait for `drain`. */
   private serverBusy = false;
   private clientBusy = false;
   private grace: NodeJS.Timeout | undefined;
-  private graceReason: Unanswered = { code: "grace_expired" };
-  private ended = false;
   private resolveEnd: ((end: RelayEnd) => void) | undefined;
 
   constructor(
@@ -89,10 +88,9 @@ export class Relay {
     serverOut.on("error", () => this.serverEnded());
     // A server that stopped reading: its frames can no longer be delivered.
     serverIn.on("error", () => (this.serverInOpen = false));
-    // A client that went away: nothing more can reach it; treat it as hanging up.
     clientOut.on("error", () => {
       this.clientWritable = false;
-      this.clientEnded();
+      this.happen({ code: "client_gone" });
     });
     return done;
   }
@@ -102,33 +100,41 @@ export class Relay {
    * for answers already asked for, then end (SPEC §17.7). Asked twice, end at once.
    */
   stop(signal: string): void {
-    const again = this.stopping !== undefined;
-    this.stopping = signal;
-    this.graceReason = { code: "signalled", signal };
-    if (again) {
-      this.finish({ code: "signalled", signal });
-      return;
+    this.happen({ code: "signal", signal });
+  }
+
+  /** The one place the lifecycle moves: the transition, then what entering the new phase asks. */
+  private happen(event: LifeEvent): void {
+    const before = this.phase;
+    const after = transition(before, event);
+    if (after === before) return;
+    this.phase = after;
+    switch (after.code) {
+      case "relaying":
+        return;
+      case "draining":
+        this.hangUpClient();
+        this.armGrace(this.options.graceMs);
+        return;
+      case "stopping":
+        this.hangUpClient();
+        this.armGrace(this.options.stopGraceMs);
+        return;
+      case "ended":
+        if (this.grace !== undefined) clearTimeout(this.grace);
+        this.grace = undefined;
+        this.hangUpClient();
+        this.resolveEnd?.({ why: after.why, serverEndedFirst: after.serverEndedFirst, failure: this.options.recorder.failed });
+        return;
     }
-    this.hangUpClient();
-    this.armGrace(this.options.stopGraceMs);
   }
 
   private fromClient(events: readonly FrameEvent[]): void {
     for (const event of events) {
-      if (this.stopping !== undefined) return;
+      if (this.phase.code !== "relaying") return;
       if (event.code === "oversize") {
-        this.options.onNotice({ code: "oversize_frame", from: "client", bytes: event.bytes, limit: this.options.maxFrameBytes });
-        const answer = refusalFrame(
-          [
-            {
-              id: null,
-              code: "FRAME_TOO_LARGE",
-              detail: { reason: `the frame was ${event.bytes} bytes, over the relay's ${this.options.maxFrameBytes}-byte bound` },
-            },
-          ],
-          false,
-        );
-        this.enqueue(Promise.resolve({ code: "answer", frame: answer }), undefined);
+        const limit = this.options.maxFrameBytes;
+        this.enqueue(this.options.recorder.refuseOversize(event.bytes, RequestDigest.parse(event.sha256), limit), undefined);
         continue;
       }
       if (isBlankFrame(event.bytes)) continue;
@@ -156,8 +162,7 @@ export class Relay {
       .with({ code: "failed" }, (v) => {
         if (v.frame !== undefined) this.toClient(v.frame);
         // No call may run without its record: read nothing more, and let the server go.
-        this.hangUpClient();
-        this.armGrace(this.options.graceMs);
+        this.happen({ code: "record_failed" });
       })
       .exhaustive(unreachable);
   }
@@ -191,39 +196,36 @@ export class Relay {
 
   /** Read from the client again, unless frames are piling up or the server is not reading. */
   private resumeClient(): void {
-    if (this.clientOpen && this.stopping === undefined && !this.serverBusy && this.queued < MAX_QUEUED_FRAMES / 2) this.ends.clientIn.resume();
+    if (this.phase.code === "relaying" && !this.serverBusy && this.queued < MAX_QUEUED_FRAMES / 2) this.ends.clientIn.resume();
   }
 
   private fromServer(events: readonly FrameEvent[]): void {
     // Any output proves the server alive and working: the grace after the client hung up
     // starts again. Not after a signal: then the grace is a fixed budget (SPEC §17.7).
-    if (this.grace !== undefined && this.stopping === undefined) this.armGrace(this.options.graceMs);
+    if (this.phase.code === "draining") this.armGrace(this.options.graceMs);
     for (const event of events) {
       if (event.code === "oversize") {
         this.options.onNotice({ code: "oversize_frame", from: "server", bytes: event.bytes, limit: this.options.maxFrameBytes });
         continue;
       }
       if (isBlankFrame(event.bytes)) continue;
-      this.toClient(event.bytes);
-      this.options.recorder.observe(event.bytes);
+      // Only what the record can name reaches the client (SPEC §17.2).
+      this.options.recorder.observe(event.bytes, (frame) => this.toClient(frame));
     }
   }
 
   private clientEnded(): void {
-    if (!this.clientOpen) return;
+    if (this.phase.code !== "relaying") return;
     const last = this.clientFrames.end();
-    if (last !== undefined && this.stopping === undefined) this.fromClient([last]);
-    this.hangUpClient();
-    this.armGrace(this.options.graceMs);
+    if (last !== undefined) this.fromClient([last]);
+    this.happen({ code: "client_ended" });
   }
 
   /** Read nothing more from the client; once every queued frame is through, close the server's input. */
   private hangUpClient(): void {
-    if (this.clientOpen) {
-      this.clientOpen = false;
-      this.ends.clientIn.pause();
-      this.ends.clientIn.removeAllListeners("data");
-    }
+    const clientIn = this.ends.clientIn;
+    clientIn.pause();
+    clientIn.removeAllListeners("data");
     void this.forwarding.then(() => {
       if (!this.serverInOpen) return;
       this.serverInOpen = false;
@@ -232,29 +234,14 @@ export class Relay {
   }
 
   private armGrace(ms: number): void {
-    if (this.ended) return;
     if (this.grace !== undefined) clearTimeout(this.grace);
-    this.grace = setTimeout(() => this.finish(this.graceReason), ms);
+    this.grace = setTimeout(() => this.happen({ code: "grace_over" }), ms);
   }
 
   private serverEnded(): void {
     const last = this.serverFrames.end();
     if (last !== undefined) this.fromServer([last]);
-    const serverEndedFirst = this.clientOpen && this.stopping === undefined;
-    this.finish(this.stopping === undefined ? { code: "child_exited" } : { code: "signalled", signal: this.stopping }, serverEndedFirst);
-  }
-
-  private finish(why: Unanswered, serverEndedFirst = false): void {
-    if (this.ended) return;
-    this.ended = true;
-    if (this.grace !== undefined) clearTimeout(this.grace);
-    this.grace = undefined;
-    if (this.clientOpen) {
-      this.clientOpen = false;
-      this.ends.clientIn.pause();
-      this.ends.clientIn.removeAllListeners("data");
-    }
-    this.resolveEnd?.({ why, serverEndedFirst, failure: this.options.recorder.failed });
+    this.happen({ code: "server_ended" });
   }
 }
 

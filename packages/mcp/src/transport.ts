@@ -6,7 +6,6 @@ import { EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
 import { gateFor } from "./gate.js";
-import type { Json } from "./message.js";
 import type { Notice } from "./notice.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import type { FrameVerdict } from "./frame-verdict.js";
@@ -81,9 +80,23 @@ export async function recordingTransport(inner: Transport, options: RecordingOpt
 /**
  * The bytes of a message are its JSON text as `JSON.stringify` writes it: what the SDK's
  * stdio transport writes for a request, and the SDK's reading of a response written back.
+ * Undefined when it cannot be written at all (a cycle, a BigInt).
  */
-function bytesOf(message: JSONRPCMessage): Buffer {
-  return Buffer.from(JSON.stringify(message), "utf8");
+function bytesOf(message: JSONRPCMessage): Buffer | undefined {
+  try {
+    return Buffer.from(JSON.stringify(message), "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The message the bytes say, read again: what is sent on is what was decided and recorded,
+ * never the caller's object, whose getters or `toJSON` could write something else the
+ * second time it is written (SPEC §17.8).
+ */
+function reread(bytes: Buffer): JSONRPCMessage {
+  return JSON.parse(bytes.toString("utf8")) as JSONRPCMessage;
 }
 
 /**
@@ -122,9 +135,10 @@ class RecordingClientTransport implements RecordingTransport {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message, extra) => {
-      // Relay first, then record: the client does not wait on an outcome.
-      this.onmessage?.(message, extra);
-      this.recorder.observe(bytesOf(message), message as Json);
+      const bytes = bytesOf(message);
+      // Only an answer the record can name reaches the client, and the client gets the
+      // message as recorded (SPEC §17.2, §17.8).
+      if (bytes !== undefined) this.recorder.observe(bytes, () => this.onmessage?.(reread(bytes), extra));
     };
     this.inner.onerror = (error) => this.onerror?.(error);
     this.inner.onclose = () => void this.end().then(() => this.onclose?.());
@@ -132,29 +146,38 @@ class RecordingClientTransport implements RecordingTransport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const verdict = this.recorder.admit(bytesOf(message), message as Json);
-    const sent = this.sending.then(() => verdict).then((v) => this.act(v, message, options));
+    const bytes = bytesOf(message);
+    if (bytes === undefined) return Promise.reject(new TypeError("the message cannot be written as JSON, so it was neither recorded nor sent"));
+    const verdict = this.recorder.admit(bytes);
+    const sent = this.sending.then(() => verdict).then((v) => this.act(v, bytes, message, options));
     this.sending = sent.catch(() => undefined);
     return sent;
   }
 
-  private async act(verdict: FrameVerdict, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
+  private async act(verdict: FrameVerdict, bytes: Buffer, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> {
     await match(verdict)
-      .with({ code: "forward" }, () => this.inner.send(message, options))
-      .with({ code: "answer" }, (v) => this.answer(v.frame))
+      .with({ code: "forward" }, () => this.inner.send(reread(bytes), options))
+      .with({ code: "answer" }, (v) => this.answer(v.frame, message))
       .with({ code: "drop" }, () => Promise.resolve())
       .with({ code: "failed" }, async (v) => {
-        if (v.frame !== undefined) await this.answer(v.frame);
+        if (v.frame !== undefined) await this.answer(v.frame, message);
         this.onerror?.(v.error);
       })
       .exhaustive(unreachable);
   }
 
-  /** The refusal goes to the client as an answer would, after this send resolves. */
-  private answer(frame: Buffer): Promise<void> {
-    const message = JSON.parse(frame.toString("utf8")) as JSONRPCMessage | JSONRPCMessage[];
+  /**
+   * The refusal goes to the client as an answer would, after this send resolves. A refusal
+   * of a frame that was not read names no id (SPEC §17.1); in process the message's own id
+   * is at hand, and is given, so that the caller's request fails instead of waiting forever.
+   */
+  private answer(frame: Buffer, sent: JSONRPCMessage): Promise<void> {
+    const answer = JSON.parse(frame.toString("utf8")) as JSONRPCMessage | JSONRPCMessage[];
+    const id = "id" in sent && (typeof sent.id === "string" || Number.isSafeInteger(sent.id)) ? sent.id : undefined;
     queueMicrotask(() => {
-      for (const m of Array.isArray(message) ? message : [message]) this.onmessage?.(m);
+      for (const m of Array.isArray(answer) ? answer : [answer]) {
+        this.onmessage?.(id !== undefined && "id" in m && m.id === null ? { ...m, id } : m);
+      }
     });
     return Promise.resolve();
   }

@@ -247,6 +247,8 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     const stillWanted = end?.why.code === "child_exited";
     await reap(child, exited, signalled === undefined ? REAP_MS : STOP_REAP_MS, !stillWanted);
     await Promise.race([stderrDone, delay(STDERR_DRAIN_MS)]);
+    // A process of the tree that outlived every signal must not keep wrap alive by its pipes.
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
     await control?.close();
     for (const s of signals) process.off(s, onSignal);
     stdin.pause();
@@ -273,6 +275,9 @@ async function start(options: WrapOptions): Promise<ChildProcess> {
   try {
     child = spawn(options.command, [...options.args], {
       stdio: ["pipe", "pipe", "pipe"],
+      // Its own process group: a server behind a shell or npx is a tree, and wrap ends the
+      // whole tree, not only the process it started (SPEC §17.7).
+      detached: true,
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     });
@@ -300,13 +305,34 @@ function teeStderr(child: ChildProcess, stderr: Writable): Promise<void> {
   });
 }
 
-/** Wait for the child, bounded; then kill it. Never an unbounded wait. */
+/**
+ * Wait for the child, bounded; then end its process group. Never an unbounded wait. The
+ * group is signalled even when the child itself has exited: a shell or npx in front of the
+ * server can exit and leave the server running, holding the pipes.
+ */
 async function reap(child: ChildProcess, exited: Promise<unknown>, ms: number, terminate: boolean): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  if (terminate) child.kill("SIGTERM");
-  if (await Promise.race([exited.then(() => true), delay(ms).then(() => false)])) return;
-  child.kill("SIGKILL");
-  await Promise.race([exited, delay(2000)]);
+  const running = child.exitCode === null && child.signalCode === null;
+  if (running && terminate) signalGroup(child, "SIGTERM");
+  if (running && !(await Promise.race([exited.then(() => true), delay(ms).then(() => false)]))) {
+    signalGroup(child, "SIGKILL");
+    await Promise.race([exited, delay(2000)]);
+  }
+  // What is left of the tree once the child is gone: asked to end, then made to.
+  if (signalGroup(child, "SIGTERM")) {
+    await delay(Math.min(ms, STOP_REAP_MS));
+    signalGroup(child, "SIGKILL");
+  }
+}
+
+/** Signal the child's process group; false when no process of it is left. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolean {
+  if (child.pid === undefined) return false;
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function delay(ms: number): Promise<void> {

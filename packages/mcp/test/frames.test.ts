@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { runWrap } from "../src/index.js";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "../src/internal.js";
-import { KEY, MIRROR, call, linesOf, tempDir } from "./support.js";
+import { KEY, MIRROR, call, linesOf, sha256, tempDir } from "./support.js";
 
 /** What the frames of a byte stream are, by definition (SPEC §17.1): split at every `\n`. */
 function byDefinition(bytes: Buffer): Buffer[] {
@@ -41,11 +41,11 @@ describe("framing (SPEC §17.1)", () => {
     );
   });
 
-  it("drops a frame over the bound as it arrives, reports its length, and reads on", () => {
-    const events = split([Buffer.from("ok\nxxxxx"), Buffer.from("xxxxx\nafter")], 8);
+  it("drops a frame over the bound as it arrives, reports its length and digest, and reads on", () => {
+    const events = split([Buffer.from("ok\nxxx"), Buffer.from("xx"), Buffer.from("xxxxx\nafter")], 8);
     expect(events).toEqual([
       { code: "frame", bytes: Buffer.from("ok") },
-      { code: "oversize", bytes: 10 },
+      { code: "oversize", bytes: 10, sha256: sha256("xxxxxxxxxx") },
       { code: "frame", bytes: Buffer.from("after") },
     ]);
   });
@@ -87,7 +87,15 @@ describe("framing (SPEC §17.1)", () => {
     expect(frames[1]).toMatchObject({ id: 2, result: { mirrored: "tools/call" } });
     expect(Buffer.concat(err).toString()).toContain(`dropped a ${big.length}-byte frame from the client (over the 4096-byte bound)`);
     expect(Buffer.concat(err).toString()).not.toContain("received tools/call 1 ");
-    expect(linesOf(audit).filter((l) => l.line_type === "outcome")).toHaveLength(1);
+    // Recorded by the digest of the bytes it was, which were never kept.
+    expect(
+      linesOf(audit)
+        .filter((l) => l.line_type === "outcome")
+        .map((o) => [o["tool_id"], o["request_digest"]]),
+    ).toEqual([
+      ["<unreadable-frame>", sha256(big)],
+      ["echo", sha256(call(2, "echo"))],
+    ]);
     expect(result.exitCode).toBe(0);
   });
 });

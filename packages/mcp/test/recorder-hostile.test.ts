@@ -31,7 +31,7 @@ describe("what a hostile or careless peer sends (review findings)", () => {
     // A \r at the very end is CRLF framing, and is kept.
     expect(await s.recorder.admit(Buffer.concat([call(4, "echo"), Buffer.from("\r")]))).toEqual({ code: "forward" });
     await s.close();
-    expect(outcomes(s.path).map((o) => o["tool_id"])).toEqual(["echo"]);
+    expect(outcomes(s.path).map((o) => o["tool_id"])).toEqual(["<unreadable-frame>", "echo"]);
   });
 
   it("under a Policy Set, refuses a frame that is not JSON: what wrap cannot read does not reach the server", async () => {
@@ -40,20 +40,24 @@ describe("what a hostile or careless peer sends (review findings)", () => {
     await s.close();
   });
 
-  it("takes an id too deep to write for no id, and neither side can stop the relay with one", async () => {
+  it("refuses an id nested past the bound from either side, and neither side can stop the relay with one", async () => {
     const s = await session();
     const deep = (n: number) => `${"[".repeat(n)}1${"]".repeat(n)}`;
     const fromClient = Buffer.from(`{"jsonrpc":"2.0","id":${deep(200_000)},"method":"tools/call","params":{"name":"echo"}}`);
-    expect(await s.recorder.admit(fromClient)).toEqual({ code: "forward" });
+    expect(answerOf(await s.recorder.admit(fromClient))).toMatchObject({ id: null, error: { data: { aegis: { code: "UNREADABLE_FRAME" } } } });
     await s.recorder.admit(call(1, "echo"));
-    s.recorder.observe(Buffer.from(`{"jsonrpc":"2.0","id":${deep(200_000)},"result":{}}`));
-    s.recorder.observe(result(1));
+    expect(s.recorder.observe(Buffer.from(`{"jsonrpc":"2.0","id":${deep(200_000)},"result":{}}`))).toBe(false);
+    expect(s.recorder.observe(result(1))).toBe(true);
     await s.close();
     expect(s.recorder.failed).toBeUndefined();
-    expect(outcomes(s.path).map((o) => [o["tool_id"], (o["execution"] as { status: string }).status])).toEqual([
-      ["echo", "host_denied"],
-      ["echo", "success"],
-    ]);
+    expect(outcomes(s.path).map((o) => [o["tool_id"], (o["execution"] as { status: string }).status])).toEqual(
+      expect.arrayContaining([
+        ["<unreadable-frame>", "host_denied"],
+        ["<dropped-answer>", "host_denied"],
+        ["echo", "success"],
+      ]),
+    );
+    expect(outcomes(s.path)).toHaveLength(3);
   });
 
   it("refuses a request of any kind that reuses a call's id in flight, and a call that reuses a request's", async () => {
@@ -65,7 +69,8 @@ describe("what a hostile or careless peer sends (review findings)", () => {
     });
     expect(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 8, method: "ping" }))).toEqual({ code: "forward" });
     expect(answerOf(await s.recorder.admit(call(8, "echo")))).toMatchObject({ id: 8, error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } } });
-    expect(answerOf(await s.recorder.admit(frame([{ jsonrpc: "2.0", id: 9, method: "ping" }, JSON.parse(call(9, "echo").toString())])))).toHaveLength(1);
+    // A batch holding a call is refused whole, whatever its ids: each request in it is answered.
+    expect(answerOf(await s.recorder.admit(frame([{ jsonrpc: "2.0", id: 9, method: "ping" }, JSON.parse(call(9, "echo").toString())])))).toHaveLength(2);
     s.recorder.observe(result(8, {}));
     expect(await s.recorder.admit(call(8, "echo"))).toEqual({ code: "forward" });
     await s.close();

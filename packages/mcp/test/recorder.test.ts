@@ -55,13 +55,13 @@ describe("the pass-through recorder (no Policy Set)", () => {
     expect(await verdictOf(s.path)).toBe("verified");
   });
 
-  it("relays what is not JSON, or not a tools/call, and records nothing for it", async () => {
+  it("relays a message that is not a tools/call, and records nothing for it", async () => {
     const s = await session();
     for (const f of [
-      Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]),
       frame({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       frame({ jsonrpc: "2.0", method: "notifications/initialized" }),
       frame([]),
+      frame([{ jsonrpc: "2.0", id: 2, method: "ping" }]),
     ]) {
       expect(await s.recorder.admit(f)).toEqual({ code: "forward" });
     }
@@ -69,16 +69,48 @@ describe("the pass-through recorder (no Policy Set)", () => {
     expect(linesOf(s.path).map((l) => l.line_type)).toEqual(["open", "close"]);
   });
 
-  it("records a tools/call in bytes that are not UTF-8 as what a JavaScript server would read", async () => {
+  it("[M17.8] refuses, without a Policy Set too, every frame that is not a message, and records each by its digest", async () => {
     const s = await session();
-    const bytes = Buffer.concat([
-      Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"'),
-      Buffer.from([0xff]),
-      Buffer.from('"}}}'),
-    ]);
-    expect(await s.recorder.admit(bytes)).toEqual({ code: "forward" });
+    const hostile: readonly [string, Buffer][] = [
+      [
+        "not_utf8",
+        Buffer.concat([
+          Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"t":"'),
+          Buffer.from([0xff]),
+          Buffer.from('"}}}'),
+        ]),
+      ],
+      ["not_json", Buffer.from('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"n":NaN}}}')],
+      ["duplicate_key", Buffer.from('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","name":"rm"}}')],
+      ["lone_surrogate", Buffer.from('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"t":"\\ud800"}}}')],
+      ["byte_order_mark", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), call(5, "echo")])],
+      ["number_out_of_range", Buffer.from('{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"echo"}}')],
+      [
+        "too_deep",
+        Buffer.from(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"d":${"[".repeat(200)}${"]".repeat(200)}}}}`),
+      ],
+      ["inner_carriage_return", Buffer.concat([call(8, "echo"), Buffer.from("\r"), call(9, "rm")])],
+    ];
+    for (const [, f] of hostile) {
+      expect(answerOf(await s.recorder.admit(f))).toMatchObject({
+        id: null,
+        error: { code: -32042, data: { aegis: { code: "UNREADABLE_FRAME", layer: "wrap" } } },
+      });
+    }
     await s.close();
-    expect(linesOf(s.path)[1]).toMatchObject({ line_type: "intent", tool_id: "echo", request_digest: sha256(bytes) });
+    expect(outcomes(s.path).map((o) => [o["tool_id"], o["request_digest"], o["policy"], o["execution"], o["policy_set_hash"]])).toEqual(
+      hostile.map(([code, f]) => [
+        "<unreadable-frame>",
+        sha256(f),
+        { status: "denied", reason: `frame not read: ${code}` },
+        { status: "host_denied", reason: "not executed" },
+        PASSTHROUGH_POLICY_SET_HASH,
+      ]),
+    );
+    expect(s.notices.filter((n) => n.code === "unreadable_frame").map((n) => n.code === "unreadable_frame" && n.why.code)).toEqual(
+      hostile.map(([code]) => code),
+    );
+    expect(await verdictOf(s.path)).toBe("verified");
   });
 
   it("keeps the \\r of a CRLF frame in the digest", async () => {
@@ -120,21 +152,28 @@ describe("the pass-through recorder (no Policy Set)", () => {
     expect(second).toMatchObject({ tool_id: "a", execution: { status: "host_denied", reason: "child exited before responding" } });
   });
 
-  it("records each call of a batch; they share the batch's request digest and the answer's response digest", async () => {
+  it("refuses whole a batch holding a call, records every call in it as not run, and answers every request in it", async () => {
     const s = await session();
-    const batch = frame([JSON.parse(call(1, "a").toString()), JSON.parse(call(2, "b").toString()), { jsonrpc: "2.0", method: "notifications/x" }]);
-    expect(await s.recorder.admit(batch)).toEqual({ code: "forward" });
-    const answer = frame([
-      { jsonrpc: "2.0", id: 2, result: {} },
-      { jsonrpc: "2.0", id: 7, method: "roots/list" },
-      { jsonrpc: "2.0", id: 1, result: {} },
+    const batch = frame([
+      JSON.parse(call(1, "a").toString()),
+      { jsonrpc: "2.0", id: 5, method: "ping" },
+      { jsonrpc: "2.0", method: "tools/call", params: { name: "b" } },
+      { jsonrpc: "2.0", method: "notifications/x" },
     ]);
-    s.recorder.observe(answer);
+    const answer = answerOf(await s.recorder.admit(batch)) as { id: number; error: { data: { aegis: { code: string } } } }[];
+    expect(answer.map((a) => [a.id, a.error.data.aegis.code])).toEqual([
+      [1, "HOST_DENIED"],
+      [5, "HOST_DENIED"],
+    ]);
     await s.close();
-    const lines = linesOf(s.path);
-    expect(lines.map((l) => l.line_type)).toEqual(["open", "intent", "intent", "outcome", "outcome", "close"]);
-    for (const l of lines.slice(1, 5)) expect(l["request_digest"]).toBe(sha256(batch));
-    for (const o of outcomes(s.path)) expect(o).toMatchObject({ response_digest: sha256(answer), execution: { status: "success" } });
+    expect(outcomes(s.path).map((o) => [o["tool_id"], o["request_digest"], o["policy"], o["execution"]])).toEqual(
+      ["a", "b"].map((tool) => [
+        tool,
+        sha256(batch),
+        { status: "denied", reason: "tools/call inside a JSON-RPC batch" },
+        { status: "host_denied", reason: "not executed" },
+      ]),
+    );
     expect(await verdictOf(s.path)).toBe("verified");
   });
 
@@ -281,24 +320,21 @@ describe("enforcement with a Policy Set", () => {
     });
   });
 
-  it("refuses a whole batch when one call is refused, answering each call in one array", async () => {
+  it("refuses a batch holding a call without deciding any: no rule is consulted, no window counted, no approval used", async () => {
     const s = await session({ gate: new Gate({ policy: POLICY }) });
-    const batch = frame([
-      JSON.parse(call(1, "echo").toString()),
-      JSON.parse(call(2, "rm").toString()),
-      { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } },
-    ]);
-    const verdict = await s.recorder.admit(batch);
-    const answer = answerOf(verdict) as { id: number; error: { data: { aegis: { code: string } } } }[];
+    const batch = frame([JSON.parse(call(1, "ping_tool").toString()), JSON.parse(call(2, "rm").toString())]);
+    const answer = answerOf(await s.recorder.admit(batch)) as { id: number; error: { data: { aegis: { code: string } } } }[];
     expect(answer.map((a) => [a.id, a.error.data.aegis.code])).toEqual([
       [1, "HOST_DENIED"],
-      [2, "POLICY_DENIED"],
+      [2, "HOST_DENIED"],
     ]);
+    // The rate window is untouched: the one call it admits still runs.
+    expect(await s.recorder.admit(call(3, "ping_tool"))).toEqual({ code: "forward" });
     await s.close();
-    expect(outcomes(s.path).map((o) => [o["tool_id"], o["execution"]])).toEqual([
-      ["echo", { status: "host_denied", reason: "not executed: sibling call in this batch was refused" }],
-      ["rm", { status: "host_denied", reason: "not executed" }],
-      ["echo", { status: "host_denied", reason: "not executed: sibling call in this batch was refused" }],
+    expect(outcomes(s.path).map((o) => [o["tool_id"], o["policy_set_hash"], (o["decision_axes"] as Record<string, unknown>)["matched_rule"]])).toEqual([
+      ["ping_tool", PASSTHROUGH_POLICY_SET_HASH, undefined],
+      ["rm", PASSTHROUGH_POLICY_SET_HASH, undefined],
+      ["ping_tool", POLICY.hash, "limited"],
     ]);
   });
 

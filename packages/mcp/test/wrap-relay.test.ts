@@ -57,21 +57,26 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(outcomes(w.audit)[0]?.["request_digest"]).toBe(sha256(request));
   });
 
-  it("relays a frame that is not UTF-8 without ending the stream, drops blank frames, and gives a last frame its newline", async () => {
+  it("[M17.8] refuses a frame that is not UTF-8 without ending the stream, drops blank frames, and gives a last frame its newline", async () => {
     const w = await workspace();
     const wrap = wrapMirror(w);
-    wrap.send(Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]));
+    const garbage = Buffer.from([0xff, 0xfe, 0x00, 0x7b, 0x80]);
+    wrap.send(garbage);
     wrap.send("   \t\r");
     wrap.send("");
-    await wrap.stderrHas("mirror: not JSON (5 bytes)");
+    expect(await wrap.nextJson()).toMatchObject({ id: null, error: { data: { aegis: { code: "UNREADABLE_FRAME" } } } });
     wrap.send(call(1, "echo"));
     expect(await wrap.nextJson()).toMatchObject({ id: 1 });
     wrap.send(frame({ jsonrpc: "2.0", id: 2, method: "ping" }), false);
     wrap.end();
     expect(await wrap.nextJson()).toMatchObject({ id: 2, result: { mirrored: "ping" } });
     await wrap.finished();
-    expect(wrap.stderr).not.toMatch(/mirror: not JSON \([0-4] bytes\)/);
-    expect(linesOf(w.audit).map((l) => l.line_type)).toEqual(["open", "intent", "outcome", "close"]);
+    // The server answers in order: had any of those frames reached it, it would have said so before answering 1.
+    expect(wrap.stderr).not.toMatch(/mirror: not JSON/);
+    expect(outcomes(w.audit).map((o) => [o["tool_id"], o["request_digest"]])).toEqual([
+      ["<unreadable-frame>", sha256(garbage)],
+      ["echo", sha256(call(1, "echo"))],
+    ]);
   });
 
   it("tees the server's stderr byte for byte, a byte that is not UTF-8 included, and keeps it off stdout", async () => {
@@ -102,18 +107,25 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(nine?.["execution"]).toEqual({ status: "success" });
   });
 
-  it("records each call of a batch over the one frame, relayed whole", async () => {
+  it("[M17.10] refuses a batch holding calls: the server receives none of it, and each call is recorded as not run", async () => {
     const w = await workspace();
     const wrap = wrapMirror(w);
     const batch = frame([JSON.parse(call(1, "a").toString()), JSON.parse(call(2, "b").toString())]);
     wrap.send(batch);
-    const answer = await wrap.next();
-    expect(JSON.parse(answer.toString())).toHaveLength(2);
+    const answer = JSON.parse((await wrap.next()).toString()) as { id: number; error: { data: { aegis: { code: string } } } }[];
+    expect(answer.map((a) => [a.id, a.error.data.aegis.code])).toEqual([
+      [1, "HOST_DENIED"],
+      [2, "HOST_DENIED"],
+    ]);
+    wrap.send(frame({ jsonrpc: "2.0", id: 3, method: "ping" }));
+    await wrap.next();
     wrap.end();
     await wrap.finished();
-    expect(outcomes(w.audit).map((o) => [o["request_digest"], o["response_digest"]])).toEqual([
-      [sha256(batch), sha256(answer)],
-      [sha256(batch), sha256(answer)],
+    expect(wrap.stderr).not.toContain(sha256(batch));
+    expect(wrap.stderr).toContain("received ping 3 ");
+    expect(outcomes(w.audit).map((o) => [o["tool_id"], o["request_digest"], o["execution"]])).toEqual([
+      ["a", sha256(batch), { status: "host_denied", reason: "not executed" }],
+      ["b", sha256(batch), { status: "host_denied", reason: "not executed" }],
     ]);
     expect(await verdictOf(w.audit)).toBe("verified");
   });

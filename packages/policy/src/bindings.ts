@@ -226,6 +226,8 @@ export type UnresolvedBinding =
   | { readonly code: "not_a_string"; readonly pointer: string }
   | { readonly code: "several"; readonly what: "paths" | "endpoints"; readonly count: number }
   | { readonly code: "relative_path"; readonly pointer: string; readonly roots: number }
+  /** A relative path, after the client named roots other than the file's (SPEC §17.4): the server's base is not known. */
+  | { readonly code: "client_roots"; readonly pointer: string }
   | { readonly code: "home_path"; readonly pointer: string }
   | { readonly code: "path_too_long"; readonly pointer: string; readonly bytes: number }
   /** The disk gives the path two readings (see {@link DeriveContext.canonicalPath}). */
@@ -253,10 +255,15 @@ export interface Derived {
   readonly unresolved: readonly UnresolvedBinding[];
 }
 
-/** What {@link deriveAxes} may learn beyond the bindings file: roots known at run time, and the host's own reading of a path. */
+/** What {@link deriveAxes} may learn beyond the bindings file: whether the client moved the server's roots, and the host's own reading of a path. */
 export interface DeriveContext {
-  /** Bases learned at run time (an MCP client's roots); used only when the file declares none. */
-  readonly roots?: readonly string[];
+  /**
+   * The client has named roots other than the file's (answering the server's `roots/list`).
+   * A server may then resolve a relative path against them, or drop those it cannot open
+   * and keep its own, or take them only after calls already sent: the base is not known,
+   * and a relative path is not resolved (SPEC §17.4).
+   */
+  readonly clientRoots?: boolean;
   /**
    * For a caller on the server's host: the path an absolute one (as named, `.` and `..`
    * not yet removed) names on the disk, or undefined when servers could take it for two
@@ -276,7 +283,7 @@ export function deriveAxes(bindings: Bindings, toolId: string, request: JsonValu
   const binding = bindingFor(bindings, toolId);
   if (binding === undefined) return { axes: {}, paths: [], unresolved: [] };
   const unresolved: UnresolvedBinding[] = [];
-  const roots = bindings.roots.length > 0 ? bindings.roots : (context.roots ?? []);
+  const roots = bindings.roots;
   const paths: BoundPath[] = [];
   for (const p of binding.paths) {
     const value = request === undefined ? undefined : resolvePointer(request, p.tokens);
@@ -286,7 +293,7 @@ export function deriveAxes(bindings: Bindings, toolId: string, request: JsonValu
       continue;
     }
     for (const raw of named) {
-      const absolute = absolutePath(raw, roots);
+      const absolute = absolutePath(raw, roots, context.clientRoots === true);
       if (typeof absolute !== "string") {
         unresolved.push({ ...absolute, pointer: p.pointer });
         continue;
@@ -323,15 +330,18 @@ const MAX_PATH_BYTES = 4096;
 function absolutePath(
   raw: string,
   roots: readonly string[],
+  clientRoots: boolean,
 ):
   | string
   | { readonly code: "relative_path"; readonly roots: number }
+  | { readonly code: "client_roots" }
   | { readonly code: "home_path" }
   | { readonly code: "path_too_long"; readonly bytes: number } {
   const bytes = Buffer.byteLength(raw, "utf8");
   if (bytes > MAX_PATH_BYTES || !raw.isWellFormed()) return { code: "path_too_long", bytes };
   if (raw.startsWith("~")) return { code: "home_path" };
   if (posix.isAbsolute(raw)) return raw;
+  if (clientRoots) return { code: "client_roots" };
   const root = roots.length === 1 ? roots[0] : undefined;
   if (root === undefined) return { code: "relative_path", roots: roots.length };
   return `${root}/${raw}`;
@@ -384,6 +394,7 @@ export function describeUnresolved(u: UnresolvedBinding): string {
       { code: "relative_path" },
       (x) => `${x.pointer} is a relative path and there ${x.roots === 0 ? "is no root" : `are ${x.roots} roots`} to resolve it against`,
     )
+    .with({ code: "client_roots" }, (x) => `${x.pointer} is a relative path, and the client named roots of its own: which base the server takes is not known`)
     .with({ code: "home_path" }, (x) => `${x.pointer} starts with ~, whose meaning depends on the server's account`)
     .with({ code: "path_too_long" }, (x) => `${x.pointer} is ${x.bytes} bytes, longer than a path can be (or not well-formed Unicode)`)
     .with(

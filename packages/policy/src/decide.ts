@@ -98,7 +98,10 @@ export function decide(set: PolicySet, request: DecisionRequest, live?: LiveStat
   });
 
   if (selection.code === "unbound") {
-    const reason = `rule \`${selection.rule.id}\` needs ${describeParameter(selection.parameter)}, which this call did not bind`;
+    const reason =
+      selection.parameter === "arguments"
+        ? `rule \`${selection.rule.id}\` has an argument matcher that cannot be evaluated on this request (it is not JSON, or a number is written other than as the integer it equals)`
+        : `rule \`${selection.rule.id}\` needs ${describeParameter(selection.parameter)}, which this call did not bind`;
     return {
       code: "denied",
       cause: { code: "unbound", parameter: selection.parameter },
@@ -191,6 +194,7 @@ export function describeParameter(parameter: UnboundParameter): string {
     .with("fs", () => "decision_axes.fs")
     .with("net", () => "decision_axes.net")
     .with("request", () => "the request bytes")
+    .with("arguments", () => "a single reading of the request for its argument matchers")
     .exhaustive(unreachable);
 }
 

@@ -47,3 +47,11 @@ export function isJsonInteger(value: JsonValue, n: bigint): boolean {
   if (value instanceof OutOfSpaceNumber) return value.kind !== "float" && value.lexeme === n.toString();
   return false;
 }
+
+/**
+ * Would a reader of IEEE doubles (`JSON.parse`) take `value` for the integer `n`, although
+ * its text is not `n`'s? Such a value is neither `n` nor not `n` to a matcher (SPEC §15.2).
+ */
+export function readsAsInteger(value: JsonValue, n: bigint): boolean {
+  return value instanceof OutOfSpaceNumber && value.lexeme !== n.toString() && Number(value.lexeme) === Number(n);
+}

@@ -71,7 +71,9 @@ export type RecheckIndeterminate =
       readonly code: "no_binding";
       readonly detail:
         | { readonly code: "unreadable_outcome"; readonly problems: readonly string[] }
-        | { readonly code: "unbound"; readonly rule: string; readonly parameter: Exclude<UnboundParameter, "request"> };
+        | { readonly code: "unbound"; readonly rule: string; readonly parameter: Exclude<UnboundParameter, "request" | "arguments"> }
+        /** The request bytes give one of the rule's argument matchers no single reading (SPEC §15.2). */
+        | { readonly code: "unevaluable"; readonly rule: string };
     }
   | { readonly code: "rate_limit_unevaluable"; readonly rule: string };
 
@@ -197,6 +199,7 @@ export function explainIndeterminate(reason: RecheckIndeterminate): string {
       match(r.detail)
         .with({ code: "unreadable_outcome" }, (d) => `the outcome cannot be read: ${d.problems.join("; ")}`)
         .with({ code: "unbound" }, (d) => `rule \`${d.rule}\` needs decision_axes.${d.parameter}, which the outcome does not record`)
+        .with({ code: "unevaluable" }, (d) => `rule \`${d.rule}\` has an argument matcher the recorded request gives no single reading for`)
         .exhaustive(unreachable),
     )
     .with({ code: "rate_limit_unevaluable" }, (r) => `rule \`${r.rule}\` is a rate limit; its window is state no record carries`)

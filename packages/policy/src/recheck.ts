@@ -203,7 +203,9 @@ function fromSelection(selection: Selection, subject: RecheckSubject, recorded: 
   if (selection.code === "unbound") {
     const parameter = selection.parameter;
     if (parameter === "request") throw new Error("unreachable: request bytes were given to selection");
-    return indeterminate(subject, { code: "no_binding", detail: { code: "unbound", rule: selection.rule.id, parameter } }, recorded);
+    const rule = selection.rule.id;
+    const detail = parameter === "arguments" ? { code: "unevaluable" as const, rule } : { code: "unbound" as const, rule, parameter };
+    return indeterminate(subject, { code: "no_binding", detail }, recorded);
   }
   const matched = selection.matched;
   if (matched.code === "default") {

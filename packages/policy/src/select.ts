@@ -3,7 +3,7 @@ import type { DecisionAxes } from "@aegis/format";
 import type { JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
-import { isJsonInteger, resolvePointer } from "./pointer.js";
+import { isJsonInteger, readsAsInteger, resolvePointer } from "./pointer.js";
 
 /**
  * Rule selection (SPEC §15.3), shared by `decide` and `recheck` so that a recorded decision
@@ -30,8 +30,12 @@ export interface CallView {
 /** The request JSON, when it is to hand. `document` is undefined when the bytes are not JSON. */
 export type RequestView = { readonly code: "available"; readonly document: JsonValue | undefined } | { readonly code: "unavailable" };
 
-/** A parameter a rule needed and the call did not bind. */
-export type UnboundParameter = "fs" | "net" | "request";
+/**
+ * A parameter a rule needed and the call did not bind: `fs` or `net` absent from the axes,
+ * the request bytes not to hand, or (`arguments`) an argument matcher the bytes at hand
+ * give no single reading for (SPEC §15.2).
+ */
+export type UnboundParameter = "fs" | "net" | "request" | "arguments";
 
 /** The rule that decided, or the set's default. */
 export type Matched = { readonly code: "rule"; readonly rule: Rule } | { readonly code: "default"; readonly action: DefaultAction };
@@ -142,7 +146,12 @@ function fitOf(rule: Rule, call: CallView, request: RequestView): Fit {
   }
   if (m.args !== undefined) {
     if (request.code === "unavailable") missing.push("request");
-    else if (!m.args.every((arg) => argumentMatches(arg, request.document))) return "no_match";
+    else {
+      const fits = m.args.map((arg) => argumentFit(arg, request.document));
+      if (fits.includes("no_match")) return "no_match";
+      // A matcher that cannot be evaluated is not "no match": the rule fails closed (SPEC §15.5).
+      if (fits.includes("unevaluable")) missing.push("arguments");
+    }
   }
   const [first, ...rest] = missing;
   return first === undefined ? "match" : [first, ...rest];
@@ -190,19 +199,26 @@ function portMatches(matcher: PortMatcher, port: number): boolean {
   }
 }
 
-/** Request bytes that are not JSON hold no value at any pointer. */
-function argumentMatches(arg: ArgumentMatcher, document: JsonValue | undefined): boolean {
-  const value = document === undefined ? undefined : resolvePointer(document, arg.tokens);
+/**
+ * One argument matcher against the request (SPEC §15.2). Bytes that are not JSON cannot be
+ * evaluated at all; an `exact` integer cannot be evaluated against a number written
+ * otherwise (`1000.0`, `1e3`, `-0`, an integer past 2^53) that a reader of doubles takes for
+ * the same number: a server would act on that number, so "not equal" would be a guess.
+ */
+function argumentFit(arg: ArgumentMatcher, document: JsonValue | undefined): "match" | "no_match" | "unevaluable" {
+  if (document === undefined) return "unevaluable";
+  const value = resolvePointer(document, arg.tokens);
+  const holds = (b: boolean): "match" | "no_match" => (b ? "match" : "no_match");
   return match(arg.test)
-    .with({ code: "exists" }, (t) => (value !== undefined) === t.exists)
-    .with({ code: "prefix" }, (t) => typeof value === "string" && value.startsWith(t.prefix))
+    .with({ code: "exists" }, (t) => holds((value !== undefined) === t.exists))
+    .with({ code: "prefix" }, (t) => holds(typeof value === "string" && value.startsWith(t.prefix)))
     .with({ code: "exact" }, (t) =>
       value === undefined
-        ? false
+        ? "no_match"
         : match(t.value)
-            .with({ code: "string" }, (v) => value === v.value)
-            .with({ code: "boolean" }, (v) => value === v.value)
-            .with({ code: "integer" }, (v) => isJsonInteger(value, v.value))
+            .with({ code: "string" }, (v) => holds(value === v.value))
+            .with({ code: "boolean" }, (v) => holds(value === v.value))
+            .with({ code: "integer" }, (v) => (isJsonInteger(value, v.value) ? "match" : readsAsInteger(value, v.value) ? "unevaluable" : "no_match"))
             .exhaustive(unreachable),
     )
     .exhaustive(unreachable);

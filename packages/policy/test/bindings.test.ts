@@ -55,17 +55,14 @@ describe("bindings (SPEC §17.4)", () => {
     const relative = deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }));
     expect(relative.axes).toEqual({ capability: "fs.read" });
     expect(relative.unresolved).toEqual([{ code: "relative_path", pointer: "/params/arguments/path", roots: 0 }]);
-    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }), { roots: ["/a", "/b"] }).axes.fs).toBeUndefined();
-    expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "notes.md" }), { roots: ["/srv"] }).axes.fs).toEqual({
-      path_raw: "notes.md",
-      path_canonical: "/srv/notes.md",
-    });
+    const two = parseBindings("version: 1\nroots: [/a, /b]\ntools:\n  - tool: t\n    paths: [{ pointer: /p }]\n");
+    expect(deriveAxes(two, "t", { p: "notes.md" }).unresolved).toEqual([{ code: "relative_path", pointer: "/p", roots: 2 }]);
     expect(deriveAxes(BINDINGS, "read_text_file", request("read_text_file", { path: "~/x" })).unresolved).toEqual([
       { code: "home_path", pointer: "/params/arguments/path" },
     ]);
-    const two = deriveAxes(BINDINGS, "move_file", request("move_file", { source: "/a", destination: "/b" }));
-    expect(two.axes.fs).toBeUndefined();
-    expect(two.paths.map((p) => [p.resolved, p.access])).toEqual([
+    const moved = deriveAxes(BINDINGS, "move_file", request("move_file", { source: "/a", destination: "/b" }));
+    expect(moved.axes.fs).toBeUndefined();
+    expect(moved.paths.map((p) => [p.resolved, p.access])).toEqual([
       ["/a", "write"],
       ["/b", "write"],
     ]);
@@ -75,9 +72,14 @@ describe("bindings (SPEC §17.4)", () => {
     });
   });
 
-  it("a declared root outranks roots learned at run time", () => {
+  it("resolves a relative path against the one declared root, and against none once the client named roots of its own", () => {
     const rooted = parseBindings("version: 1\nroots: [/declared]\ntools:\n  - tool: t\n    paths: [{ pointer: /p }]\n");
-    expect(deriveAxes(rooted, "t", { p: "x" }, { roots: ["/learned"] }).axes.fs?.path_canonical).toBe("/declared/x");
+    expect(deriveAxes(rooted, "t", { p: "x" }).axes.fs).toEqual({ path_raw: "x", path_canonical: "/declared/x" });
+    const moved = deriveAxes(rooted, "t", { p: "x" }, { clientRoots: true });
+    expect(moved.axes.fs).toBeUndefined();
+    expect(moved.unresolved).toEqual([{ code: "client_roots", pointer: "/p" }]);
+    // An absolute path needs no base.
+    expect(deriveAxes(rooted, "t", { p: "/etc/x" }, { clientRoots: true }).axes.fs?.path_canonical).toBe("/etc/x");
   });
 
   it("derive host and port from a URL, with the scheme's default port, lowercased", () => {

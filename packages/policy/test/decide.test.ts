@@ -102,10 +102,23 @@ describe("selection (SPEC §15.3)", () => {
     expect(ruleOf(git('{"params":{"arguments":{"force":true,"branch":"main-2"}}}'))).toBe("force");
     expect(ruleOf(git('{"params":{"arguments":{"force":"true","branch":"main"}}}'))).toBe("(default)");
     expect(ruleOf(git('{"params":{"arguments":{"force":true,"branch":"dev"}}}'))).toBe("(default)");
-    expect(ruleOf(git("not json"))).toBe("(default)");
+    // Bytes that are not JSON cannot be evaluated: fail closed, never "no match" (SPEC §15.2).
+    expect(decide(set, { tool_id: "git", request: json("not json") })).toMatchObject({
+      code: "denied",
+      cause: { code: "unbound", parameter: "arguments" },
+      decision_axes: { matched_rule: "force" },
+    });
     const pay = (body: string) => decide(set, { tool_id: "pay", request: json(body) });
     expect(ruleOf(pay('{"amount":1000,"to":["bob"]}'))).toBe("count");
-    expect(ruleOf(pay('{"amount":1000.0,"to":["bob"]}'))).toBe("(default)");
+    // 1000.0, 1e3 and -0 are the number a server acts on, written another way: neither a match nor not.
+    for (const amount of ["1000.0", "1e3", "1000.000000000000001"]) {
+      expect(decide(set, { tool_id: "pay", request: json(`{"amount":${amount},"to":["bob"]}`) })).toMatchObject({
+        code: "denied",
+        cause: { code: "unbound", parameter: "arguments" },
+      });
+    }
+    expect(ruleOf(pay('{"amount":1000.5,"to":["bob"]}'))).toBe("(default)");
+    expect(ruleOf(pay('{"amount":999,"to":["bob"]}'))).toBe("(default)");
     expect(ruleOf(pay('{"amount":1000,"to":["bob"],"memo":""}'))).toBe("(default)");
     expect(ruleOf(pay('{"amount":1000,"to":{"0":"bob"}}'))).toBe("count");
     expect(ruleOf(pay('{"amount":1000,"to":["alice","bob"]}'))).toBe("(default)");

@@ -21,6 +21,8 @@ const POLICY = [
   "  - { id: echo, action: allow, tool: echo }",
   "  - { id: review-writes, action: pending_approval, tool: write_note }",
   "  - { id: one-search, action: rate_limit, tool: search, rate: { max: 1, per_seconds: 60 } }",
+  "  - { id: pay, action: allow, tool: pay }",
+  "  - { id: no-round-sums, action: deny, tool: pay, args: [{ pointer: /params/arguments/amount, exact: 1000 }] }",
 ].join("\n");
 const BINDINGS = [
   "version: 1",
@@ -41,6 +43,16 @@ interface Case {
   readonly policy?: boolean;
   readonly role?: string;
 }
+
+/** Frames that forgiving readers take differently, each a tools/call of `rm` to them (SPEC §17.1). */
+const UNREADABLE: readonly (readonly [string, string])[] = [
+  ["duplicate_key", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"rm"}}'],
+  ["lone_surrogate", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm","arguments":{"path":"\\udc00"}}}'],
+  ["nan", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm","arguments":{"n":NaN}}}'],
+  ["big_integer", '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"rm"}}'],
+  ["too_deep", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm","arguments":{"d":${"[".repeat(128)}${"]".repeat(128)}}}}`],
+  ["trailing_comma", '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm",}}'],
+];
 
 const LISTING = json({
   jsonrpc: "2.0",
@@ -80,22 +92,63 @@ const CASES: readonly Case[] = [
     events: [client(`${call(1, "echo")}\r`), server(`${ok(1)}\r`), { end: "child_exited" }],
   },
   {
-    name: "not_utf8_relayed",
-    polarity: "positive",
+    name: "not_utf8_refused",
+    polarity: "negative",
     spec: ["17.1"],
-    description: "A frame that is not UTF-8 and not JSON: relayed, nothing recorded.",
+    description: "A frame that is not UTF-8 and not JSON: refused without a Policy Set too, and recorded by its digest as <unreadable-frame>.",
     events: [{ client_hex: "fffe007b80" }, { end: "child_exited" }],
   },
   {
     name: "not_utf8_tools_call",
-    polarity: "positive",
+    polarity: "negative",
     spec: ["17.1", "17.9"],
-    description: "A tools/call whose argument holds a byte that is not UTF-8: read as U+FFFD, recorded over the bytes as they came.",
+    description: "A tools/call whose argument holds a byte that is not UTF-8: refused, never read as U+FFFD (one reader substitutes, another raises).",
     events: [
       { client_hex: Buffer.concat([Buffer.from(call(1, "echo", { t: "X" }).replace('"X"', '"')), Buffer.from([0xff]), Buffer.from('"}}}')]).toString("hex") },
+      { end: "child_exited" },
+    ],
+  },
+  ...UNREADABLE.map(([code, text]): Case => ({
+    name: `unreadable_${code}`,
+    polarity: "negative",
+    spec: ["17.1"],
+    description: `A tools/call that forgiving readers take differently (${code}): refused UNREADABLE_FRAME, recorded by its digest; the next call runs.`,
+    events: [client(text), client(call(2, "echo")), server(ok(2)), { end: "child_exited" }],
+  })),
+  {
+    name: "byte_order_mark",
+    polarity: "negative",
+    spec: ["17.1"],
+    description: "A frame that starts with a UTF-8 byte order mark: refused (Python's json refuses it, a decoder may drop it).",
+    events: [{ client_hex: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(call(1, "echo"))]).toString("hex") }, { end: "child_exited" }],
+  },
+  {
+    name: "answer_unpaired_id",
+    polarity: "negative",
+    spec: ["17.2"],
+    description:
+      'An answer with id "1" to the call 1 (a client matching by Number(id) would take it): not relayed, recorded as <dropped-answer>; the exact answer closes the call.',
+    events: [client(call(1, "echo")), server(ok("1")), server(ok(1)), server(ok(1)), { end: "child_exited" }],
+  },
+  {
+    name: "answer_without_id",
+    polarity: "negative",
+    spec: ["17.2"],
+    description: "An answer with id null, and one that also holds a method: neither pairs with a request, neither reaches the client.",
+    events: [
+      client(call(1, "echo")),
+      server(json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } })),
+      server(json({ jsonrpc: "2.0", id: 1, method: "notifications/message", result: { content: [] } })),
       server(ok(1)),
       { end: "child_exited" },
     ],
+  },
+  {
+    name: "answer_unreadable",
+    polarity: "negative",
+    spec: ["17.1", "17.2"],
+    description: "A server frame with a key written twice: not relayed; the call stays in flight until an answer that reads.",
+    events: [client(call(1, "echo")), server('{"jsonrpc":"2.0","id":2,"id":1,"result":{}}'), server(ok(1)), { end: "child_exited" }],
   },
   {
     name: "error_is_success",
@@ -124,13 +177,26 @@ const CASES: readonly Case[] = [
     events: [client(call(1, "a")), client(call("1", "b")), server(ok("1")), { end: "child_exited" }],
   },
   {
-    name: "batch",
+    name: "batch_refused",
+    polarity: "negative",
+    spec: ["17.1", "17.3"],
+    description:
+      "A batch of two calls and a ping: refused whole without a Policy Set too (MCP has no batches); each call recorded as not run, each request answered.",
+    events: [client(json([JSON.parse(call(1, "a")), JSON.parse(call(2, "b")), { jsonrpc: "2.0", id: 3, method: "ping" }])), { end: "child_exited" }],
+  },
+  {
+    name: "batch_without_call",
     polarity: "positive",
     spec: ["17.1", "17.2"],
-    description: "A batch of two calls: both share the batch's request digest, and the batch answering them its response digest.",
+    description: "A batch holding no tools/call is relayed, and the server's batch of answers pairs element by element.",
     events: [
-      client(json([JSON.parse(call(1, "a")), JSON.parse(call(2, "b"))])),
-      server(json([JSON.parse(ok(2)), { jsonrpc: "2.0", id: 5, method: "roots/list" }, JSON.parse(ok(1))])),
+      client(
+        json([
+          { jsonrpc: "2.0", id: 1, method: "ping" },
+          { jsonrpc: "2.0", method: "notifications/x" },
+        ]),
+      ),
+      server(json([JSON.parse(ok(1, {})), { jsonrpc: "2.0", id: 5, method: "roots/list" }])),
       { end: "child_exited" },
     ],
   },
@@ -217,7 +283,7 @@ const CASES: readonly Case[] = [
     name: "inner_carriage_return",
     polarity: "negative",
     spec: ["17.1", "17.3"],
-    description: "A frame with a \\r before its end (a reader that ends lines at \\r would see a ping and a call): refused, nothing recorded.",
+    description: "A frame with a \\r before its end (a reader that ends lines at \\r would see a ping and a call): refused, recorded by its digest.",
     events: [client(`${json({ jsonrpc: "2.0", id: 1, method: "ping" })}\r${call(3, "delete_everything")}`), { end: "child_exited" }],
   },
   {
@@ -283,11 +349,56 @@ const CASES: readonly Case[] = [
   {
     name: "policy_batch_refused",
     polarity: "negative",
-    spec: ["17.3"],
-    description: "A batch with one refused call: no call of it runs, each is answered in one array.",
+    spec: ["17.3", "17.5"],
+    description:
+      "Under a Policy Set, a batch holding a parked call's approved retry: refused whole, no call decided, and the approval is still there for the retry sent alone.",
     policy: true,
     events: [
-      client(json([JSON.parse(call(1, "echo")), JSON.parse(call(2, "rm")), { jsonrpc: "2.0", method: "tools/call", params: { name: "echo" } }])),
+      client(call(1, "write_note", { path: "/data/a" })),
+      { approve: "apr-vector-1" },
+      client(json([JSON.parse(call(2, "echo")), JSON.parse(call(3, "write_note", { path: "/data/a" }))])),
+      client(call(4, "write_note", { path: "/data/a" })),
+      server(ok(4)),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_unevaluable_argument",
+    polarity: "negative",
+    spec: ["15.2", "15.5", "17.3"],
+    description:
+      'A deny rule on amount 1000 and a call with 1000.0, which a server reads as 1000: the matcher cannot be evaluated, so the call is refused POLICY_UNEVALUABLE, never allowed as "no match".',
+    policy: true,
+    events: [
+      client(call(1, "pay", { amount: 999 })),
+      server(ok(1)),
+      client(call(2, "pay").replace('"arguments":{}', '"arguments":{"amount":1000.0}')),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "policy_no_name_refused",
+    polarity: "negative",
+    spec: ["17.2", "17.3"],
+    description: "Under a Policy Set, a tools/call naming no tool the set could judge is refused HOST_DENIED, not relayed.",
+    policy: true,
+    events: [client(json({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 7 } })), { end: "child_exited" }],
+  },
+  {
+    name: "policy_client_roots",
+    polarity: "negative",
+    spec: ["17.4"],
+    description:
+      "A relative path resolves against the declared root until the client answers roots/list with another root; after that its base is not known, and the fs rule fails closed.",
+    policy: true,
+    events: [
+      client(call(1, "read_text_file", { path: "a.md" })),
+      server(ok(1)),
+      server(json({ jsonrpc: "2.0", id: 0, method: "roots/list" })),
+      client(json({ jsonrpc: "2.0", id: 0, result: { roots: [{ uri: "file:///nonexistent/elsewhere" }] } })),
+      client(call(2, "read_text_file", { path: "a.md" })),
+      client(call(3, "read_text_file", { path: "/data/b.md" })),
+      server(ok(3)),
       { end: "child_exited" },
     ],
   },

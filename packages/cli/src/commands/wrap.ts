@@ -14,7 +14,7 @@ export class WrapCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Record (and with --policy, enforce) every tools/call to an MCP server",
     details: `
-      Starts the MCP server \`<CMD> [ARGS...]\` and relays its stdio: the client talks to \`aegis wrap\` as it would to the server. Every \`tools/call\` gets an \`intent\` Line, durable before the call reaches the server, and an \`outcome\` Line once it is answered, in the record at \`--audit\`, signed with \`--signing-key\`. Every other message passes through untouched, byte for byte; the server's stderr is teed to this stderr.
+      Starts the MCP server \`<CMD> [ARGS...]\` and relays its stdio: the client talks to \`aegis wrap\` as it would to the server. Every \`tools/call\` gets an \`intent\` Line, durable before the call reaches the server, and an \`outcome\` Line once it is answered, in the record at \`--audit\`, signed with \`--signing-key\`. Every other message passes through untouched, byte for byte; the server's stderr is teed to this stderr. Each frame is read once, strictly: one that readers could take two ways (not UTF-8, not JSON, a key written twice, a lone surrogate, a number past 2^53, ...) never reaches the other side, and is recorded by its digest; so is a batch holding a call, and an answer that pairs with no request in flight.
 
       With \`--envelope\`, the verbatim bytes of each request and response, and each tool definition the server lists, are kept in an Envelope store. Outcomes name the digest of the tool's definition as last listed (\`tool_spec_digest\`), so a server that changes a tool between calls is on record.
 

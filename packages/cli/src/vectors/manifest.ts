@@ -129,6 +129,7 @@ export type RelayEvent =
   | { readonly client: string }
   | { readonly client_hex: string }
   | { readonly server: string }
+  | { readonly server_hex: string }
   | { readonly approve: string }
   | { readonly deny: string; readonly reason: string }
   | { readonly record_fails: true }
@@ -144,10 +145,12 @@ export interface RelayTranscript {
 export interface RelayExpected {
   /**
    * Per client frame, in order: what the relay does with it, and the frame it writes back
-   * in its place when it answers (UTF-8). Per answer to a park: whether it was taken.
+   * in its place when it answers (UTF-8). Per server frame: whether it reaches the client.
+   * Per answer to a park: whether it was taken.
    */
   readonly steps: readonly (
     | { readonly event: number; readonly verdict: "forward" | "answer" | "drop" | "failed"; readonly answer: string | null }
+    | { readonly event: number; readonly relayed: boolean }
     | { readonly event: number; readonly taken: boolean; readonly refusal: string | null }
   )[];
   /**

@@ -291,8 +291,10 @@ export async function relayAnswer(transcript: RelayTranscript, policy: string | 
         const v = await recorder.admit(bytes);
         const answer = v.code === "answer" ? v.frame : v.code === "failed" ? v.frame : undefined;
         steps.push({ event, verdict: v.code, answer: answer === undefined ? null : answer.toString("utf8") });
-      } else if ("server" in e) recorder.observe(Buffer.from(e.server, "utf8"));
-      else if ("approve" in e || "deny" in e) {
+      } else if ("server" in e || "server_hex" in e) {
+        const bytes = "server" in e ? Buffer.from(e.server, "utf8") : Buffer.from(e.server_hex, "hex");
+        steps.push({ event, relayed: recorder.observe(bytes) });
+      } else if ("approve" in e || "deny" in e) {
         const r =
           "approve" in e ? await recorder.answerPark(e.approve, { code: "approve" }) : await recorder.answerPark(e.deny, { code: "deny", reason: e.reason });
         steps.push({ event, taken: r.ok, refusal: r.ok ? null : r.refusal.code });
