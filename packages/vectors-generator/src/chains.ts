@@ -207,6 +207,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       withRow(2, (rows[2] ?? "").replace('"seq":2', '"seq":2.0')),
     ),
     c(
+      "malformed_line_final_float",
+      "negative",
+      ["3.2", "8.2", "8.3", "13.2"],
+      "The last line, the close, holds a float: it parses, so it is no torn write, and has no canonical form: Tampered, though it is the last line (aegis repair refuses to cut it).",
+      withRow(rows.length - 2, (rows.at(-2) ?? "").replace(/"seq":(\d+)/, '"seq":$1.0')),
+    ),
+    c(
       "malformed_line_null",
       "negative",
       ["3.2", "8.3"],
