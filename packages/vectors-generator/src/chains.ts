@@ -20,6 +20,7 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     decision,
     close,
     twoSessions,
+    decidedAgainLater,
     rotatedSecond,
     unknownLine,
     checkpoint,
@@ -301,6 +302,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       ["5.3", "8.3", "15.7"],
       "A second decision for the same approval_id, validly signed: why approval ids must never repeat.",
       seal(renumber([...lines.slice(0, -1), { ...decision, verdict: { verdict: "approved", scope: { tool_id: "net.post" } } }, close])),
+    ),
+    c(
+      "duplicate_decision_across_sessions",
+      "negative",
+      ["8.1", "8.2", "8.3"],
+      "Two Sessions; the second decides apr-1, denied in the first, as approved: decided spans the file, not a Session, so the second decision is Tampered.",
+      seal(decidedAgainLater),
     ),
     c(
       "duplicate_decision_same_verdict",

@@ -107,6 +107,7 @@ export class ChainWalk {
   /** In first-seen order (a Set keeps it); a file may open 100,000 Sessions. */
   private readonly keyIds = new Set<KeyId>();
   private readonly trust: ReadonlySet<string> | undefined;
+  /** `decided` (SPEC §8.1): the whole file's, never emptied at an `open`, as the reference's. */
   private readonly seenApprovals = new Set<string>();
   private rows = 0;
   private sessions = 0;
