@@ -308,7 +308,8 @@ def held(path: str, checkpoints, trust) -> dict:
                 continue
             label, _, origin, size, root = s
             if code == "truncated":
-                reason = {"code": "truncated", "checkpoint": label, "origin": origin, "size": size, "lines": r["lines"]}
+                # The Lines the walk accepted (the tree's leaves), not the rows it read (SPEC 19.4).
+                reason = {"code": "truncated", "checkpoint": label, "origin": origin, "size": size, "lines": tree.size}
             elif code == "unsigned":
                 reason = {"code": "checkpoint_unsigned", "checkpoint": label, "origin": origin, "size": size}
             else:
@@ -318,7 +319,7 @@ def held(path: str, checkpoints, trust) -> dict:
     if reason is not None:
         return dict(r, verdict="tampered", reason=reason, text="Tampered: " + REASON_TEXT[reason["code"]].format(**reason),
                     trust_label="unpinned", exit_code=1)
-    whole = [s for s, f in zip(stated, findings) if f == "matches" and s[3] == r["lines"]]
+    whole = [s for s, f in zip(stated, findings) if f == "matches" and s[3] == tree.size]
     if whole and r["verdict"] == "indeterminate" and r["reason"]["code"] == "unanchored_tail":
         pinned = trust is not None
         text = "Verified (unpinned)" if not pinned else ("Verified (pinned to %s)" % r["key_ids"][0] if len(r["key_ids"]) == 1 else "Verified (pinned)")
