@@ -89,7 +89,8 @@ def b64(text: str) -> bytes:
 
 
 def key_name_ok(name: str) -> bool:
-    return name != "" and "+" not in name and not re.search(r"\s", name)
+    """SPEC 19.2: non-empty, no `+`, no White_Space character (the list of SPEC 1.1)."""
+    return name != "" and "+" not in name and not any(c in av.WHITE_SPACE for c in name)
 
 
 def parse_note(data: bytes):
@@ -100,7 +101,7 @@ def parse_note(data: bytes):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise NoteError("not UTF-8")
-    if any((ord(c) < 0x20 and c != "\n") or ord(c) == 0x7F for c in text):
+    if any(ord(c) < 0x20 and c != "\n" for c in text):
         raise NoteError("control character")
     split = text.rfind("\n\n")
     if split < 0 or not text.endswith("\n"):
@@ -188,7 +189,9 @@ def open_checkpoint(data: bytes, public_keys, witnesses=()):
 
 # tlog-proof (SPEC 19.3) ----------------------------------------------------------------
 def parse_proof(data: bytes):
-    """(extra or None, index, [hashes], checkpoint bytes)."""
+    """(extra or None, index, [hashes], checkpoint bytes), by the grammar of SPEC 19.3."""
+    if len(data) > 2 * MAX_NOTE_BYTES:
+        raise NoteError("too large")
     lines, at = [], 0
     def line():
         nonlocal at
@@ -204,7 +207,7 @@ def parse_proof(data: bytes):
     if cur.startswith("extra "):
         extra = b64(cur[6:])
         cur = line()
-    if not cur.startswith("index ") or not re.fullmatch(r"0|[1-9][0-9]*", cur[6:]):
+    if not cur.startswith("index ") or not re.fullmatch(r"0|[1-9][0-9]*", cur[6:]) or int(cur[6:]) > 2 ** 53 - 1:
         raise NoteError("bad index")
     index, hashes = int(cur[6:]), []
     cur = line()
@@ -236,9 +239,11 @@ def check_proof(data: bytes, keys, witnesses, min_witnesses: int) -> dict:
         return dict(none, result="index_out_of_range")
     if not verify_inclusion(leaf_hash(extra), index, size, hashes, root):
         return dict(none, result="not_included")
+    # Read as a row is read (SPEC 3.3), and a Line has a canonical form (3.2): else not_a_line.
     try:
         line = av.parse_row(extra)
-    except av.JsonSyntaxError:
+        av.canonicalize(line)
+    except (av.JsonSyntaxError, av.ValueSpaceFault):
         return dict(none, result="not_a_line")
     if not isinstance(line, dict):
         return dict(none, result="not_a_line")
@@ -308,7 +313,8 @@ def held(path: str, checkpoints, trust) -> dict:
                 continue
             label, _, origin, size, root = s
             if code == "truncated":
-                reason = {"code": "truncated", "checkpoint": label, "origin": origin, "size": size, "lines": r["lines"]}
+                # The Lines the walk accepted (the tree's leaves), not the rows it read (SPEC 19.4).
+                reason = {"code": "truncated", "checkpoint": label, "origin": origin, "size": size, "lines": tree.size}
             elif code == "unsigned":
                 reason = {"code": "checkpoint_unsigned", "checkpoint": label, "origin": origin, "size": size}
             else:
@@ -318,7 +324,7 @@ def held(path: str, checkpoints, trust) -> dict:
     if reason is not None:
         return dict(r, verdict="tampered", reason=reason, text="Tampered: " + REASON_TEXT[reason["code"]].format(**reason),
                     trust_label="unpinned", exit_code=1)
-    whole = [s for s, f in zip(stated, findings) if f == "matches" and s[3] == r["lines"]]
+    whole = [s for s, f in zip(stated, findings) if f == "matches" and s[3] == tree.size]
     if whole and r["verdict"] == "indeterminate" and r["reason"]["code"] == "unanchored_tail":
         pinned = trust is not None
         text = "Verified (unpinned)" if not pinned else ("Verified (pinned to %s)" % r["key_ids"][0] if len(r["key_ids"]) == 1 else "Verified (pinned)")

@@ -474,5 +474,33 @@ class Ed25519(unittest.TestCase):
             self.assertFalse(av.verify_strict(pk, sig, msg + b"x", pure=True)[0])
 
 
+class Proofs(unittest.TestCase):
+    """SPEC 19.3: an entry in the signed tree that is no Line is not_a_line, not an error."""
+
+    def proof(self, extra: bytes) -> bytes:
+        import base64
+        import aegis_proof as ap
+        pk, sk = seed_keypair(DEV_SEED)
+        origin = "example.org/python"
+        text = "%s\n1\n%s\n" % (origin, base64.b64encode(ap.leaf_hash(extra)).decode())
+        blob = ap.key_id(origin, ap.ED25519, pk).to_bytes(4, "big") + sign_detached(text.encode(), sk)
+        note = text + "\n\u2014 %s %s\n" % (origin, base64.b64encode(blob).decode())
+        return ("c2sp.org/tlog-proof@v1\nextra %s\nindex 0\n\n" % base64.b64encode(extra).decode()).encode() + note.encode(), pk
+
+    def result(self, extra: bytes) -> str:
+        import aegis_proof as ap
+        data, pk = self.proof(extra)
+        return ap.check_proof(data, [pk.hex()], [], 0)["result"]
+
+    def test_entry_without_canonical_form_or_not_utf8_is_not_a_line(self):
+        pk, _ = seed_keypair(DEV_SEED)
+        signed_float = b'{"key_id":"%s","line_type":"close","seq":1.5,"signature":"%s"}' % (
+            av.sha256_hex(pk).encode(), b"0" * 128)
+        self.assertEqual(self.result(signed_float), "not_a_line")
+        self.assertEqual(self.result(b'{"a":"\xff"}'), "not_a_line")
+        self.assertEqual(self.result(b"[1]"), "not_a_line")
+        self.assertEqual(self.result(b'{"line_type":"intent","seq":1}'), "included")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -61,7 +61,9 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       // A trust store that is no list of keys could not be read as one (README: exit 2).
       .with({ code: "unreadable_record" }, { code: "unreadable_trust_store" }, { code: "bad_trust_store_line" }, () => 2 as const)
       .with({ code: "key_file" }, (f) => (f.fault.code === "io" || f.fault.code === "missing" ? (2 as const) : (1 as const)))
-      .with({ code: "writer" }, { code: "output_dir" }, () => 2 as const)
+      // A last line the verifier calls Tampered is the evidence failing (as `aegis verify` exits), not an unreadable file.
+      .with({ code: "writer" }, (f) => (f.fault.code === "tampered_tail" ? (1 as const) : (2 as const)))
+      .with({ code: "output_dir" }, () => 2 as const)
       .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, { code: "proof_refused" }, () => 1 as const)
       .with({ code: "unreadable_input" }, { code: "record_too_large" }, () => 2 as const)
       .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
@@ -117,7 +119,9 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help:
         f.fault.code === "torn_tail"
           ? `run \`aegis repair ${f.fault.path}\`: it moves the torn bytes aside, keeps every whole line, and the next Session chains to the last one`
-          : "check the output directory and that no other aegis process is writing there",
+          : f.fault.code === "tampered_tail"
+            ? tamperedTailHelp(f.fault.path)
+            : "check the output directory and that no other aegis process is writing there",
     }))
     .with({ code: "no_such_call" }, (f) => ({ error: `no call ${f.callId} in this record`, help: "run `aegis show <PATH>` to list the calls" }))
     .with({ code: "bad_vectors" }, (f) => ({
@@ -192,7 +196,9 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "writer" }, (w) =>
           w.error.fault.code === "torn_tail"
             ? `run \`aegis repair ${w.error.fault.path}\` first: a crash left its last line torn`
-            : "check --audit: its directory must be writable, and no other aegis process may be writing the file",
+            : w.error.fault.code === "tampered_tail"
+              ? tamperedTailHelp(w.error.fault.path)
+              : "check --audit: its directory must be writable, and no other aegis process may be writing the file",
         )
         .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
         .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
@@ -230,4 +236,9 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     }))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);
+}
+
+/** What to do with a record whose last line the verifier calls Tampered: keep it, and write elsewhere. */
+function tamperedTailHelp(path: string): string {
+  return `keep ${path} as it is for whoever audits it (\`aegis verify ${path}\` gives the verdict), and record the next Session in a new file`;
 }

@@ -1,5 +1,5 @@
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, SigningKey } from "@aegis/format";
 import { lockPathFor } from "@aegis/format/internal";
@@ -39,6 +39,42 @@ describe("aegis repair", () => {
     await writer.close();
     expect(aegis(["verify", path]).stdout).toMatch(/^Verified/);
     expect(aegis(["repair", path]).stdout).toBe(`nothing to repair: ${path} ends in a whole line\n`);
+  });
+
+  it("a last line the verifier calls Tampered is not cut: exit 1, the verifier's verdict and a help line, the file untouched", async () => {
+    const path = join(tempDir(), "run.aarl");
+    const writer = await ChainWriter.open(path, { key: KEY });
+    await writer.close();
+    // Whole, and it parses; but a null has no canonical form: the verifier calls it Tampered.
+    const row = '{"schema_version":2,"line_type":"intent","seq":2,"call_id":null}\n';
+    appendFileSync(path, row);
+    const before = readFileSync(path);
+
+    const verify = aegis(["verify", path]);
+    expect(verify.status).toBe(1);
+    const verdict = verify.stdout.split("\n")[0] ?? "";
+    expect(verdict).toBe(
+      "Tampered: line 3: outside the canonical value space, so it has no reproducible hash: null at $.call_id; absent fields must be omitted, never null",
+    );
+
+    for (const args of [
+      ["repair", path],
+      ["repair", "--json", path],
+    ]) {
+      const run = aegis(args);
+      expect(run.status).toBe(1);
+      expect(run.stdout).toBe("");
+      const [error, help, rest] = run.stderr.split("\n");
+      expect(error).toBe(
+        `error: ${path} ends in a line the verifier calls Tampered, not a torn write (${verdict}); it starts at byte offset ${before.length - row.length} and is evidence: refusing to chain onto it or cut it off`,
+      );
+      expect(help).toBe(
+        `help: keep ${path} as it is for whoever audits it (\`aegis verify ${path}\` gives the verdict), and record the next Session in a new file`,
+      );
+      expect(rest).toBe("");
+      expect(readFileSync(path)).toEqual(before);
+      expect(readdirSync(dirname(path))).toEqual(["run.aarl"]);
+    }
   });
 
   it("--json says the same", async () => {

@@ -185,6 +185,31 @@ describe("torn tails (SPEC §13.2)", () => {
     expect(v.sessions).toBe(2);
   });
 
+  it("a last line that parses but has no canonical form is Tampered, not torn: neither appended onto nor cut off [M8.1]", async () => {
+    const path = await writeSession(join(tempDir(), "t.aarl"));
+    // A blank row in the middle: the line number counts non-blank rows only (SPEC §1.1).
+    const rows = readFileSync(path, "utf8").trimEnd().split("\n");
+    const last = rows.at(-1) ?? "";
+    const edited = [rows[0], "", ...rows.slice(1, -1), last.replace(/"seq":(\d+)/, '"seq":$1.0')].join("\n") + "\n";
+    writeFileSync(path, edited);
+    const lastStart = edited.lastIndexOf("{");
+
+    const verdict = (await verifyChainFile(path)).verdict;
+    expect(verdict).toMatchObject({ status: "tampered", reason: { code: "malformed_line", line: rows.length } });
+    if (verdict.status !== "tampered" || verdict.reason.code !== "malformed_line") throw new Error("not malformed_line");
+    expect(verdict.reason.detail).toMatch(/^outside the canonical value space, so it has no reproducible hash: floating-point value at \$\.seq /);
+
+    const opening = await faultOf(open(path));
+    expect(opening).toEqual({ code: "tampered_tail", path, offset: lastStart, line: rows.length, detail: verdict.reason.detail });
+    expect(new ChainWriterError(opening).message).toContain(`(Tampered: line ${rows.length}: ${verdict.reason.detail})`);
+
+    const repairing = await faultOf(repairTornTail(path));
+    expect(repairing).toEqual(opening);
+    expect(readFileSync(path, "utf8")).toBe(edited);
+    expect(readdirSync(dirname(path)).filter((f) => f.includes(".torn-"))).toEqual([]);
+    expect(existsSync(lockPathFor(path))).toBe(false);
+  });
+
   it("repair leaves a whole file alone", async () => {
     const path = await writeSession(join(tempDir(), "h.aarl"));
     const before = readFileSync(path);

@@ -38,13 +38,14 @@ export interface CheckpointedVerification {
 
 /**
  * Verify the record (a path, or a stream named `name`) as `verifyChainFile` does, then
- * hold it to `checkpoints`. Precedence: the record's own Tampered verdict (its first break);
- * then, over the checkpoints in the order given, two of one origin and size with different
- * roots (`inconsistent_checkpoints`), a record with fewer Lines than one covers
- * (`truncated`), one not signed by its Session's key (`checkpoint_unsigned`, also when that
- * key is not trusted), one whose root differs (`checkpoint_mismatch`). When none is
- * found and a checkpoint covers every Line, an `unanchored_tail` becomes Verified, its calls
- * in flight kept as `anchored.in_flight`. Without checkpoints the answer is the verifier's.
+ * hold it to `checkpoints` (SPEC §19.4). Precedence: the record's own Tampered verdict (its
+ * first break); then two signed checkpoints of one origin and size with different roots
+ * (`inconsistent_checkpoints`); then by kind first and the order given second: a record with
+ * fewer Lines than one covers (`truncated`), one not signed by its Session's key
+ * (`checkpoint_unsigned`, also when that key is not trusted), one whose root differs
+ * (`checkpoint_mismatch`). When none is found and a checkpoint covers every Line the walk
+ * accepted, an `unanchored_tail` becomes Verified, its calls in flight kept as
+ * `anchored.in_flight`. Without checkpoints the answer is the verifier's.
  */
 export async function verifyWithCheckpoints(
   source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
@@ -55,9 +56,13 @@ export async function verifyWithCheckpoints(
   const tree = new TreeHasher();
   const atSize = new Map<number, { root: Buffer; key: string | undefined }>();
   let sessionKey: string | undefined;
+  // The Lines the walk accepted (SPEC §19.1's leaves): not `lines`, which also counts a torn
+  // or over-long last row, and the row a Tampered walk stopped at.
+  let accepted = 0;
   const walk: VerifyOptions = {
     ...options,
     onLine: (line) => {
+      accepted++;
       if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
       if (sizes.size === 0) return;
       tree.add(leafHash(line.canonical()));
@@ -82,10 +87,11 @@ export async function verifyWithCheckpoints(
   });
   if (verification.verdict.status === "tampered") return { verification, findings };
 
-  const broken = firstBreak(checkpoints, findings, atSize, verification.lines);
+  const broken = firstBreak(checkpoints, findings, atSize, accepted);
   if (broken !== undefined) return { verification: { ...verification, verdict: { status: "tampered", reason: broken }, trust: "unpinned" }, findings };
 
-  const whole = findings.find((f) => f.code === "matches" && f.size === verification.lines);
+  // "Covers every Line": its size is the number of Lines the walk accepted (SPEC §19.4).
+  const whole = findings.find((f) => f.code === "matches" && f.size === accepted);
   const verdict = verification.verdict;
   if (whole !== undefined && verdict.status === "indeterminate" && verdict.reason.code === "unanchored_tail") {
     return {
@@ -105,7 +111,7 @@ function firstBreak(
   checkpoints: readonly GivenCheckpoint[],
   findings: readonly CheckpointFinding[],
   atSize: ReadonlyMap<number, { root: Buffer }>,
-  lines: number,
+  accepted: number,
 ): TamperedReason | undefined {
   const signed = checkpoints.filter((_, i) => findings[i]?.code === "matches" || findings[i]?.code === "mismatch");
   for (const [i, a] of signed.entries()) {
@@ -115,7 +121,7 @@ function firstBreak(
   for (const code of ["truncated", "unsigned", "mismatch"] as const) {
     const f = findings.find((x) => x.code === code);
     if (f === undefined) continue;
-    if (code === "truncated") return { code: "truncated", checkpoint: f.label, origin: f.origin, size: f.size, lines };
+    if (code === "truncated") return { code: "truncated", checkpoint: f.label, origin: f.origin, size: f.size, lines: accepted };
     if (code === "unsigned") return { code: "checkpoint_unsigned", checkpoint: f.label, origin: f.origin, size: f.size };
     const stated = checkpoints.find((c) => c.label === f.label)?.stated.root ?? Buffer.alloc(0);
     const found = atSize.get(f.size)?.root.toString("base64") ?? "";

@@ -70,9 +70,13 @@ export function describeNoteFault(fault: NoteFault): string {
     .exhaustive(unreachable);
 }
 
-/** A key name as C2SP allows one: non-empty, no Unicode space, no `+`. */
+/**
+ * A key name as C2SP allows one (signed-note, "Format"): non-empty, no `+`, no Unicode space,
+ * which is a White_Space character (SPEC §19.2: the list of §1.1, what Go's `unicode.IsSpace`
+ * says). Not JavaScript's `\s`, which also takes U+FEFF.
+ */
 export function isKeyName(name: string): boolean {
-  return name.length > 0 && !/[\s+\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u.test(name);
+  return name.length > 0 && !/[+\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u.test(name);
 }
 
 /** Canonical standard base64 (RFC 4648 §4): what re-encoding the decoded bytes gives back. */
@@ -93,7 +97,8 @@ export function parseNote(bytes: Uint8Array): Note {
   if (text === undefined) throw new NoteFormatError({ code: "not_utf8" });
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x0a) || c === 0x7f) throw new NoteFormatError({ code: "control_character", offset: Buffer.byteLength(text.slice(0, i)) });
+    // C2SP signed-note, "Format": no ASCII control character below U+0020 but newline (U+007F is allowed, as Go's note.Open allows it).
+    if (c < 0x20 && c !== 0x0a) throw new NoteFormatError({ code: "control_character", offset: Buffer.byteLength(text.slice(0, i)) });
   }
   // The text ends at the last blank line; everything after it is signatures.
   const split = text.lastIndexOf("\n\n");

@@ -1,6 +1,6 @@
 import { match } from "ts-pattern";
-import { KeyId, verifyingKey, type JsonObject, type JsonValue } from "@aegis/format";
-import { checkLineSignature, isJsonObject, JsonSyntaxError, parseJson, unreachable } from "@aegis/format/internal";
+import { KeyId, verifyingKey, type JsonObject } from "@aegis/format";
+import { checkLineSignature, isJsonObject, readRow, unreachable } from "@aegis/format/internal";
 import { openCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 import type { NoteVerifier } from "./keys.js";
 import { leafHash, verifyInclusion } from "./merkle.js";
@@ -34,7 +34,7 @@ export type ProofCheck =
   | { readonly code: "index_out_of_range"; readonly index: number; readonly size: number }
   /** The hashes do not lead from the entry to the checkpoint's root. */
   | { readonly code: "not_included"; readonly index: number; readonly size: number }
-  /** The entry is in the tree but is not a Line (not a JSON object). */
+  /** The entry is in the tree but is not a Line: it does not read as a row (SPEC §3.3), has no canonical form (§3.2), or is not a JSON object. */
   | { readonly code: "not_a_line"; readonly index: number; readonly detail: string }
   /** The Line carries a signature that does not check under the checkpoint's key. */
   | { readonly code: "bad_line_signature"; readonly index: number; readonly detail: string };
@@ -63,18 +63,16 @@ export function checkProof(bytes: Uint8Array, publicKeys: readonly Uint8Array[],
   if (!verifyInclusion(leafHash(extra), proof.index, checkpoint.size, proof.hashes, checkpoint.root)) {
     return { code: "not_included", index: proof.index, size: checkpoint.size };
   }
-  let line: JsonValue;
-  try {
-    line = parseJson(extra.toString("utf8"));
-  } catch (error) {
-    if (!(error instanceof JsonSyntaxError)) throw error;
-    return { code: "not_a_line", index: proof.index, detail: error.message };
-  }
+  // Read as the verifier reads a row (SPEC §3.3, §3.2): a Line has a canonical form, or it
+  // has no signing input to check a signature over.
+  const read = readRow(extra);
+  if (!read.ok) return { code: "not_a_line", index: proof.index, detail: read.detail };
+  const line = read.value;
   if (!isJsonObject(line)) return { code: "not_a_line", index: proof.index, detail: "not a JSON object" };
   let lineSignature: "signed" | "unsigned" = "unsigned";
   if (line["signature"] !== undefined) {
     const publicKey = opening.signedBy.publicKey;
-    const fault = checkLineSignature(line, { keyId: KeyId.of(publicKey), key: verifyingKey(publicKey) });
+    const fault = checkLineSignature(line, { keyId: KeyId.of(publicKey), key: verifyingKey(publicKey) }, read.signingInput);
     if (fault !== undefined) return { code: "bad_line_signature", index: proof.index, detail: fault.code.replaceAll("_", " ") };
     lineSignature = "signed";
   }

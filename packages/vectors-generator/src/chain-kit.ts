@@ -93,6 +93,11 @@ export function chainKit(base: string) {
   const close = lines.at(-1) ?? {};
   const again = lines.map((l) => JSON.parse(JSON.stringify(l).replaceAll('"apr-1"', '"apr-2"')) as LooseLine);
   const twoSessions = [...lines, ...again];
+  /** Two Sessions whose second decides the first's park again, approving what the first denied. */
+  const decidedAgainLater = [
+    ...lines,
+    ...again.map((l) => (l["line_type"] === "decision" ? { ...l, approval_id: "apr-1", verdict: { verdict: "approved", scope: { tool_id: "net.post" } } } : l)),
+  ];
   const rotatedSecond = new Map(lines.map((_, i) => [lines.length + i, ROTATED] as const));
   const unknownLine: LooseLine = { schema_version: 2, line_type: "attestation", seq: 0, prev_hash: "" };
   const checkpoint: LooseLine = { schema_version: 2, line_type: "checkpoint", seq: 0, prev_hash: "" };
@@ -118,6 +123,7 @@ export function chainKit(base: string) {
     decision,
     close,
     twoSessions,
+    decidedAgainLater,
     rotatedSecond,
     unknownLine,
     checkpoint,

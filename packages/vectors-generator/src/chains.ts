@@ -20,6 +20,7 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     decision,
     close,
     twoSessions,
+    decidedAgainLater,
     rotatedSecond,
     unknownLine,
     checkpoint,
@@ -207,6 +208,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       withRow(2, (rows[2] ?? "").replace('"seq":2', '"seq":2.0')),
     ),
     c(
+      "malformed_line_final_float",
+      "negative",
+      ["3.2", "8.2", "8.3", "13.2"],
+      "The last line, the close, holds a float: it parses, so it is no torn write, and has no canonical form: Tampered, though it is the last line (aegis repair refuses to cut it).",
+      withRow(rows.length - 2, (rows.at(-2) ?? "").replace(/"seq":(\d+)/, '"seq":$1.0')),
+    ),
+    c(
       "malformed_line_null",
       "negative",
       ["3.2", "8.3"],
@@ -294,6 +302,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       ["5.3", "8.3", "15.7"],
       "A second decision for the same approval_id, validly signed: why approval ids must never repeat.",
       seal(renumber([...lines.slice(0, -1), { ...decision, verdict: { verdict: "approved", scope: { tool_id: "net.post" } } }, close])),
+    ),
+    c(
+      "duplicate_decision_across_sessions",
+      "negative",
+      ["8.1", "8.2", "8.3"],
+      "Two Sessions; the second decides apr-1, denied in the first, as approved: decided spans the file, not a Session, so the second decision is Tampered.",
+      seal(decidedAgainLater),
     ),
     c(
       "duplicate_decision_same_verdict",

@@ -132,11 +132,14 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
   // Records held to checkpoints (SPEC §19.4).
   const goldenPath = set.file("proofs/golden.aarl", golden);
   const cutPath = set.file("proofs/cut_at_8.aarl", `${golden.split("\n").slice(0, 8).join("\n")}\n`);
+  const tornPath = set.file("proofs/cut_at_8_torn.aarl", `${golden.split("\n").slice(0, 8).join("\n")}\n${(golden.split("\n")[8] ?? "").slice(0, 40)}`);
   const crashedPath = set.file("proofs/crashed_after_intent.aarl", `${golden.split("\n").slice(0, 2).join("\n")}\n`);
   const twelve = set.file("proofs/golden-12.checkpoint", checkpoint12);
   const five = set.file("proofs/golden-5.checkpoint", await go("size-5/checkpoint"));
   const root12 = readCheckpointText(parseNote(Buffer.from(checkpoint12)).text).root;
   const forged = set.file("proofs/forged-5.checkpoint", signCheckpoint({ origin: ORIGIN, size: 5, root: root12, extensions: [] }, dev));
+  const root5 = readCheckpointText(parseNote(await go("size-5/checkpoint")).text).root;
+  const forged12 = set.file("proofs/forged-12.checkpoint", signCheckpoint({ origin: ORIGIN, size: 12, root: root5, extensions: [] }, dev));
   const crashedTree = readCheckpointText(`${ORIGIN}\n2\n${rootOfFirst(golden, 2)}\n`);
   const crashedCheckpoint = set.file("proofs/crashed-2.checkpoint", signCheckpoint(crashedTree, dev));
 
@@ -149,6 +152,13 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       [twelve],
       "The golden Session cut after Line 8 (Indeterminate alone) under a checkpoint of 12: Tampered, truncated.",
     ],
+    [
+      "checkpoint_truncated_torn_tail",
+      "negative",
+      tornPath,
+      [twelve],
+      "The record cut after Line 8 with the first 40 bytes of Line 9 torn after it, under a checkpoint of 12: truncated, and lines counts the 8 Lines the walk accepted, not the torn row.",
+    ],
     ["checkpoint_mismatch", "negative", goldenPath, [forged], "A checkpoint of 5 Lines, signed by the Session's key, stating the root of 12."],
     [
       "checkpoint_inconsistent",
@@ -156,6 +166,20 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       goldenPath,
       [five, forged],
       "Two signed checkpoints of one origin and 5 Lines with different roots: the record forked.",
+    ],
+    [
+      "checkpoint_truncated_before_mismatch",
+      "negative",
+      cutPath,
+      [forged, twelve],
+      "The record cut after Line 8, under a mismatched checkpoint of 5 Lines, then Go's of 12: the precedence is by kind first, so truncated (the second given) is the verdict, not the mismatch given before it.",
+    ],
+    [
+      "checkpoint_inconsistent_beyond_record",
+      "negative",
+      cutPath,
+      [twelve, forged12],
+      "The record cut after Line 8, under two checkpoints of 12 Lines with different roots: both are beyond the record, so neither can be signed by a Session's key and they take no part in inconsistent_checkpoints; truncated (the first given).",
     ],
     [
       "checkpoint_anchors_tail",

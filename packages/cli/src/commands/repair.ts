@@ -15,9 +15,11 @@ export class RepairCommand extends AegisCommand {
     details: `
       A writer killed in the middle of a line leaves a torn last row; a writer then refuses to append to the file (\`torn final line\`). \`repair\` copies the torn bytes to \`<PATH>.torn-<offset>\`, syncs the copy, and only then cuts them from the record, so nothing is lost. A file whose last line is whole is left as it is.
 
+      Torn means what \`aegis verify\` calls torn: a last row that does not parse. A last row that parses but has no canonical form (a float, a null, a negative number) was written whole, and \`aegis verify\` calls it Tampered; \`repair\` refuses to cut it, and says so with the verifier's verdict (SPEC §13.2).
+
       Until a new Session is appended, \`aegis verify\` reports the Session that was cut short as an unanchored tail, with the calls that were in flight: the honest answer. The next writer's Session chains to the last whole Line (SPEC §13.2). A lock left by a killed writer is recovered when its process is gone.
 
-      Exit codes: 0 repaired, or nothing to repair; 2 the file could not be read or written, or another writer holds it.
+      Exit codes: 0 repaired, or nothing to repair; 1 the last line is one \`aegis verify\` calls Tampered, left as it is; 2 the file could not be read or written, or another writer holds it.
     `,
     examples: [
       ["After a crash, before the next aegis wrap", "aegis repair session.aarl"],

@@ -2,7 +2,7 @@ import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash } from "../wir
 import { verifyingKey } from "../crypto/ed25519.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../wire/json.js";
-import { readRow } from "../wire/row-read.js";
+import { readRow, unreadFinalRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
 import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
@@ -107,6 +107,7 @@ export class ChainWalk {
   /** In first-seen order (a Set keeps it); a file may open 100,000 Sessions. */
   private readonly keyIds = new Set<KeyId>();
   private readonly trust: ReadonlySet<string> | undefined;
+  /** `decided` (SPEC §8.1): the whole file's, never emptied at an `open`, as the reference's. */
   private readonly seenApprovals = new Set<string>();
   private rows = 0;
   private sessions = 0;
@@ -203,7 +204,8 @@ export class ChainWalk {
     // Steps 1-2: parse, canonicalize, hash.
     const read = readRow(row.bytes);
     if (!read.ok) {
-      if (read.fault === "outside_value_space") return malformed(line, read.detail);
+      // Only a row that could be torn waits to learn whether it is the last (step 1).
+      if (unreadFinalRow(read) === "tampered") return malformed(line, read.detail);
       this.unparsed = { line, detail: read.detail };
       return undefined;
     }

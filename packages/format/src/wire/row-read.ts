@@ -25,6 +25,17 @@ export type ReadRow =
     }
   | { readonly ok: false; readonly fault: "does_not_parse" | "outside_value_space"; readonly detail: string };
 
+/**
+ * What a verifier makes of a row that has no Line (SPEC §8.2 steps 1-2) when it is the file's
+ * last non-blank row: one that does not parse may be a write cut short, `torn`; one that parses
+ * but has no canonical form was written whole, so it is `tampered` (`malformed_line`) wherever
+ * it stands. The walk asks this, and so does the writer reading a file's tail, which is what
+ * `repair` may cut off: the two cannot disagree on what a torn write is.
+ */
+export function unreadFinalRow(read: Extract<ReadRow, { ok: false }>): "torn" | "tampered" {
+  return read.fault === "does_not_parse" ? "torn" : "tampered";
+}
+
 export function readRow(bytes: Buffer): ReadRow {
   const text = decodeUtf8(bytes);
   if (text === undefined) return { ok: false, fault: "does_not_parse", detail: "not JSON: stream did not contain valid UTF-8" };

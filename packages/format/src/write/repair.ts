@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { acquireLock } from "../durable/lock.js";
 import { readFully } from "../durable/files.js";
 import { syncDirectory } from "../durable/sync.js";
-import { readFileTail } from "./tail.js";
+import { lineAt, readFileTail } from "./tail.js";
 import { describeIoError } from "../durable/io-text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
@@ -20,12 +20,15 @@ export type RepairResult =
 /**
  * Move a torn final line out of a record file so a new Session can start (SPEC §13.2).
  * The torn bytes are copied to `<file>.torn-<offset>` and synced before the file is
- * truncated, so nothing is lost. A file whose last line is whole is left untouched.
+ * truncated, so nothing is lost. A file whose last line is whole is left untouched. Torn
+ * means what the verifier calls torn: a last line that does not parse. One that parses but
+ * has no canonical form is Tampered to the verifier, and is refused, never cut.
  *
  * A verifier run on the repaired file reports the Session that was cut short as an
  * unanchored tail until a new Session is appended, which is the honest answer.
  *
- * @throws ChainWriterError `locked` while a writer holds the file, `io` on failure.
+ * @throws ChainWriterError `tampered_tail` when the last line is one the verifier calls
+ * Tampered (the file is left untouched), `locked` while a writer holds the file, `io` on failure.
  */
 export async function repairTornTail(path: string): Promise<RepairResult> {
   let release: (() => Promise<void>) | undefined;
@@ -37,6 +40,11 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
     try {
       const size = (await handle.stat()).size;
       const tail = await readFileTail(handle, size);
+      // Only what the verifier itself would call a torn write is cut (SPEC §13.2): a last line
+      // it calls Tampered is the evidence, and cutting it would make the file look merely crashed.
+      if (tail.code === "tampered") {
+        throw new ChainWriterError({ code: "tampered_tail", path, offset: tail.offset, line: await lineAt(path, tail.offset), detail: tail.detail });
+      }
       if (tail.code !== "torn") return { repaired: false, tail: tail.code };
       const torn = Buffer.alloc(size - tail.offset);
       await readFully(handle, torn, tail.offset);

@@ -1,7 +1,8 @@
 import type { FileHandle } from "node:fs/promises";
 import type { LineHash } from "../wire/digest.js";
 import { readFully } from "../durable/files.js";
-import { readRow } from "../wire/row-read.js";
+import { readRow, unreadFinalRow } from "../wire/row-read.js";
+import { readRows } from "../wire/row-file.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { isBlank } from "../wire/text.js";
 
@@ -10,8 +11,13 @@ export type FileTail =
   | { readonly code: "empty" }
   /** The last non-blank row hashes; a new Session's `open` back-references it. */
   | { readonly code: "line"; readonly lineHash: LineHash; readonly endsWithNewline: boolean }
-  /** The last non-blank row does not parse or has no canonical form: never append onto it. */
+  /** The last non-blank row does not parse: a torn write (SPEC §8.2 step 1). Never append onto it. */
   | { readonly code: "torn"; readonly offset: number; readonly length: number; readonly detail: string }
+  /**
+   * The last non-blank row parses but has no canonical form: the verifier calls it Tampered
+   * (`malformed_line`, `detail`), so it is evidence, neither appended onto nor cut off.
+   */
+  | { readonly code: "tampered"; readonly offset: number; readonly length: number; readonly detail: string }
   | { readonly code: "too_long"; readonly offset: number };
 
 /**
@@ -56,5 +62,21 @@ function lastRow(bytes: Buffer, atFileStart: boolean): { from: number; to: numbe
 function judge(row: Buffer, offset: number, endsWithNewline: boolean): FileTail {
   if (row.length > MAX_ROW_BYTES) return { code: "too_long", offset };
   const read = readRow(row);
-  return read.ok ? { code: "line", lineHash: read.lineHash, endsWithNewline } : { code: "torn", offset, length: row.length, detail: read.detail };
+  if (read.ok) return { code: "line", lineHash: read.lineHash, endsWithNewline };
+  // The verifier's own rule (SPEC §8.2 steps 1-2), not a copy of it.
+  return { code: unreadFinalRow(read), offset, length: row.length, detail: read.detail };
+}
+
+/**
+ * The `line` the verifier gives the row at byte `offset` (SPEC §1.1: non-blank rows from 1),
+ * for a refusal to quote the verifier's words. It reads the file from its start: only a
+ * refusal pays for it.
+ */
+export async function lineAt(path: string, offset: number): Promise<number> {
+  let last = 0;
+  for await (const row of readRows(path)) {
+    last = row.number;
+    if (row.offset >= offset) break;
+  }
+  return last;
 }

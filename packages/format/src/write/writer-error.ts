@@ -2,11 +2,18 @@ import { match } from "ts-pattern";
 import { unreachable } from "../unreachable.js";
 import { describeCanonicalFault, type CanonicalFault } from "../wire/canonical.js";
 import type { LockHolder, LockResult } from "../durable/lock.js";
+import { describeTampered } from "../verify/verdict.js";
 
 /** Why a {@link ChainWriter} refused or stopped. Each has a stable code. */
 export type WriterFault =
   | { readonly code: "locked"; readonly path: string; readonly lockPath: string; readonly holder?: LockHolder; readonly stale: boolean }
   | { readonly code: "torn_tail"; readonly path: string; readonly offset: number; readonly detail: string }
+  /**
+   * The last line parses but has no canonical form: the verifier calls it Tampered
+   * (`malformed_line` at `line`, with `detail`), not torn, so it is neither chained onto nor
+   * cut off (SPEC §13.2).
+   */
+  | { readonly code: "tampered_tail"; readonly path: string; readonly offset: number; readonly line: number; readonly detail: string }
   | { readonly code: "tail_too_long"; readonly path: string; readonly offset: number }
   | { readonly code: "insecure_dev_key" }
   | { readonly code: "not_canonical"; readonly fault: CanonicalFault }
@@ -33,6 +40,11 @@ export function describeWriterFault(fault: WriterFault): string {
     .with(
       { code: "torn_tail" },
       (f) => `${f.path} has a torn final line at byte offset ${f.offset} (${f.detail}); refusing to chain onto it (repair moves the torn bytes aside)`,
+    )
+    .with(
+      { code: "tampered_tail" },
+      (f) =>
+        `${f.path} ends in a line the verifier calls Tampered, not a torn write (Tampered: ${describeTampered({ code: "malformed_line", line: f.line, detail: f.detail })}); it starts at byte offset ${f.offset} and is evidence: refusing to chain onto it or cut it off`,
     )
     .with({ code: "tail_too_long" }, (f) => `${f.path}: the final line, from byte offset ${f.offset}, is longer than a writer reads; refusing to chain onto it`)
     .with(

@@ -23,7 +23,7 @@ import {
 } from "../wire/line-types.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
-import { readFileTail } from "./tail.js";
+import { lineAt, readFileTail } from "./tail.js";
 import { describeIoError } from "../durable/io-text.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
@@ -121,7 +121,8 @@ export class ChainWriter {
    * new `open` carries the last Line's hash as `prev_session_tail` (SPEC §7).
    *
    * @throws ChainWriterError `locked` when another writer holds the file, `torn_tail` when
-   * its last line is torn (see {@link repairTornTail}), `insecure_dev_key`, `io`.
+   * its last line is torn (see {@link repairTornTail}), `tampered_tail` when it is one the
+   * verifier calls Tampered, `insecure_dev_key`, `io`.
    */
   static async open(path: string, options: ChainWriterOptions): Promise<ChainWriter> {
     if (options.key.isInsecureDevKey && options.allowInsecureDevKey !== true) throw new ChainWriterError({ code: "insecure_dev_key" });
@@ -134,6 +135,10 @@ export class ChainWriter {
       const size = (await io(path, () => opened.stat())).size;
       const tail = await io(path, () => readFileTail(opened, size));
       if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
+      if (tail.code === "tampered") {
+        const line = await io(path, () => lineAt(path, tail.offset));
+        throw new ChainWriterError({ code: "tampered_tail", path, offset: tail.offset, line, detail: tail.detail });
+      }
       if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
       const writer = new ChainWriter(
         path,
