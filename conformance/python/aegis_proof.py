@@ -160,14 +160,17 @@ def ed25519_ok(public_key: bytes, signature: bytes, message: bytes) -> bool:
 
 
 def open_checkpoint(data: bytes, public_keys, witnesses=()):
-    """("opened", (origin, size, root), signer key, [witness names]) or (code,)."""
+    """("opened", (origin, size, root), signer key, [witness names]) or (code,).
+
+    A witness is its public key (SPEC 19.3): every cosignature line by a given key is checked,
+    and the key is named once, however many lines it signed or names it was given under."""
     try:
         text, sigs = parse_note(data)
         origin, size, root = parse_checkpoint_text(text)
     except NoteError:
         return ("malformed",)
     logs = {key_id(origin, ED25519, k): k for k in public_keys}
-    signer, cosigned = None, []
+    signer, cosigned, counted = None, [], set()
     for name, kid, sig in sigs:
         if name == origin and kid in logs:
             if not ed25519_ok(logs[kid], sig, text.encode()):
@@ -180,7 +183,9 @@ def open_checkpoint(data: bytes, public_keys, witnesses=()):
                 message = ("cosignature/v1\ntime %d\n" % t).encode() + text.encode() if t is not None else b""
                 if t is None or t >= 2 ** 63 or not ed25519_ok(wkey, sig[8:], message):
                     return ("bad_signature",)
-                cosigned.append(name)
+                if wkey not in counted:
+                    counted.add(wkey)
+                    cosigned.append(name)
                 break
     if signer is None:
         return ("unsigned",)

@@ -36,7 +36,9 @@ export type CliFault =
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
   | { readonly code: "no_confinement"; readonly flags: readonly string[] }
   | { readonly code: "wrap"; readonly fault: WrapFault }
-  | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "bad_answer" | "refused"; readonly detail: string }
+  | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "denied" | "bad_answer" | "refused"; readonly detail: string }
+  /** `aegis wrap --control-group`: a group that could not be resolved (SPEC §17.5). */
+  | { readonly code: "control_group"; readonly group: string; readonly detail: string }
   /** `aegis checkpoint` will not vouch for these Lines with this key. */
   | { readonly code: "checkpoint_refused"; readonly path: string; readonly detail: string; readonly help: string }
   /** `aegis prove` will not prove this Line under this checkpoint. */
@@ -74,8 +76,9 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
       .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
       // wrap could not start: nothing ran (the reference's exit code for it).
-      .with({ code: "no_confinement" }, { code: "wrap" }, () => 1 as const)
-      // No wrap answered: nothing was decided. A wrap that refused the answer: a failure.
+      .with({ code: "no_confinement" }, { code: "wrap" }, { code: "control_group" }, () => 1 as const)
+      // No wrap answered (or this user may not ask it): nothing was decided. A wrap that
+      // refused the answer: a failure.
       .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
       // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
       .with({ code: "internal" }, () => 2 as const)
@@ -201,7 +204,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
               : "check --audit: its directory must be writable, and no other aegis process may be writing the file",
         )
         .with({ code: "envelope" }, () => "check --envelope: an Envelope store directory, writable, with no other writer")
-        .with({ code: "control" }, () => "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)")
+        .with({ code: "control" }, (c) =>
+          c.error.code === "group"
+            ? "run wrap as root or as a member of the --control-group (a user can give a file only to a group it is in), or drop --control-group"
+            : "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)",
+        )
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
         .with(
           { code: "checkpoints" },
@@ -217,8 +224,17 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
           "bad_answer",
           () => "pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs",
         )
+        .with(
+          "denied",
+          () =>
+            "the control socket is open to wrap's own user and, with aegis wrap --control-group, to that group's members: approve as one of them (SPEC §17.5)",
+        )
         .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
         .exhaustive(unreachable),
+    }))
+    .with({ code: "control_group" }, (f) => ({
+      error: `--control-group ${f.group}: ${f.detail}`,
+      help: "name a group in /etc/group, or give its numeric GID: its members will be able to approve parked calls (SPEC §17.5)",
     }))
     .with({ code: "output_dir" }, (f) => ({
       error: `cannot use ${f.path}: ${f.detail}`,

@@ -37,6 +37,7 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--role": "<ROLE>",
   "--session": "<SESSION>",
   "--control": "<PATH>",
+  "--control-group": "<NAME|GID>",
   "--checkpoint": "<FILE>",
 };
 

@@ -163,6 +163,53 @@ describe("aegis prove and aegis proof verify", () => {
     expect(bad.stderr).toMatch(/^error: --witness .*is not the key's/);
   });
 
+  it("[M19.1] --min-witnesses 2 counts witness keys, not lines: one witness's line written twice fails, two witnesses pass", () => {
+    const { dir, checkpoint } = checkpointed();
+    const [w1, w2] = [SigningKey.generate(), SigningKey.generate()];
+    const vkey = (key: SigningKey, name: string): string => formatVerifierKey(noteVerifier(name, SIGNATURE_TYPE.cosignatureV1, key.publicKey));
+    const once = cosignCheckpoint(readFileSync(checkpoint, "utf8"), w1, "witness.example/w1", 1_780_000_000n);
+    const lines = once.split("\n");
+    const proofUnder = (name: string, note: string): string => {
+      const path = join(dir, `${name}.checkpoint`);
+      writeFileSync(path, note);
+      const proof = join(dir, `${name}.tlog-proof`);
+      writeFileSync(proof, aegis(["prove", "--checkpoint", path, "--line", "4", GOLDEN]).stdout);
+      return proof;
+    };
+    const repeated = proofUnder("repeated", `${once}${lines.at(-2) ?? ""}\n`);
+    const both = proofUnder("both", cosignCheckpoint(once, w2, "witness.example/w2", 1_780_000_001n));
+    const given = ["--witness", vkey(w1, "witness.example/w1"), "--witness", vkey(w2, "witness.example/w2"), "--min-witnesses", "2"];
+    const run = aegis(["proof", "verify", "--json", "--key", GOLDEN_KEY, ...given, repeated, both]);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(1);
+    const doc = JSON.parse(run.stdout) as { proofs: { ok: boolean; check: string; witnesses?: string[]; detail: string }[] };
+    expect(doc.proofs.map((p) => [p.ok, p.check, p.witnesses])).toEqual([
+      [false, "too_few_witnesses", ["witness.example/w1"]],
+      [true, "included", ["witness.example/w1", "witness.example/w2"]],
+    ]);
+    const text = aegis(["proof", "verify", "--key", GOLDEN_KEY, ...given, repeated]);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toBe(`${repeated}: FAILED: cosigned by 1 distinct witness key; 2 required\n`);
+    // One key given twice, under two names, is one witness: asking for two of it is a usage error.
+    const alias = aegis([
+      "proof",
+      "verify",
+      "--key",
+      GOLDEN_KEY,
+      "--witness",
+      vkey(w1, "witness.example/w1"),
+      "--witness",
+      vkey(w1, "witness.example/again"),
+      "--min-witnesses",
+      "2",
+      both,
+    ]);
+    expect(alias.status).toBe(1);
+    expect(alias.stdout).toBe("");
+    expect(alias.stderr).toContain("error: --min-witnesses 2: a number from 0 to the 1 distinct --witness keys given (2 given, 1 of them a key given already)");
+    expect(alias.stderr).not.toMatch(STACK_TRACE);
+  });
+
   it("refuses a record that no longer matches the checkpoint, and a Line beyond it", () => {
     const { dir, checkpoint } = checkpointed();
     const five = join(dir, "five.checkpoint");

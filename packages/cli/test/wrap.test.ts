@@ -25,6 +25,11 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
     ],
     ["--role without --policy", ["wrap", "--audit", audit, "--signing-key", key, "--role", "agent", "--", "true"], "--role is read only with --policy"],
     [
+      "--control-group without --policy",
+      ["wrap", "--audit", audit, "--signing-key", key, "--control-group", "approvers", "--", "true"],
+      "--control-group is read only with --policy",
+    ],
+    [
       "confinement asked for",
       ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/srv", "--", "true"],
       "--confine, --allow-read: this build of aegis wrap does not confine the server",
@@ -73,6 +78,23 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain("no aegis wrap is listening there");
     expect(run.stderr).toContain("help: pass --control with the path aegis wrap printed");
+  });
+
+  it("a --control-group that names no group, or too large a GID, is refused before anything starts: exit 1", () => {
+    writeFileSync(join(dir, "ok.yaml"), "version: 1\nrules: []\n");
+    const record = join(dir, "grouped.aarl");
+    for (const [group, detail] of [
+      ["no-such-group-aegis", "no group of that name in /etc/group"],
+      ["4294967295", "a group id is at most 4294967294"],
+    ] as const) {
+      const run = aegis(["wrap", "--audit", record, "--signing-key", key, "--policy", join(dir, "ok.yaml"), "--control-group", group, "--", "true"]);
+      expect(run.status).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toBe(
+        `error: --control-group ${group}: ${detail}\nhelp: name a group in /etc/group, or give its numeric GID: its members will be able to approve parked calls (SPEC §17.5)\n`,
+      );
+    }
+    expect(existsSync(record)).toBe(false);
   });
 
   it("a control socket path too long for a Unix socket is refused before the server starts", () => {

@@ -1,14 +1,16 @@
 import { unreachable } from "@aegis/format/internal";
-import { messageOf } from "@aegis/format/internal";
-import { chmod, lstat, unlink } from "node:fs/promises";
+import { errnoOf, messageOf } from "@aegis/format/internal";
+import { chmod, lchown, lstat, unlink } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
+import type { ParkSummary } from "./park-summary.js";
 
 /**
- * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600, on which a
- * running wrap takes a human's answer to a park. One request and one answer per
- * connection, each a line of JSON.
+ * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600 (or 0660 and
+ * owned by an approvers' group), on which a running wrap takes a human's answer to a park.
+ * One request and one answer per connection, each a line of JSON. Whoever can connect can
+ * approve: the file's mode and group are the whole of the access control.
  */
 
 /**
@@ -19,18 +21,6 @@ export type ControlRequest =
   | { readonly op: "approve"; readonly approval_id: string }
   | { readonly op: "deny"; readonly approval_id: string; readonly reason: string }
   | { readonly op: "list" };
-
-/** A call waiting for approval, as the control socket lists it (SPEC §17.5); wire names, as it is sent as JSON. */
-export interface ParkSummary {
-  /** The id to approve or deny it by (SPEC §15.7). */
-  readonly approval_id: string;
-  /** The tool the parked call named. */
-  readonly tool_id: string;
-  /** The `id` of the rule that parked it; `null` when the Policy Set's default did. */
-  readonly rule: string | null;
-  /** When it was parked: RFC 3339, UTC. */
-  readonly parked_at: string;
-}
 
 /**
  * The one line of JSON a running wrap answers a {@link ControlRequest} with (SPEC §17.5): the
@@ -49,13 +39,18 @@ export type ControlResponse =
  */
 export type ControlErrorCode = "unknown_approval" | "already_decided" | "bad_request" | "record_failed";
 
-/** What the control socket asks of the running relay. */
+/** What the control socket asks of the running relay, and whom it lets in. */
 export interface ControlHandler {
   answer(
     approvalId: string,
     answer: ParkAnswer,
   ): Promise<{ readonly ok: true; readonly seq: number; readonly lineHash: string } | { readonly ok: false; readonly refusal: ParkRefusal }>;
   pending(): readonly ParkSummary[];
+  /**
+   * Who besides wrap's own user may connect (SPEC §17.5): a group id, whose members (the
+   * approvers) can, the socket being owned by it and mode 0660. Without it, mode 0600.
+   */
+  readonly group?: number;
 }
 
 /** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
@@ -72,9 +67,11 @@ export class ControlError extends Error {
   constructor(
     /**
      * `path_too_long`: over the 107 bytes a Unix socket path may have; `in_use`: another wrap
-     * answers there; `not_a_socket`: a file that is no socket is in the way; `io`: listening failed.
+     * answers there; `not_a_socket`: a file that is no socket is in the way; `io`: listening
+     * failed; `group`: the socket could not be given to the approvers' group (wrap's user is
+     * neither root nor a member of it).
      */
-    readonly code: "path_too_long" | "in_use" | "not_a_socket" | "io",
+    readonly code: "path_too_long" | "in_use" | "not_a_socket" | "io" | "group",
     /** The socket path wrap tried to listen on. */
     readonly path: string,
     detail: string,
@@ -119,6 +116,21 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
     process.umask(umask);
   }
   await chmod(path, 0o600);
+  if (handler.group !== undefined) {
+    // The group first, then the mode: at no moment may a member of wrap's own primary group
+    // connect. lchown: the path was just made a socket, and a link put there is not followed.
+    try {
+      await lchown(path, -1, handler.group);
+      await chmod(path, 0o660);
+    } catch (error) {
+      await closeServer(server, path, open);
+      throw new ControlError(
+        "group",
+        path,
+        `cannot give the socket to group ${handler.group}: ${errnoOf(error) === "EPERM" ? "operation not permitted (wrap's user must be root or a member of the group)" : messageOf(error)}`,
+      );
+    }
+  }
   server.unref();
   return { path, close: () => closeServer(server, path, open) };
 }
@@ -229,9 +241,15 @@ function describeState(state: ParkState): string {
     .exhaustive(unreachable);
 }
 
-/** Why asking a running wrap failed before it could answer. */
+/**
+ * Why asking a running wrap failed before it could answer: `no_wrap`, none listens at the
+ * path (or none answered in time); `denied`, this user may not connect to the socket (it is
+ * open to wrap's user, and to the members of its `--control-group`); `bad_answer`, what
+ * answered was no wrap.
+ */
 export type ControlRequestFault =
   | { readonly code: "no_wrap"; readonly path: string; readonly detail: string }
+  | { readonly code: "denied"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_answer"; readonly path: string; readonly detail: string };
 
 /**
@@ -261,9 +279,12 @@ export function requestControl(path: string, request: ControlRequest, timeoutMs 
     socket.setTimeout(timeoutMs, () => fail({ code: "no_wrap", path, detail: `no answer within ${timeoutMs} ms` }));
     socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.once("error", (error: NodeJS.ErrnoException) =>
-      fail({ code: "no_wrap", path, detail: error.code === "ENOENT" || error.code === "ECONNREFUSED" ? "no aegis wrap is listening there" : error.message }),
-    );
+    socket.once("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EACCES" || error.code === "EPERM")
+        fail({ code: "denied", path, detail: "permission denied: this user may not connect to the control socket" });
+      else
+        fail({ code: "no_wrap", path, detail: error.code === "ENOENT" || error.code === "ECONNREFUSED" ? "no aegis wrap is listening there" : error.message });
+    });
     socket.once("end", () => {
       const text = Buffer.concat(chunks).toString("utf8").trim();
       try {

@@ -3,7 +3,7 @@ import { posix } from "node:path";
 import { RateWindows, decide, deriveAxes, matchedRuleId, type Bindings, type CallAxes, type Decision, type Derived, type PolicySet } from "@aegis/policy";
 import { canonicalJson } from "./canonical-json.js";
 import type { JsonRecord } from "./message.js";
-import { Parks, type Park } from "./parks.js";
+import { Parks, argumentsOf, type Park } from "./parks.js";
 
 /**
  * Enforcement (SPEC §17.3): every `tools/call` is put to a Policy Set through `decide`, the
@@ -109,7 +109,8 @@ export class Gate {
     );
     if (decision.code !== "pending_approval") return { decision, derived };
     const rule = matchedRuleId(decision.matched);
-    return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, params, rule, new Date()) };
+    const args = argumentsOf(message["params"]);
+    return { decision, derived, parked: this.parks.park(decision.approval_id, toolId, derived, params, args, rule, new Date()) };
   }
 }
 

@@ -9,7 +9,7 @@ export { McpRecorder, type RecorderOptions } from "./recorder.js";
 export { type FrameVerdict } from "./frame-verdict.js";
 export { Relay, type RelayEnds, type RelayOptions } from "./relay.js";
 export { Gate, gateFor, resolveOnDisk, type Enforcement, type GateOptions, type GateVerdict } from "./gate.js";
-export { Parks, covers, scopeOf, type Park } from "./parks.js";
+export { Parks, argumentsOf, covers, scopeOf, type Park, type ParkedArguments } from "./parks.js";
 export { MAX_SOCKET_PATH_BYTES, listenControl, type ControlHandler, type ControlServer } from "./control.js";
 export { DEFAULT_MAX_FRAME_BYTES, FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 export { type Governance } from "./outcomes.js";

@@ -1,5 +1,7 @@
 import type { ApprovedScope, DecisionPayload, NetGrant } from "@aegis/format";
 import type { Derived } from "@aegis/policy";
+import { canonicalJson } from "./canonical-json.js";
+import { isRecord, type Json } from "./message.js";
 
 /**
  * Calls parked for approval (SPEC §17.5). A park refuses the call and remembers what it
@@ -28,8 +30,24 @@ export interface Park {
    * through a retry of this call, and nothing else (SPEC §17.5).
    */
   readonly request: string | undefined;
+  /** The call's `params.arguments`, as the approver is shown them (SPEC §17.5). */
+  readonly arguments: ParkedArguments;
   readonly parkedAt: Date;
   state: ParkState;
+}
+
+/**
+ * A parked call's `params.arguments` (SPEC §17.5): `none`, the call carried none; `json`,
+ * their canonical form (§17.6), whole; `no_canonical_form`, a string in them holds a lone
+ * surrogate or they nest too deep to write (no retry can then run under an approval).
+ */
+export type ParkedArguments = { readonly code: "none" } | { readonly code: "json"; readonly json: string } | { readonly code: "no_canonical_form" };
+
+/** The arguments of a call whose `params` is `params`, as a park keeps them. */
+export function argumentsOf(params: Json | undefined): ParkedArguments {
+  if (!isRecord(params) || !Object.hasOwn(params, "arguments")) return { code: "none" };
+  const json = canonicalJson(params["arguments"] ?? null);
+  return json === undefined ? { code: "no_canonical_form" } : { code: "json", json };
 }
 
 /**
@@ -46,8 +64,8 @@ export type ParkRefusal =
 export class Parks {
   private readonly parks = new Map<string, Park>();
 
-  park(approvalId: string, toolId: string, derived: Derived, request: string | undefined, rule: string | undefined, now: Date): Park {
-    const park: Park = { approvalId, toolId, rule, scope: scopeOf(toolId, derived), request, parkedAt: now, state: { code: "pending" } };
+  park(approvalId: string, toolId: string, derived: Derived, request: string | undefined, args: ParkedArguments, rule: string | undefined, now: Date): Park {
+    const park: Park = { approvalId, toolId, rule, scope: scopeOf(toolId, derived), request, arguments: args, parkedAt: now, state: { code: "pending" } };
     this.parks.set(approvalId, park);
     return park;
   }

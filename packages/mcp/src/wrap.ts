@@ -12,6 +12,7 @@ import { ControlError, listenControl, type ControlServer } from "./control.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
+import { summarizePark } from "./park-summary.js";
 import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
 
@@ -46,6 +47,11 @@ export interface WrapOptions {
    * `<audit>.control`; `null` for none.
    */
   readonly control?: string | null;
+  /**
+   * A group id to open the control socket to (SPEC §17.5): owned by it, mode 0660, so that
+   * its members can approve. Without it, the socket is wrap's own user's alone (0600).
+   */
+  readonly controlGroup?: number;
   /**
    * Checkpoint the record as it is written (SPEC §19.5): every `everyLines` durable Lines,
    * `everyMs` after an uncovered one, and after the close, into `<audit>.checkpoint`.
@@ -190,13 +196,13 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
           const r = await recorder.answerPark(id, answer);
           return r.ok ? { ok: true, seq: r.appended.seq, lineHash: r.appended.lineHash } : r;
         },
-        pending: () =>
-          gate.parks.pending().map((p) => ({ approval_id: p.approvalId, tool_id: p.toolId, rule: p.rule ?? null, parked_at: p.parkedAt.toISOString() })),
+        pending: () => gate.parks.pending().map(summarizePark),
+        ...(options.controlGroup === undefined ? {} : { group: options.controlGroup }),
       }).catch((error: unknown) => {
         if (error instanceof ControlError) throw new WrapError({ code: "control", error });
         throw error;
       });
-      say(`approvals: control socket ${control.path}`);
+      say(`approvals: control socket ${control.path}${options.controlGroup === undefined ? "" : `, open to group ${options.controlGroup}`}`);
     }
     child = await start(options);
   } catch (error) {

@@ -127,7 +127,10 @@ ${writes}`;
     await vi.waitFor(() => expect(stderr.join("")).toContain(`parked for approval ${approvalId}`), { timeout: 30_000, interval: 20 });
 
     const listed = cli(["approve", "--list", "--control", control]);
-    expect(listed.stdout).toMatch(new RegExp(`^${approvalId} write_file park-secrets `, "m"));
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`${approvalId}\n  tool       "write_file"\n  rule       "park-secrets"\n`);
+    expect(listed.stdout).toContain(`  arguments  {"content":"s3cret","path":${JSON.stringify(secret)}}\n`);
+    expect(listed.stdout).toContain(`  scope      tool "write_file"\n             write ${JSON.stringify(secret)}\n`);
     const approved = cli(["approve", approvalId, "--control", control]);
     expect(approved.status, approved.stderr).toBe(0);
     expect(approved.stdout).toContain(`approved ${approvalId}: decision recorded at seq`);

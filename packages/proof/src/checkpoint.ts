@@ -70,7 +70,10 @@ export type CheckpointOpening =
       readonly checkpoint: Checkpoint;
       /** The log key whose signature checked. */
       readonly signedBy: NoteVerifier;
-      /** The witnesses given whose cosignatures checked. */
+      /**
+       * The witnesses given whose cosignatures checked: one entry per distinct witness public
+       * key (SPEC §19.3), however many lines it signed and under however many names it was given.
+       */
       readonly cosigned: readonly Cosigned[];
       /** The note, as parsed. */
       readonly note: Note;
@@ -91,7 +94,8 @@ export function cosignedMessage(text: string, timestamp: bigint): Buffer {
  * Open a checkpoint: parse the note, check the signature of the log key (one of
  * `publicKeys`, named by the checkpoint's origin, signature type 0x01) and of each witness in
  * `witnesses` that cosigned it. Signatures by keys not given are ignored, as C2SP requires;
- * a signature by a given key that does not check refuses the note.
+ * a signature by a given key that does not check refuses the note. A witness is its public
+ * key: a second cosignature line by a key already counted is checked, and not counted again.
  */
 export function openCheckpoint(bytes: Uint8Array, publicKeys: readonly Uint8Array[], witnesses: readonly NoteVerifier[] = []): CheckpointOpening {
   let note: Note;
@@ -123,7 +127,9 @@ export function openCheckpoint(bytes: Uint8Array, publicKeys: readonly Uint8Arra
     if (timestamp === undefined || timestamp >= 1n << 63n || !checkSignature(witness, cosignedMessage(note.text, timestamp), sig.signature.subarray(8))) {
       return { code: "bad_signature", name: sig.name, keyId: sig.keyId };
     }
-    cosigned.push({ witness, timestamp });
+    // SPEC §19.3: a quorum counts witnesses, not lines; one key written twice, or given
+    // under two names, is one witness.
+    if (!cosigned.some((c) => c.witness.publicKey.equals(witness.publicKey))) cosigned.push({ witness, timestamp });
   }
   if (signedBy === undefined) return { code: "unsigned", origin: checkpoint.origin };
   return { code: "opened", checkpoint, signedBy, cosigned, note };

@@ -21,7 +21,7 @@ export type ProofCheck =
       readonly checkpoint: Checkpoint;
       /** The log key whose signature on the checkpoint checked. */
       readonly signedBy: NoteVerifier;
-      /** The witnesses given whose cosignatures checked. */
+      /** The witnesses given whose cosignatures checked, one per distinct witness key (SPEC §19.3). */
       readonly cosigned: readonly Cosigned[];
     }
   /** Not a well-formed proof file. */

@@ -25,6 +25,40 @@ describe("witness cosignatures (tlog-cosignature/v1)", () => {
     expect(opened.code === "opened" && opened.cosigned.length).toBe(0);
   });
 
+  it("[M19.1] counts a witness once: its line written twice, its key cosigning again later or under a second name", () => {
+    const once = cosignCheckpoint(CHECKPOINT, WITNESS, "witness.example/w1", 1_780_000_000n);
+    const lines = once.split("\n");
+    const twice = `${once}${lines.at(-2) ?? ""}\n`;
+    const later = cosignCheckpoint(once, WITNESS, "witness.example/w1", 1_780_000_500n);
+    const alias = noteVerifier("witness.example/w1-alias", SIGNATURE_TYPE.cosignatureV1, WITNESS.publicKey);
+    const underAlias = cosignCheckpoint(once, WITNESS, alias.name, 1_780_000_900n);
+    const other = SigningKey.fromSeed(Buffer.alloc(32, 10));
+    const otherKey = noteVerifier("witness.example/w2", SIGNATURE_TYPE.cosignatureV1, other.publicKey);
+    const byTwo = cosignCheckpoint(once, other, otherKey.name, 1_780_000_001n);
+    const names = (note: string, witnesses: readonly (typeof WITNESS_KEY)[]): string[] => {
+      const opened = openCheckpoint(Buffer.from(note), [DEV.publicKey], witnesses);
+      if (opened.code !== "opened") throw new Error(`not opened: ${opened.code}`);
+      return opened.cosigned.map((c) => c.witness.name);
+    };
+    expect(twice.split("\n").filter((l) => l.startsWith("\u2014 witness.example/w1 "))).toHaveLength(2);
+    expect(names(twice, [WITNESS_KEY, otherKey])).toEqual(["witness.example/w1"]);
+    expect(names(later, [WITNESS_KEY, otherKey])).toEqual(["witness.example/w1"]);
+    expect(names(twice, [WITNESS_KEY, WITNESS_KEY])).toEqual(["witness.example/w1"]);
+    expect(names(underAlias, [WITNESS_KEY, alias])).toEqual(["witness.example/w1"]);
+    // Two keys of their own are two witnesses.
+    expect(names(byTwo, [WITNESS_KEY, otherKey])).toEqual(["witness.example/w1", "witness.example/w2"]);
+  });
+
+  it("refuses the whole note when a second line by a witness already counted does not check", () => {
+    const once = cosignCheckpoint(CHECKPOINT, WITNESS, "witness.example/w1", 7n);
+    const later = cosignCheckpoint(once, WITNESS, "witness.example/w1", 8n).split("\n");
+    const last = later.at(-2) ?? "";
+    const blob = Buffer.from(last.split(" ").at(-1) ?? "", "base64");
+    blob.writeBigUInt64BE(9n, 4);
+    later[later.length - 2] = `${last.slice(0, last.lastIndexOf(" "))} ${blob.toString("base64")}`;
+    expect(openCheckpoint(Buffer.from(later.join("\n")), [DEV.publicKey], [WITNESS_KEY])).toMatchObject({ code: "bad_signature", name: "witness.example/w1" });
+  });
+
   it("refuses the whole note when a given witness's cosignature does not check", () => {
     const cosigned = cosignCheckpoint(CHECKPOINT, WITNESS, "witness.example/w1", 5n);
     // The same signature under another claimed time: the message it signs differs.

@@ -54,6 +54,17 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
     return `${text}\n\n${signed.split("\n\n")[1] ?? ""}`;
   })();
   const cosigned = cosignCheckpoint(checkpoint12, witness, "witness.example/w1", 1_780_000_000n);
+  // SPEC §19.3: a quorum counts witness keys. A second witness (seed of 12s); w1's line written
+  // twice; w1's key given again under another name, and cosigning under it.
+  const second = SigningKey.fromSeed(new Uint8Array(32).fill(12));
+  const secondKey = formatVerifierKey(noteVerifier("witness.example/w2", SIGNATURE_TYPE.cosignatureV1, second.publicKey));
+  const aliasKey = formatVerifierKey(noteVerifier("witness.example/w1-alias", SIGNATURE_TYPE.cosignatureV1, witness.publicKey));
+  const repeatedLine = (() => {
+    const lines = cosigned.split("\n");
+    return `${cosigned}${lines.at(-2) ?? ""}\n`;
+  })();
+  const twoWitnesses = cosignCheckpoint(cosigned, second, "witness.example/w2", 1_780_000_001n);
+  const underAlias = cosignCheckpoint(cosigned, witness, "witness.example/w1-alias", 1_780_000_002n);
 
   const proofs: readonly (readonly [string, Polarity, string, readonly string[], readonly string[], number, string])[] = [
     ["proof_signed_outcome", "positive", await proofOf(3, same), [key], [], 0, "Go's proof of Line 4, a signed outcome: included, its own signature checks."],
@@ -114,6 +125,33 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       "The checkpoint carries a witness's cosignature/v1; one witness required, one cosigned.",
     ],
     ["proof_cosignature_missing", "negative", await proofOf(3, same), [key], [witnessKey], 1, "One witness required; the checkpoint carries no cosignature."],
+    [
+      "proof_two_witnesses",
+      "positive",
+      await proofOf(3, same, twoWitnesses),
+      [key],
+      [witnessKey, secondKey],
+      2,
+      "Two witnesses required; two witnesses with keys of their own cosigned.",
+    ],
+    [
+      "proof_cosignature_repeated",
+      "negative",
+      await proofOf(3, same, repeatedLine),
+      [key],
+      [witnessKey, secondKey],
+      2,
+      "Two witnesses required; the checkpoint carries one witness's cosignature line twice: one witness, too few.",
+    ],
+    [
+      "proof_witness_key_under_two_names",
+      "negative",
+      await proofOf(3, same, underAlias),
+      [key],
+      [witnessKey, aliasKey],
+      2,
+      "Two witnesses required; one key, given under two names, cosigned under each: one witness, too few.",
+    ],
   ];
   for (const [id, polarity, text, keys, witnesses, min, description] of proofs) {
     const path = set.file(`proofs/${id}.tlog-proof`, text);

@@ -3,6 +3,7 @@ import { ControlRequestError, requestControl, type ControlRequest, type ControlR
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
+import { renderParks } from "../park-list.js";
 
 export class ApproveCommand extends AegisCommand {
   static override paths = [["approve"]];
@@ -12,9 +13,11 @@ export class ApproveCommand extends AegisCommand {
     details: `
       Asks the running \`aegis wrap\` listening at \`--control\` to record a signed \`decision\` Line for the park \`<APPROVAL_ID>\`: approved, with the scope of the parked call (its tool, and the paths or endpoint it named), or with \`--deny\`, denied for \`--reason\`. The client's refusal carried the id (\`data.aegis.approval_id\`), and wrap printed it on its stderr with the control socket's path.
 
-      An approval lets one call through: the next call of that tool within the scope runs, and its outcome names the approval as \`decision_axes.approval_ref\`. An unknown id, or one already answered, is refused. \`--list\` prints the calls parked now, one per line: \`<approval_id> <tool_id> <rule|-> <parked_at>\`.
+      An approval lets one call through: the next retry of that very call (the same tool and arguments) within the scope runs, and its outcome names the approval as \`decision_axes.approval_ref\`. An unknown id, or one already answered, is refused. \`--list\` prints the calls parked now: for each, its tool, the rule that parked it, when, its arguments (their canonical JSON, cut at 4096 bytes with the full size given) and the scope an approval would record (the tool, and the paths by access and the endpoint the call named). The agent chose the tool and the arguments: they are printed as JSON, with control, format and bidirectional characters escaped.
 
-      Without \`--control\`, the socket named by the AEGIS_CONTROL environment variable is used. Exit codes: 0 recorded (or listed), 1 refused (unknown or already answered) or a usage error, 2 no wrap answered at the socket.
+      Whoever can connect to the socket can approve. By default only wrap's own user can, so an agent running as that user can approve its own parked call, whose id its refusal carries: run wrap as a user of its own, and open the socket to the approvers with \`aegis wrap --control-group\` (README, "Approvals an agent cannot give itself").
+
+      Without \`--control\`, the socket named by the AEGIS_CONTROL environment variable is used. Exit codes: 0 recorded (or listed), 1 refused (unknown or already answered) or a usage error, 2 no wrap answered at the socket, or this user may not connect to it.
     `,
     examples: [
       ["Let a parked call run once", "aegis approve apr-0b6f2c1e-8d7a-4c55-9f1e-2a3b4c5d6e7f --control session.aarl.control"],
@@ -49,7 +52,7 @@ export class ApproveCommand extends AegisCommand {
     }
     if (this.json) return 0;
     if (response.op === "list") {
-      for (const p of response.pending) await this.out(`${p.approval_id} ${p.tool_id} ${p.rule ?? "-"} ${p.parked_at}\n`);
+      await this.out(renderParks(response.pending));
       return 0;
     }
     await this.out(

@@ -3,6 +3,7 @@ import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
 import { WrapError, runWrap } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
+import { resolveControlGroup } from "../control-group.js";
 import { readSigningKey } from "../signing-key.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, type CliFault } from "../fault.js";
@@ -19,6 +20,8 @@ export class WrapCommand extends AegisCommand {
       With \`--envelope\`, the verbatim bytes of each request and response, and each tool definition the server lists, are kept in an Envelope store. Outcomes name the digest of the tool's definition as last listed (\`tool_spec_digest\`), so a server that changes a tool between calls is on record.
 
       With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a JSON-RPC error -32042 saying why. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
+
+      Whoever can connect to the control socket can approve. It is created mode 0600, wrap's own user's alone: an agent running as that user can approve its own parked call, whose id its refusal carries. \`--control-group <NAME|GID>\` makes the socket mode 0660, owned by that group; run wrap as a user of its own (\`sudo -n -u aegis-wrap\` on one fixed script that runs \`aegis wrap ... --control-group approvers\`), with the approvers in the group and the agent's user in neither, and the agent can no longer reach the socket, the record or the Envelope (README, "Approvals an agent cannot give itself").
 
       With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
 
@@ -45,6 +48,7 @@ export class WrapCommand extends AegisCommand {
   role = Option.String("--role", { description: "The caller's role, recorded as decision_axes.role (needs --policy)" });
   session = Option.String("--session", { description: "The policy session scope, recorded as decision_axes.session (needs --policy)" });
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
+  controlGroup = Option.String("--control-group", { description: "Let this group's members approve: the control socket is then theirs too (mode 0660)" });
   checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
   confine = Option.Boolean("--confine", false, { hidden: true });
   allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
@@ -70,6 +74,7 @@ export class WrapCommand extends AegisCommand {
         ["--role", this.role],
         ["--session", this.session],
         ["--control", this.control],
+        ["--control-group", this.controlGroup],
       ] as const) {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
@@ -77,6 +82,7 @@ export class WrapCommand extends AegisCommand {
     const key = await readSigningKey(this.signingKey);
     const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
     const bindings = this.bindings === undefined ? undefined : await readBindings(this.bindings);
+    const controlGroup = this.controlGroup === undefined ? undefined : await resolveControlGroup(this.controlGroup);
     let result;
     try {
       result = await runWrap({
@@ -84,7 +90,7 @@ export class WrapCommand extends AegisCommand {
         args,
         audit: this.audit,
         key,
-        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control }),
+        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup }),
         ...(this.checkpoints ? { checkpoints: {} } : {}),
         stdin: process.stdin,
         stdout: process.stdout,
