@@ -1,6 +1,7 @@
 import { unreachable } from "@aegis/format/internal";
-import { messageOf } from "@aegis/format/internal";
-import { chmod, lstat, unlink } from "node:fs/promises";
+import { errnoOf, messageOf } from "@aegis/format/internal";
+import { chmod, link, lstat, mkdtemp, rm, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
@@ -61,6 +62,8 @@ export interface ControlHandler {
 /** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
 export const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** The private directory the socket is bound in before it is linked into place: `.aegis-XXXXXX`. */
+const BIND_PREFIX = ".aegis-";
 
 /**
  * Why wrap could not listen on its control socket (SPEC §17.5). wrap then starts no server:
@@ -96,6 +99,14 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new ControlError("path_too_long", path, `a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES} bytes; this one has ${Buffer.byteLength(path)}`);
   }
+  const first = join(dirname(path), `${BIND_PREFIX}XXXXXX`, "s");
+  if (Buffer.byteLength(first) > MAX_SOCKET_PATH_BYTES) {
+    throw new ControlError(
+      "path_too_long",
+      path,
+      `wrap binds the socket first at ${first}, which is over the ${MAX_SOCKET_PATH_BYTES} bytes a Unix socket path holds: use a shorter directory, or a longer file name`,
+    );
+  }
   await clearStale(path);
   const open = new Set<Socket>();
   const server = createServer((socket) => {
@@ -103,22 +114,32 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
     socket.once("close", () => open.delete(socket));
     serve(socket, handler);
   });
-  // Created 0600 (no window in which another user could connect), and chmod'd to be sure.
-  const umask = process.umask(0o177);
+  // Whoever connects may approve a parked call: no other user may, at any moment, whatever the
+  // umask (SPEC §17.5). The socket is bound inside a fresh 0700 directory beside `path`, where
+  // no one else can reach it, made 0600, and only then linked to `path` (link, not rename:
+  // it refuses to replace a socket another wrap made meanwhile). A chmod after binding in
+  // place would leave a moment for another user to connect and stay connected; changing the
+  // umask would change it for every file this process creates meanwhile.
+  let bound: string | undefined;
   try {
+    bound = await mkdtemp(join(dirname(path), BIND_PREFIX));
+    const inner = join(bound, "s");
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(path, () => {
+      server.listen(inner, () => {
         server.off("error", reject);
         resolve();
       });
     });
+    await chmod(inner, 0o600);
+    await link(inner, path);
   } catch (error) {
+    server.close();
+    if (errnoOf(error) === "EEXIST") throw new ControlError("in_use", path, "another aegis wrap began listening there meanwhile");
     throw new ControlError("io", path, messageOf(error));
   } finally {
-    process.umask(umask);
+    if (bound !== undefined) await rm(bound, { recursive: true, force: true });
   }
-  await chmod(path, 0o600);
   server.unref();
   return { path, close: () => closeServer(server, path, open) };
 }
