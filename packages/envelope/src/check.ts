@@ -1,10 +1,10 @@
-import { open, readdir, stat, type FileHandle } from "node:fs/promises";
+import { readdir, stat, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import type { EnvelopeDamage } from "./damage.js";
 import { readDescriptor, segmentHeaderFault } from "./descriptor.js";
-import { missingSegments, withPath } from "./directory.js";
+import { missingSegments, openSegment, withPath } from "./directory.js";
 import { EnvelopeError, io } from "./errors.js";
-import { sameHex } from "@aegis/format/internal";
+import { describeFileKind, kindOf, openRegularFile, sameHex } from "@aegis/format/internal";
 import {
   FORMAT_VERSION,
   PACK_HEADER_BYTES,
@@ -53,6 +53,9 @@ export interface EnvelopeCheck {
  */
 export async function checkEnvelope(path: string): Promise<EnvelopeCheck> {
   const info = await io(path, () => stat(path));
+  const kind = kindOf(info);
+  if (kind !== "file" && kind !== "directory")
+    throw new EnvelopeError({ code: "not_an_envelope", path, detail: `${describeFileKind(kind)}, neither a store directory nor a pack file` });
   const tally = new Tally(path, info.isDirectory() ? "store" : "pack");
   if (info.isDirectory()) await checkDirectory(path, tally);
   else await checkPack(path, tally);
@@ -125,7 +128,9 @@ async function checkDirectory(dir: string, tally: Tally): Promise<void> {
   for (const run of missingRuns(numbers)) tally.damage.push(missingSegments(dir, run));
   for (const segment of numbers) {
     const file = join(dir, segmentFileName(segment));
-    await withHandle(file, async (handle, size) => {
+    const opened = await openSegment(file, tally.damage);
+    if (opened === undefined) continue;
+    await withHandle(file, opened, async (handle, size) => {
       if (size < SEGMENT_HEADER_BYTES) {
         if (size > 0) tally.damage.push({ code: "torn_tail", path: file, offset: 0, length: size, cut: false });
         return;
@@ -140,7 +145,7 @@ async function checkDirectory(dir: string, tally: Tally): Promise<void> {
 }
 
 async function checkPack(path: string, tally: Tally): Promise<void> {
-  await withHandle(path, async (handle, size) => {
+  await withHandle(path, await io(path, () => openRegularFile(path)), async (handle, size) => {
     const header = Buffer.alloc(PACK_HEADER_BYTES);
     const got = await readAt(handle, header, 0);
     if (got < PACK_HEADER_BYTES || header.toString("latin1", 0, 8) !== PACK_MAGIC) {
@@ -163,8 +168,7 @@ async function checkPack(path: string, tally: Tally): Promise<void> {
   });
 }
 
-async function withHandle(path: string, action: (handle: FileHandle, size: number) => Promise<void>): Promise<void> {
-  const handle = await io(path, () => open(path, "r"));
+async function withHandle(path: string, handle: FileHandle, action: (handle: FileHandle, size: number) => Promise<void>): Promise<void> {
   try {
     const size = (await io(path, () => handle.stat())).size;
     await io(path, () => action(handle, size));

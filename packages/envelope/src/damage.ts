@@ -1,4 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
+import { describeFileKind, unreachable } from "@aegis/format/internal";
+import type { FileKind } from "@aegis/format";
 import { match } from "ts-pattern";
 
 /**
@@ -21,7 +22,12 @@ export type EnvelopeDamage =
    */
   | { readonly code: "missing_segment"; readonly path: string; readonly through: string; readonly count: number }
   /** An index the writer could not write: the next open scans its segment instead. */
-  | { readonly code: "index_not_written"; readonly path: string; readonly detail: string };
+  | { readonly code: "index_not_written"; readonly path: string; readonly detail: string }
+  /**
+   * A segment's name held a FIFO, socket, device or directory: not opened (a FIFO would block
+   * the reader for ever), and its entries are lost (SPEC §14.7, §18).
+   */
+  | { readonly code: "not_regular_file"; readonly path: string; readonly kind: FileKind };
 
 /** Every `code` an {@link EnvelopeDamage} can carry. */
 export type EnvelopeDamageCode = EnvelopeDamage["code"];
@@ -42,5 +48,6 @@ export function describeDamage(damage: EnvelopeDamage): string {
         : `${d.path} through ${d.through}: ${d.count} segments missing; their entries are lost`,
     )
     .with({ code: "index_not_written" }, (d) => `${d.path}: index not written (${d.detail}); the next open scans the segment`)
+    .with({ code: "not_regular_file" }, (d) => `${d.path} is not a regular file (${describeFileKind(d.kind)}): it was not read, and its entries are lost`)
     .exhaustive(unreachable);
 }

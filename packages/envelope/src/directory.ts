@@ -1,4 +1,4 @@
-import { open, readdir, type FileHandle } from "node:fs/promises";
+import { readdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { Catalog } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
@@ -17,7 +17,7 @@ import {
   segmentFileName,
   segmentNumberOf,
 } from "./layout.js";
-import { InputFileError, readInputFile } from "@aegis/format/internal";
+import { InputFileError, openRegularFile, readInputFile } from "@aegis/format/internal";
 import { scanFrames } from "./scan.js";
 import { WindowReader, readAt } from "./window.js";
 
@@ -74,7 +74,9 @@ export async function loadDirectory(dir: string, keepRecords: boolean): Promise<
   for (const segment of [...segmentNumbers].sort((a, b) => a - b)) {
     const path = join(dir, segmentFileName(segment));
     const indexPath = indexNumbers.has(segment) ? join(dir, indexFileName(segment)) : undefined;
-    segments.push(await loadSegment({ segment, path, indexPath, salt, catalog, damage, keepRecords, isLast: segment === lastSegment }));
+    const handle = await openSegment(path, damage);
+    if (handle === undefined) continue;
+    segments.push(await loadSegment({ segment, path, indexPath, salt, catalog, damage, keepRecords, isLast: segment === lastSegment }, handle));
   }
   return { dir, salt, catalog, segments, damage, highest: last };
 }
@@ -115,9 +117,24 @@ interface SegmentLoad {
   readonly isLast: boolean;
 }
 
-async function loadSegment(load: SegmentLoad): Promise<SegmentState> {
+/**
+ * Open a segment found in the directory, or report it as damage and give undefined when it is
+ * no regular file: a FIFO in a segment's place is never waited on (SPEC §14.7, §18).
+ */
+export async function openSegment(path: string, damage: EnvelopeDamage[]): Promise<FileHandle | undefined> {
+  try {
+    return await openRegularFile(path);
+  } catch (error) {
+    if (error instanceof InputFileError && error.fault.code === "not_regular") {
+      damage.push({ code: "not_regular_file", path, kind: error.fault.kind });
+      return undefined;
+    }
+    throw ioError(path, error);
+  }
+}
+
+async function loadSegment(load: SegmentLoad, handle: FileHandle): Promise<SegmentState> {
   const { segment, path, salt, catalog, damage } = load;
-  const handle = await io(path, () => open(path, "r"));
   try {
     const size = (await io(path, () => handle.stat())).size;
     if (size < SEGMENT_HEADER_BYTES) {

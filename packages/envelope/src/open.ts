@@ -1,4 +1,5 @@
-import { open, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { openRegularFile } from "@aegis/format/internal";
 import { join } from "node:path";
 import { DirectorySource } from "./directory-source.js";
 import { EnvelopeError, io } from "./errors.js";
@@ -27,7 +28,7 @@ export async function openEnvelope(path: string): Promise<EnvelopeSource> {
   }
   if (!info.isFile()) throw new EnvelopeError({ code: "not_an_envelope", path, detail: "neither a directory nor a regular file" });
   const magic = await io(path, async () => {
-    const handle = await open(path, "r");
+    const handle = await openRegularFile(path);
     try {
       const bytes = Buffer.alloc(8);
       const got = await readAt(handle, bytes, 0);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { link, open, readdir, unlink, type FileHandle } from "node:fs/promises";
+import { PRIVATE_FILE_MODE, openRegularFile } from "@aegis/format/internal";
 import { basename, dirname, join } from "node:path";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
@@ -93,7 +94,9 @@ export async function writePack(source: EnvelopeSource, digests: Iterable<string
   // The pid and its start time: a pid alone may be another process's by the time it is read.
   const temporary = `${outPath}.tmp-${process.pid}-${processStart(process.pid) ?? "0"}-${randomBytes(4).toString("hex")}`;
   // Named by the pack's path: a user gave that one, and a missing directory is its fault.
-  const handle = await io(outPath, () => open(temporary, "wx", 0o644));
+  // Owner-only whatever the umask, like the store it came from (SPEC §14.9): whoever it is for
+  // is given it, not every user of this machine.
+  const handle = await io(outPath, () => open(temporary, "wx", PRIVATE_FILE_MODE));
   const missing: string[] = [];
   const mismatched: { digest: string; found: string }[] = [];
   const records: IndexRecord[] = [];
@@ -207,7 +210,7 @@ export class PackSource implements EnvelopeSource {
   ) {}
 
   static async open(path: string): Promise<PackSource> {
-    const handle = await io(path, () => open(path, "r"));
+    const handle = await io(path, () => openRegularFile(path));
     try {
       const size = (await io(path, () => handle.stat())).size;
       const header = Buffer.alloc(PACK_HEADER_BYTES);

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { openRegularFile } from "@aegis/format/internal";
 import { join } from "node:path";
 import type { Location } from "./catalog.js";
 import { segmentFileName, valueOffsetOf } from "./layout.js";
@@ -25,7 +25,7 @@ export type RedactOutcomeCode = RedactOutcome["code"];
  * blocks are the ones zeroed, rather than freed with the secret still in them.
  */
 export async function scrubValue(dir: string, location: Location): Promise<void> {
-  const handle = await open(join(dir, segmentFileName(location.segment)), "r+");
+  const handle = await openRegularFile(join(dir, segmentFileName(location.segment)), "write");
   try {
     const start = valueOffsetOf(location.frame);
     for (let done = 0; done < location.size;) {
@@ -41,7 +41,7 @@ export async function scrubValue(dir: string, location: Location): Promise<void>
 
 /** Whether an entry's value on disk is all zeros already (a redaction that finished). */
 export async function isScrubbed(dir: string, location: Location): Promise<boolean> {
-  const handle = await open(join(dir, segmentFileName(location.segment)), "r");
+  const handle = await openRegularFile(join(dir, segmentFileName(location.segment)));
   try {
     const buffer = Buffer.alloc(Math.min(ZEROS.length, location.size));
     const start = valueOffsetOf(location.frame);

@@ -1,4 +1,5 @@
-import { close, closeSync, open, read, readSync } from "node:fs";
+import { close, closeSync, read, readSync } from "node:fs";
+import { openRegularFd } from "@aegis/format/internal";
 import { join } from "node:path";
 import type { Location } from "./catalog.js";
 import { ioError } from "./errors.js";
@@ -65,7 +66,8 @@ export class SegmentFiles {
     }
     let opening = this.opening.get(segment);
     if (opening === undefined) {
-      opening = openRead(path).then((fd) => {
+      // Never a FIFO put in the segment's place since the store was opened (SPEC §18).
+      opening = openRegularFd(path).then((fd) => {
         const slot: Slot = { fd, users: 0, pinned: false };
         this.slots.set(segment, slot);
         this.evict();
@@ -100,10 +102,6 @@ export class SegmentFiles {
     for (const slot of this.slots.values()) if (!slot.pinned) closeSync(slot.fd);
     this.slots.clear();
   }
-}
-
-function openRead(path: string): Promise<number> {
-  return new Promise((resolve, reject) => open(path, "r", (error, fd) => (error === null ? resolve(fd) : reject(error))));
 }
 
 function readFullySync(fd: number, into: Buffer, position: number): number {

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, writevSync } from "node:fs";
 import { join } from "node:path";
-import { syncDirectory, syncNow, syncOffThread, type CommitTarget } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, syncDirectory, syncNow, syncOffThread, type CommitTarget } from "@aegis/format/internal";
 import { encodeSegmentHeader } from "./descriptor.js";
 import type { IndexRecord } from "./index-file.js";
 import { SEGMENT_HEADER_BYTES, segmentFileName } from "./layout.js";
@@ -134,7 +134,8 @@ export function writeAllSync(fd: number, parts: readonly Uint8Array[], position:
 
 /** Create a segment file with its header; synced here only when `sync` (else with the next batch). */
 export function createSegment(path: string, segment: number, salt: Buffer, sync = true): number {
-  const fd = openSync(path, "wx+", 0o644);
+  // Verbatim requests and responses, secrets among them: owner-only whatever the umask (SPEC §14.2).
+  const fd = openSync(path, "wx+", PRIVATE_FILE_MODE);
   try {
     writeAllSync(fd, [encodeSegmentHeader(segment, salt)], 0);
     if (sync) fsyncSync(fd);

@@ -1,9 +1,9 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync } from "node:fs";
+import { closeSync, fsyncSync, ftruncateSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describeFileKind, kindOf } from "@aegis/format/internal";
 import type { RecoveredLock } from "@aegis/format";
-import { acquireLockFile, makeDirectories, syncDirectory } from "@aegis/format/internal";
+import { acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/internal";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";
@@ -51,6 +51,8 @@ export async function openStore(dir: string, create: boolean, id: Uint8Array | u
       detail: `no ${DESCRIPTOR_FILE} descriptor: not a store (and this open does not create one)`,
     });
   }
+  // Owner-only, whatever the umask: it will hold verbatim secrets (SPEC §14.2). A directory
+  // that exists keeps its mode.
   await io(dir, () => makeDirectories(dir));
   const lockPath = join(dir, LOCK_FILE);
   const lock = await io(lockPath, () => acquireLockFile(lockPath));
@@ -93,7 +95,7 @@ export async function openStore(dir: string, create: boolean, id: Uint8Array | u
     const files = new SegmentFiles(dir);
     let active: Active;
     if (last !== undefined && reusable) {
-      const fd = await io(last.path, async () => openSync(last.path, "r+"));
+      const fd = await io(last.path, async () => openRegularFileSync(last.path, "write"));
       opened.push(fd);
       active = { segment: last.segment, path: last.path, fd, size: endAfterRepair(last), records: [...(last.records ?? [])] };
     } else {
@@ -122,7 +124,7 @@ function repairTail(segment: SegmentState, salt: Buffer): boolean {
   if (!segment.tornHeader && segment.end >= segment.size) return false;
   let fd: number;
   try {
-    fd = openSync(segment.path, "r+");
+    fd = openRegularFileSync(segment.path, "write");
   } catch (error) {
     throw ioError(segment.path, error);
   }

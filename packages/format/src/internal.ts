@@ -9,7 +9,16 @@
  */
 export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-commit.js";
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-export { makeDirectories, pathExists, readFully, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
+export {
+  PRIVATE_DIRECTORY_MODE,
+  PRIVATE_FILE_MODE,
+  makeDirectories,
+  pathExists,
+  readFully,
+  replaceFileDurably,
+  replaceFileFromParts,
+} from "./durable/files.js";
+export { openRegularFd, openRegularFile, openRegularFileSync, type RegularAccess } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
 export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";

@@ -1,6 +1,7 @@
 import { unreachable } from "@aegis/format/internal";
 import { errnoOf, messageOf } from "@aegis/format/internal";
-import { chmod, lchown, lstat, unlink } from "node:fs/promises";
+import { chmod, lchown, link, lstat, mkdtemp, rm, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
@@ -56,6 +57,8 @@ export interface ControlHandler {
 /** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
 export const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** The private directory the socket is bound in before it is linked into place: `.aegis-XXXXXX`. */
+const BIND_PREFIX = ".aegis-";
 
 /**
  * Why wrap could not listen on its control socket (SPEC §17.5). wrap then starts no server:
@@ -89,9 +92,35 @@ export interface ControlServer {
  * Listen on `path`. A socket left there by a wrap that died is replaced; one that answers
  * belongs to a running wrap, and is refused.
  */
+/**
+ * Give the socket, still where no one else can reach it, to `group`, then open it to the
+ * group (0660): the group first, so that no member of wrap's own primary group may connect
+ * meanwhile. lchown: a link put in its place would not be followed.
+ */
+async function openToGroup(socket: string, group: number, path: string): Promise<void> {
+  try {
+    await lchown(socket, -1, group);
+    await chmod(socket, 0o660);
+  } catch (error) {
+    throw new ControlError(
+      "group",
+      path,
+      `cannot give the socket to group ${group}: ${errnoOf(error) === "EPERM" ? "operation not permitted (wrap's user must be root or a member of the group)" : messageOf(error)}`,
+    );
+  }
+}
+
 export async function listenControl(path: string, handler: ControlHandler): Promise<ControlServer> {
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new ControlError("path_too_long", path, `a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES} bytes; this one has ${Buffer.byteLength(path)}`);
+  }
+  const first = join(dirname(path), `${BIND_PREFIX}XXXXXX`, "s");
+  if (Buffer.byteLength(first) > MAX_SOCKET_PATH_BYTES) {
+    throw new ControlError(
+      "path_too_long",
+      path,
+      `wrap binds the socket first at ${first}, which is over the ${MAX_SOCKET_PATH_BYTES} bytes a Unix socket path holds: use a shorter directory, or a longer file name`,
+    );
   }
   await clearStale(path);
   const open = new Set<Socket>();
@@ -100,36 +129,33 @@ export async function listenControl(path: string, handler: ControlHandler): Prom
     socket.once("close", () => open.delete(socket));
     serve(socket, handler);
   });
-  // Created 0600 (no window in which another user could connect), and chmod'd to be sure.
-  const umask = process.umask(0o177);
+  // Whoever connects may approve a parked call: no other user may, at any moment, whatever the
+  // umask (SPEC §17.5). The socket is bound inside a fresh 0700 directory beside `path`, where
+  // no one else can reach it, made 0600, and only then linked to `path` (link, not rename:
+  // it refuses to replace a socket another wrap made meanwhile). A chmod after binding in
+  // place would leave a moment for another user to connect and stay connected; changing the
+  // umask would change it for every file this process creates meanwhile.
+  let bound: string | undefined;
   try {
+    bound = await mkdtemp(join(dirname(path), BIND_PREFIX));
+    const inner = join(bound, "s");
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(path, () => {
+      server.listen(inner, () => {
         server.off("error", reject);
         resolve();
       });
     });
+    await chmod(inner, 0o600);
+    if (handler.group !== undefined) await openToGroup(inner, handler.group, path);
+    await link(inner, path);
   } catch (error) {
+    server.close();
+    if (error instanceof ControlError) throw error;
+    if (errnoOf(error) === "EEXIST") throw new ControlError("in_use", path, "another aegis wrap began listening there meanwhile");
     throw new ControlError("io", path, messageOf(error));
   } finally {
-    process.umask(umask);
-  }
-  await chmod(path, 0o600);
-  if (handler.group !== undefined) {
-    // The group first, then the mode: at no moment may a member of wrap's own primary group
-    // connect. lchown: the path was just made a socket, and a link put there is not followed.
-    try {
-      await lchown(path, -1, handler.group);
-      await chmod(path, 0o660);
-    } catch (error) {
-      await closeServer(server, path, open);
-      throw new ControlError(
-        "group",
-        path,
-        `cannot give the socket to group ${handler.group}: ${errnoOf(error) === "EPERM" ? "operation not permitted (wrap's user must be root or a member of the group)" : messageOf(error)}`,
-      );
-    }
+    if (bound !== undefined) await rm(bound, { recursive: true, force: true });
   }
   server.unref();
   return { path, close: () => closeServer(server, path, open) };

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { copyFile, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { Command, Option } from "clipanion";
 import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile } from "@aegis/format";
-import { describeIoError, makeDirectories } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, describeIoError, makeDirectories } from "@aegis/format/internal";
 import { callLines, checkProof, defaultOrigin, describeProofCheck, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
 import { writeProofs } from "./prove.js";
@@ -135,7 +135,7 @@ export class DemoCommand extends AegisCommand {
   private async checkpointAndProve(dir: string, record: string, key: SigningKey, callId: string): Promise<{ path: string; line: string; ok: boolean }[]> {
     const tree = await recordTree(record);
     const checkpoint = signCheckpoint({ origin: defaultOrigin(tree.firstLineHash), size: tree.size, root: tree.root, extensions: [] }, key);
-    await writeFile(join(dir, "session.checkpoint"), checkpoint);
+    await writeFile(join(dir, "session.checkpoint"), checkpoint, { mode: PRIVATE_FILE_MODE });
     const result = await proveLines(record, Buffer.from(checkpoint), callLines(callId));
     if (result.code !== "proved") throw new CliError({ code: "internal", detail: `the demo could not prove ${callId}: ${result.code}` });
     const paths = await writeProofs(join(dir, "proofs"), result.proofs);
@@ -171,13 +171,13 @@ export class DemoCommand extends AegisCommand {
 
 /** Copy the record and change one byte inside a path in the third line's decision axes. */
 async function alterOneByte(from: string, to: string): Promise<{ line: number; offset: number; from: string; to: string }> {
-  await copyFile(from, to);
-  const bytes = await readFile(to);
+  const bytes = await readFile(from);
   const target = bytes.indexOf("notes.md");
   const offset = target + "notes.".length;
   const before = String.fromCharCode(bytes[offset] ?? 0);
   bytes[offset] = "n".charCodeAt(0);
-  await writeFile(to, bytes);
+  // A copy of the record: as private as the record (ADR 0017).
+  await writeFile(to, bytes, { mode: PRIVATE_FILE_MODE });
   const line = bytes.subarray(0, offset).toString("latin1").split("\n").length;
   return { line, offset, from: before, to: "n" };
 }

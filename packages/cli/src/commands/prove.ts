@@ -1,7 +1,7 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "clipanion";
-import { describeIoError, unreachable } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, describeIoError, makeDirectories, unreachable } from "@aegis/format/internal";
 import { callLines, lineNumber, proveLines, type LineProofs } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../command.js";
@@ -96,10 +96,11 @@ export class ProveCommand extends AegisCommand {
 export async function writeProofs(dir: string, proofs: readonly { readonly index: number; readonly text: string }[]): Promise<string[]> {
   const paths: string[] = [];
   try {
-    await mkdir(dir, { recursive: true });
+    // A proof carries its Line, as private as the record: owner-only whatever the umask (ADR 0017).
+    await makeDirectories(dir);
     for (const p of proofs) {
       const path = join(dir, `${p.index + 1}.tlog-proof`);
-      await writeFile(path, p.text, { flag: "wx" });
+      await writeFile(path, p.text, { flag: "wx", mode: PRIVATE_FILE_MODE });
       paths.push(path);
     }
   } catch (error) {

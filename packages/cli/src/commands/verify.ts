@@ -139,9 +139,12 @@ export class VerifyCommand extends AegisCommand {
     const tally = { verified: 0, tampered: 0, indeterminate: 0, unreadable: 0 };
     let exit: ExitCode = 0;
     let first = true;
+    // A file found under a directory was a regular file when listed; one swapped for a FIFO
+    // since is refused, not waited on. A path given by name may be a pipe (SPEC §18).
+    const found = new Set(listed.flatMap((l) => (l.code === "file" && l.found ? [l.path] : [])));
     const answers = verifyChainFiles(
       listed.filter((l) => l.code === "file").map((l) => l.path),
-      { ...(trust === undefined ? {} : { trust }), ...(threads === undefined ? {} : { threads }) },
+      { ...(trust === undefined ? {} : { trust }), ...(threads === undefined ? {} : { threads }), regularOnly: (path) => found.has(path) },
     );
     for (const entry of listed) {
       let answer: FileVerification;
@@ -222,7 +225,9 @@ function usage(message: string): CliError {
   return new CliError({ code: "usage", message, command: "verify" });
 }
 
-type Listed = { readonly code: "file"; readonly path: string } | { readonly code: "refused"; readonly path: string; readonly detail: string };
+/** `found`: listed by walking a directory, not named by the user. */
+type Listed =
+  { readonly code: "file"; readonly path: string; readonly found: boolean } | { readonly code: "refused"; readonly path: string; readonly detail: string };
 
 /**
  * The records named: files as given, and with `recursive` every `.aarl` file under a
@@ -236,12 +241,12 @@ async function listRecords(paths: readonly string[], recursive: boolean): Promis
     if (recursive && info?.isDirectory() === true) {
       const found = (await recordsUnder(path)).sort();
       if (found.length === 0) out.push({ code: "refused", path, detail: "a directory holding no .aarl file" });
-      for (const file of found) out.push({ code: "file", path: file });
+      for (const file of found) out.push({ code: "file", path: file, found: true });
       continue;
     }
     try {
       await streamedRecord(path);
-      out.push({ code: "file", path });
+      out.push({ code: "file", path, found: false });
     } catch (error) {
       if (!(error instanceof CliError) || error.fault.code !== "unreadable_record") throw error;
       out.push({ code: "refused", path, detail: error.fault.detail });

@@ -34,7 +34,7 @@ export async function envelopeFaults<T>(action: () => Promise<T>): Promise<T> {
  */
 export function isLoss(damage: EnvelopeDamage): boolean {
   return match(damage)
-    .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, () => true)
+    .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, { code: "not_regular_file" }, () => true)
     .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
     .exhaustive(unreachable);
 }

@@ -4,7 +4,7 @@ import { errnoOf } from "../durable/sync.js";
 import { constants } from "node:fs";
 import { chmod, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { makeDirectories } from "../durable/files.js";
+import { PRIVATE_FILE_MODE, makeDirectories } from "../durable/files.js";
 import { describeFileKind, kindOf, readInputFile } from "../durable/input-file.js";
 import { decodeUtf8 } from "../wire/text.js";
 import { describeIoError } from "../durable/io-text.js";
@@ -115,7 +115,9 @@ function parseSeedHex(path: string, text: string): Uint8Array {
  * it cannot be written or is not a regular file.
  */
 export async function writeKeyFile(path: string, key: SigningKey, options: { force?: boolean } = {}): Promise<void> {
-  const flags = constants.O_WRONLY | constants.O_CREAT | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);
+  // O_NONBLOCK: a FIFO swapped in after the check below neither blocks the open nor, by the
+  // check after it, is handed the seed (SPEC §18).
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | (options.force === true ? constants.O_TRUNC : constants.O_EXCL);
   try {
     await makeDirectories(dirname(path));
     const kind = await stat(path).then(kindOf, () => undefined);
@@ -123,16 +125,18 @@ export async function writeKeyFile(path: string, key: SigningKey, options: { for
       // --force replaces a key file; it must not be read as leave to replace anything else.
       throw new KeyFileError({ code: "io", path, detail: `${describeFileKind(kind)}, not a key file: give --out a file path` });
     }
-    const handle = await open(path, flags, 0o600);
+    const handle = await open(path, flags, PRIVATE_FILE_MODE);
     try {
+      const opened = kindOf(await handle.stat());
+      if (opened !== "file") throw new KeyFileError({ code: "io", path, detail: `${describeFileKind(opened)}, not a key file: give --out a file path` });
       // With --force the file may exist with a looser mode: tighten it before the seed lands.
-      await handle.chmod(0o600);
+      await handle.chmod(PRIVATE_FILE_MODE);
       await handle.writeFile(`${key.exportSeedHex()}\n`);
       await handle.sync();
     } finally {
       await handle.close();
     }
-    await chmod(path, 0o600);
+    await chmod(path, PRIVATE_FILE_MODE);
   } catch (error) {
     if (error instanceof KeyFileError) throw error;
     if (isCode(error, "EEXIST")) throw new KeyFileError({ code: "exists", path });

@@ -1,10 +1,13 @@
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { link, open, readFile, rename, unlink } from "node:fs/promises";
+import { link, open, rename, unlink } from "node:fs/promises";
 import { match } from "ts-pattern";
 import { unreachable } from "../unreachable.js";
 import { errnoOf } from "./sync.js";
+import { PRIVATE_FILE_MODE } from "./files.js";
+import { InputFileError } from "./input-file.js";
+import { openRegularFile } from "./regular-file.js";
 
 /**
  * One writer per record file (SPEC §13.3) and per Envelope store (§14.6): a lock file,
@@ -94,7 +97,7 @@ function refused(lockPath: string, found: FoundLock | undefined): LockResult {
 /** Write `text` to a temporary file, sync it, and link it to `lockPath`: false if that exists. */
 async function linkInPlace(lockPath: string, text: string): Promise<boolean> {
   const temporary = `${lockPath}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const handle = await open(temporary, "wx", 0o644);
+  const handle = await open(temporary, "wx", PRIVATE_FILE_MODE);
   try {
     try {
       await handle.writeFile(text);
@@ -119,22 +122,32 @@ interface FoundLock {
 
 /** The lock's text and holder; undefined when there is no lock file (any more). */
 async function readLock(lockPath: string): Promise<FoundLock | undefined> {
-  let text: string;
+  const text = await readLockText(lockPath);
+  if (text === undefined) return undefined;
+  const holder = holderOf(text);
+  return holder === undefined ? { text } : { text, holder };
+}
+
+/**
+ * The first {@link MAX_LOCK_BYTES} of the lock at `path`, undefined when there is none. One
+ * that is no regular file (a FIFO: opening it to read would wait for a writer for ever) is
+ * no lock this code wrote: it reads as empty, so unreadable, so stale (SPEC §13.3, §18).
+ */
+async function readLockText(path: string): Promise<string | undefined> {
   try {
-    const handle = await open(lockPath, "r");
+    const handle = await openRegularFile(path);
     try {
       const buffer = Buffer.alloc(MAX_LOCK_BYTES);
       const { bytesRead } = await handle.read(buffer, 0, MAX_LOCK_BYTES, 0);
-      text = buffer.subarray(0, bytesRead).toString("utf8");
+      return buffer.subarray(0, bytesRead).toString("utf8");
     } finally {
       await handle.close();
     }
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
+    if (error instanceof InputFileError) return "";
     throw error;
   }
-  const holder = holderOf(text);
-  return holder === undefined ? { text } : { text, holder };
 }
 
 function holderOf(text: string): LockHolder | undefined {
@@ -166,7 +179,7 @@ async function removeIfStill(lockPath: string, text: string): Promise<boolean> {
     throw error;
   }
   try {
-    const moved = await readFile(aside, "utf8");
+    const moved = await readLockText(aside);
     if (moved === text) return true;
     await link(aside, lockPath).catch(() => undefined);
     return false;

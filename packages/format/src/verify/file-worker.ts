@@ -1,6 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
-import { ChainReadError, verifyChainFile } from "./verify.js";
+import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { FileVerification } from "./many-files.js";
 
 /**
@@ -11,6 +11,8 @@ export interface FileRequest {
   readonly id: number;
   readonly path: string;
   readonly trust: readonly string[] | undefined;
+  /** Refuse the file, without blocking, unless it is a regular file (one found by walking a directory). */
+  readonly regularOnly: boolean;
 }
 
 export type FileAnswer = { readonly id: number; readonly result: FileVerification } | { readonly id: number; readonly failure: string };
@@ -23,7 +25,8 @@ port.on("message", (request: FileRequest) => {
 
 async function verifyOne(request: FileRequest): Promise<FileAnswer> {
   try {
-    const verification = await verifyChainFile(request.path, { threads: 0, ...(request.trust === undefined ? {} : { trust: request.trust }) });
+    const options = { threads: 0, ...(request.trust === undefined ? {} : { trust: request.trust }) };
+    const verification = await (request.regularOnly ? verifyFoundChainFile(request.path, options) : verifyChainFile(request.path, options));
     return { id: request.id, result: { code: "checked", path: request.path, verification } };
   } catch (error) {
     if (error instanceof ChainReadError) return { id: request.id, result: { code: "unreadable", path: request.path, detail: describeIoError(error.cause) } };

@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
-import { ChainReadError, verifyChainFile } from "./verify.js";
+import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
 import type { FileAnswer, FileRequest } from "./file-worker.js";
 import { workerUrl } from "./worker-url.js";
@@ -17,6 +17,13 @@ export interface ManyFilesOptions {
   readonly trust?: readonly string[];
   /** Files verified at once, each on a worker thread; defaults to one per core. 0: one after another, on this thread. */
   readonly threads?: number;
+  /**
+   * Which paths must be regular files: those found by walking a directory, which no one named
+   * as a pipe. Such a path that is a FIFO, socket, device or directory when it is opened is
+   * answered `unreadable` (`not a regular file (...)`) at once, never waited on (SPEC §18).
+   * Others are read as {@link verifyChainFile} reads them, a named pipe included. Default: none.
+   */
+  readonly regularOnly?: (path: string) => boolean;
 }
 
 /**
@@ -32,10 +39,10 @@ export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFi
   const threads = options.threads ?? defaultThreads();
   if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, got ${threads}`);
   if (threads === 0) {
-    for (const path of paths) yield await verifyHere(path, options.trust);
+    for (const path of paths) yield await verifyHere(path, options.trust, options.regularOnly?.(path) === true);
     return;
   }
-  const pool = new FilePool(threads, options.trust);
+  const pool = new FilePool(threads, options.trust, options.regularOnly);
   const ahead = 4 * threads;
   const queue: Promise<FileVerification>[] = [];
   try {
@@ -56,9 +63,10 @@ export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFi
   }
 }
 
-async function verifyHere(path: string, trust: readonly string[] | undefined): Promise<FileVerification> {
+async function verifyHere(path: string, trust: readonly string[] | undefined, regularOnly: boolean): Promise<FileVerification> {
   try {
-    return { code: "checked", path, verification: await verifyChainFile(path, { threads: 0, ...(trust === undefined ? {} : { trust }) }) };
+    const options = { threads: 0, ...(trust === undefined ? {} : { trust }) };
+    return { code: "checked", path, verification: await (regularOnly ? verifyFoundChainFile(path, options) : verifyChainFile(path, options)) };
   } catch (error) {
     if (error instanceof ChainReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
     throw error;
@@ -73,6 +81,7 @@ class FilePool {
   constructor(
     private readonly size: number,
     private readonly trust: readonly string[] | undefined,
+    private readonly regularOnly: ((path: string) => boolean) | undefined,
   ) {}
 
   verify(path: string): Promise<FileVerification> {
@@ -91,7 +100,7 @@ class FilePool {
         },
         reject,
       });
-      const request: FileRequest = { id, path, trust: this.trust };
+      const request: FileRequest = { id, path, trust: this.trust, regularOnly: this.regularOnly?.(path) === true };
       chosen.worker.postMessage(request);
     });
   }

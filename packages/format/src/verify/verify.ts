@@ -35,6 +35,21 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
 }
 
 /**
+ * {@link verifyChainFile} for a file found by walking a directory rather than named by a
+ * user: one that is not a regular file when it is opened (a FIFO put in its place) is
+ * refused with a ChainReadError, never waited on (SPEC §18).
+ */
+export async function verifyFoundChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
+  return walkRows(
+    readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), true),
+    path,
+    options,
+    poolFor(options),
+    await tuningOfFile(path),
+  );
+}
+
+/**
  * The threads `options.threads` asks for (one per core by default), or none for 0.
  *
  * @throws RangeError when `threads` is not a whole number of at least 0.

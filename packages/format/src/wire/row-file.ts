@@ -1,4 +1,5 @@
 import { open, type FileHandle } from "node:fs/promises";
+import { openRegularFile } from "../durable/regular-file.js";
 import { MAX_ROW_BYTES, RowSplitter, type Row } from "./row-splitter.js";
 
 /**
@@ -15,15 +16,22 @@ export async function* readRows(path: string, limit: number = MAX_ROW_BYTES, onR
 
 /**
  * {@link readRows}, a read's rows at a time: a reader of millions of rows pays one await per
- * read, not per row. The rows' bytes are valid until the next list is requested.
+ * read, not per row. The rows' bytes are valid until the next list is requested. With
+ * `regularOnly` (a file found by walking a directory, which no one named as a pipe), a path
+ * that is not a regular file is refused (`InputFileError`) without blocking (SPEC §18).
  */
-export async function* readRowChunks(path: string, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<readonly Row[]> {
+export async function* readRowChunks(
+  path: string,
+  limit: number = MAX_ROW_BYTES,
+  onRead?: (bytes: number) => void,
+  regularOnly = false,
+): AsyncGenerator<readonly Row[]> {
   const splitter = new RowSplitter(limit);
   const buffer = Buffer.allocUnsafe(1 << 18);
   let handle: FileHandle | undefined;
   let total = 0;
   try {
-    handle = await open(path, "r");
+    handle = regularOnly ? await openRegularFile(path) : await open(path, "r");
     for (;;) {
       // Read from the current position, not at an offset: a pipe or /dev/stdin cannot seek.
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);

@@ -1,7 +1,7 @@
 import { open as openFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { acquireLock } from "../durable/lock.js";
-import { readFully } from "../durable/files.js";
+import { PRIVATE_FILE_MODE, readFully } from "../durable/files.js";
 import { syncDirectory } from "../durable/sync.js";
 import { lineAt, readFileTail } from "./tail.js";
 import { describeIoError } from "../durable/io-text.js";
@@ -49,7 +49,8 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
       const torn = Buffer.alloc(size - tail.offset);
       await readFully(handle, torn, tail.offset);
       const sidePath = `${path}.torn-${tail.offset}`;
-      const side = await openFile(sidePath, "wx", 0o644);
+      // The torn bytes are the record's: as private as a new record (SPEC §13.2).
+      const side = await openFile(sidePath, "wx", PRIVATE_FILE_MODE);
       try {
         await side.writeFile(torn);
         await side.sync();

@@ -25,6 +25,7 @@ import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
 import { lineAt, readFileTail } from "./tail.js";
 import { describeIoError } from "../durable/io-text.js";
+import { PRIVATE_FILE_MODE } from "../durable/files.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
@@ -130,7 +131,8 @@ export class ChainWriter {
     if (!lock.ok) throw new ChainWriterError(lockedFault(path, lock));
     let handle: FileHandle | undefined;
     try {
-      const opened = await io(path, () => openFile(path, "a+", 0o644));
+      // Owner-only whatever the umask; an existing record keeps its mode (SPEC §13.2).
+      const opened = await io(path, () => openFile(path, "a+", PRIVATE_FILE_MODE));
       handle = opened;
       const size = (await io(path, () => opened.stat())).size;
       const tail = await io(path, () => readFileTail(opened, size));
