@@ -79,6 +79,7 @@ export {
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
+export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";

@@ -118,6 +118,7 @@ export function chainKit(base: string) {
     decision,
     close,
     twoSessions,
+    again,
     rotatedSecond,
     unknownLine,
     checkpoint,
