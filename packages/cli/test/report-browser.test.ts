@@ -111,7 +111,7 @@ run("aegis report in headless Chromium", () => {
   });
 
   it("a report of the demo shows its six calls with their decisions, and what was computed when it was written", async () => {
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     const out = join(work, "demo.html");
     const made = aegis([
       "report",
@@ -171,7 +171,7 @@ run("aegis report in headless Chromium", () => {
     altered[offset] = "x".charCodeAt(0);
     const path = join(work, "altered.aarl");
     writeFileSync(path, altered);
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     const cli = JSON.parse(aegis(["verify", "--json", "--key", key, path]).stdout) as { verdict: string; position: { session_index: number; seq: number } };
     expect(cli.verdict).toBe("tampered");
     const out = join(work, "altered.html");
@@ -197,7 +197,7 @@ run("aegis report in headless Chromium", () => {
     await page.fill("#drop-keys", "not-a-key");
     await page.setInputFiles("#drop-file", join(demo, "session.aarl"));
     expect(await page.locator("#drop-error").innerText()).toMatch(/Not a public key: not-a-key/);
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     await page.fill("#drop-keys", key);
     // A real drop: a DataTransfer holding the file, dispatched as the browser does.
     const transfer = await page.evaluateHandle(fileTransfer, { base64: readFileSync(join(demo, "session.aarl")).toString("base64"), name: "session.aarl" });

@@ -28,7 +28,16 @@ export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFa
 export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
 export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
-export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
+export {
+  KeyFileError,
+  describeKeyFileFault,
+  readKeyFile,
+  writeKeyFile,
+  type KeyFileFault,
+  type PublicKeyFound,
+  type ReadKeyFileOptions,
+} from "./crypto/key-file.js";
+export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
 export {
   KNOWN_LINE_TYPES,
   SCHEMA_VERSION,
