@@ -37,6 +37,14 @@ ROW_LIMIT = 1_048_576          # SPEC 13.1 (aegis-ts extension)
 MAX_DEPTH = 127                # SPEC 3.3
 MAX_SAFE_INTEGER = 2 ** 53 - 1  # SPEC 3.2
 GENESIS = "0" * 64
+MAX_LISTED_UNFINISHED = 100     # SPEC 13.4: unfinished_calls lists at most this many
+MAX_WAITING_CALLS = 100_000     # SPEC 18: call_ids waiting for an outcome at once
+MAX_WAITING_UNITS = 32 * 1024 * 1024  # SPEC 18: UTF-16 code units of those call_ids
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
 
 # Exit codes of `aegis verify` (SPEC 13.4): a usage error shares 1 with Tampered; 2 is
 # "could not read"; 3 is Indeterminate.
@@ -919,6 +927,44 @@ class _Walk:
         self.key_ids = []
         self.decided = set()
         self.lines = 0
+        # SPEC 13.4 unfinished_calls: call_id -> intents waiting, in the order each began
+        # to wait (a dict keeps it); the count and first 100 of the ended Sessions'.
+        self.waiting = {}
+        self.waiting_units = 0
+        self.unfinished_count = 0
+        self.unfinished_calls = []
+
+    # unfinished calls (SPEC 13.4, 18) ----------------------------------------------------
+    def _give_up(self, cid, session):
+        n = self.waiting.pop(cid)
+        self.waiting_units -= _utf16_units(cid)
+        self.unfinished_count += n
+        for _ in range(n):
+            if len(self.unfinished_calls) < MAX_LISTED_UNFINISHED:
+                self.unfinished_calls.append({"session_index": session, "call_id": cid})
+
+    def call_waits(self, cid):
+        if cid in self.waiting:
+            self.waiting[cid] += 1
+            return
+        self.waiting[cid] = 1
+        self.waiting_units += _utf16_units(cid)
+        while len(self.waiting) > MAX_WAITING_CALLS or self.waiting_units > MAX_WAITING_UNITS:
+            self._give_up(next(iter(self.waiting)), self.session)
+
+    def call_finished(self, cid):
+        n = self.waiting.get(cid)
+        if n is None:
+            return
+        if n > 1:
+            self.waiting[cid] = n - 1
+        else:
+            del self.waiting[cid]
+            self.waiting_units -= _utf16_units(cid)
+
+    def end_session(self, session):
+        for cid in list(self.waiting):
+            self._give_up(cid, session)
 
     # signatures (SPEC 8.4) -------------------------------------------------------------
     def signature_fault(self, line: dict, canonical_without_sig):
@@ -1004,6 +1050,8 @@ class _Walk:
             if self.trust is not None and pk not in self.trust:
                 raise _Tampered({"code": "untrusted_key", "at": _at((n, seq)),
                                  "key_id": kid})
+            if self.session is not None:
+                self.end_session(self.session)
             self.session = n
             self.key = (bytes.fromhex(pk), kid)
             self.in_flight = []
@@ -1023,8 +1071,12 @@ class _Walk:
                                  "expected": self.expected_seq, "found": seq})
         # 6.
         pos = (self.session, seq)
-        if lt in ("open", "outcome"):
+        if lt == "open":
             self.require_signature(value, pos, cwos)
+        elif lt == "outcome":
+            self.require_signature(value, pos, cwos)
+            if type(value.get("call_id")) is str:
+                self.call_finished(value["call_id"])
         elif lt == "decision":
             self.require_signature(value, pos, cwos)
             aid = value.get("approval_id")
@@ -1040,6 +1092,7 @@ class _Walk:
             cid = value.get("call_id")
             if type(cid) is str:
                 self.in_flight.append(cid)
+                self.call_waits(cid)
         elif lt == "checkpoint":
             self.require_signature(value, pos, cwos)
             self.set_cap({"code": "reserved_checkpoint", "at": _at(pos)})
@@ -1082,6 +1135,8 @@ def _result(walk: _Walk, verdict: str, reason, trust) -> dict:
         "lines": walk.lines,
         "sessions": 0 if walk.session is None else walk.session + 1,
         "head": walk.tail,
+        "unfinished_calls": {"count": walk.unfinished_count,
+                             "calls": list(walk.unfinished_calls)},
         "exit_code": EXIT_CODES[verdict],
     }
 
@@ -1129,6 +1184,9 @@ def verify_stream(f, trust=None, pure=None, limit: int = ROW_LIMIT, on_line=None
             walk.line(value, walk.lines)
     except _Tampered as t:
         return _result(walk, "tampered", t.reason, trust)
+    if walk.closed:
+        # SPEC 13.4: a last Session that closed has ended.
+        walk.end_session(walk.session)
     if walk.lines == 0:
         return _result(walk, "indeterminate", {"code": "empty_chain"}, trust)
     if walk.cap is not None:

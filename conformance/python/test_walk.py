@@ -241,6 +241,45 @@ class Walk(unittest.TestCase):
         e.append("intent", call_id="z")
         self.assertEqual(e.verify()["reason"]["in_flight"], ["z"])
 
+    def test_unfinished_calls_of_ended_sessions(self):
+        # SPEC 13.4: an intent with no outcome when its Session ends (the next open, or
+        # its own close at the end); a call_id waiting twice counts twice
+        e = Emitter()
+        e.append("open")
+        e.append("intent", call_id="x")
+        e.append("intent", call_id="x")
+        e.append("intent", call_id="y")
+        e.append("outcome", call_id="x")
+        r = e.verify()
+        self.assertEqual(r["unfinished_calls"], {"count": 0, "calls": []})
+        e.append("open")
+        e.append("outcome", call_id="y")
+        e.append("intent", call_id="z")
+        e.append("close")
+        r = e.verify()
+        self.assertEqual(r["verdict"], "verified")
+        self.assertEqual(r["unfinished_calls"], {"count": 3, "calls": [
+            {"session_index": 0, "call_id": "x"}, {"session_index": 0, "call_id": "y"},
+            {"session_index": 1, "call_id": "z"}]})
+
+    def test_unfinished_calls_bound(self):
+        # SPEC 18: past the waiting bound, the call_id that began to wait first is given up
+        saved = av.MAX_WAITING_CALLS
+        av.MAX_WAITING_CALLS = 2
+        try:
+            e = Emitter()
+            e.append("open")
+            for cid in ("a", "b", "c"):
+                e.append("intent", call_id=cid)
+            e.append("outcome", call_id="a")
+            e.append("outcome", call_id="b")
+            e.append("close")
+            r = e.verify()
+        finally:
+            av.MAX_WAITING_CALLS = saved
+        self.assertEqual(r["unfinished_calls"], {"count": 2, "calls": [
+            {"session_index": 0, "call_id": "a"}, {"session_index": 0, "call_id": "c"}]})
+
     def test_checkpoint_caps_and_needs_signature(self):
         e = session(Emitter(), close=False)
         e.append("checkpoint")

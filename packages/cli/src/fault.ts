@@ -112,8 +112,19 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help: match(f.fault)
         .with({ code: "exists" }, () => "pass --force to replace it (the old key is then lost), or choose another --out")
         .with({ code: "missing" }, () => "generate a key with `aegis keygen --out <PATH>`")
-        .with({ code: "too_permissive" }, (k) => `run \`chmod 600 ${k.path}\``)
+        // Said only once the file is not known to hold a public key (SPEC §13.6), and even then
+        // on a condition: making a public key private would not make it a secret.
+        .with(
+          { code: "too_permissive" },
+          (k) =>
+            `if it is the secret seed \`aegis keygen --out\` wrote, run \`chmod 600 ${k.path}\`, and make a new key if others may have read it; a public key cannot sign: give the signing key instead`,
+        )
         .with({ code: "malformed" }, () => "a key file holds the 32-byte seed as 64 lowercase hex, as `aegis keygen` writes it")
+        .with(
+          { code: "public_key" },
+          (k) =>
+            `give the signing key file \`aegis keygen --out <PATH>\` wrote (mode 0600), not ${k.path}; the public key is for verifiers: \`aegis verify --trust-store <PATH>.pub\``,
+        )
         .with({ code: "io" }, () => "check the path and its permissions")
         .exhaustive(unreachable),
     }))

@@ -7,6 +7,7 @@ import {
   type IndeterminateReason,
   type Position,
   type TamperedReason,
+  type UnfinishedCalls,
   type Verification,
 } from "@aegis/format";
 import { exitCodeOfVerdict, type ExitCode } from "./exit-code.js";
@@ -40,6 +41,44 @@ export function* verifyTextParts(v: Verification): Generator<string> {
 function inFlight(v: Verification): readonly string[] {
   if (v.anchored !== undefined) return v.anchored.in_flight;
   return v.verdict.status === "indeterminate" && v.verdict.reason.code === "unanchored_tail" ? v.verdict.reason.in_flight : [];
+}
+
+/** How many unfinished calls the stderr line names before it says how many more there are. */
+const NAMED_ON_STDERR = 10;
+
+/**
+ * The calls of ended Sessions that never finished (SPEC §13.4), in one line for stderr, or
+ * undefined when there are none: `aegis verify` keeps stdout the reference's, and says this
+ * beside it.
+ */
+export function describeUnfinishedCalls(u: UnfinishedCalls): string | undefined {
+  const summary = summarizeUnfinishedCalls(u);
+  return summary === undefined ? undefined : `${summary}; \`aegis show\` lists ${u.count === 1 ? "it" : "them"}`;
+}
+
+/**
+ * How many calls ended Sessions left unfinished, and the first ten, grouped by Session; or
+ * undefined when none. A call id a file chose is quoted unless it is plain, so that the
+ * text stays one line.
+ */
+export function summarizeUnfinishedCalls(u: UnfinishedCalls): string | undefined {
+  if (u.count === 0) return undefined;
+  const named = u.calls.slice(0, NAMED_ON_STDERR);
+  const groups: string[] = [];
+  let session: number | undefined;
+  let ids: string[] = [];
+  for (const call of named) {
+    if (call.session_index !== session) {
+      if (session !== undefined) groups.push(`session ${session}: ${ids.join(", ")}`);
+      session = call.session_index;
+      ids = [];
+    }
+    ids.push(/^[\w.:@/+-]+$/.test(call.call_id) ? call.call_id : JSON.stringify(call.call_id));
+  }
+  if (session !== undefined) groups.push(`session ${session}: ${ids.join(", ")}`);
+  const more = u.count - named.length;
+  const which = `${groups.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
+  return u.count === 1 ? `1 call never finished before its Session ended (${which})` : `${u.count} calls never finished before their Session ended (${which})`;
 }
 
 /** Where a reason points: a position, a row number, a Session, or nowhere. */
@@ -96,6 +135,7 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     lines: v.lines,
     sessions: v.sessions,
     head: v.head ?? null,
+    unfinished_calls: v.unfinished_calls,
     ...(v.anchored === undefined ? {} : { anchored: { checkpoint: v.anchored.checkpoint, size: v.anchored.size } }),
     exit_code: exitCode,
   };

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
@@ -17,6 +17,11 @@ describe("aegis keygen", () => {
     expect(readFileSync(path, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(run.stderr).toContain(`aegis verify --key ${publicKey} <PATH>`);
+    // SPEC §13.6: the public key beside it, in the form no signing-key reader takes.
+    const pubPath = join(dirname(path), "signing.pub");
+    expect(readFileSync(pubPath, "utf8")).toBe(`# aegis ed25519 public key\n${publicKey}\n`);
+    expect(statSync(pubPath).mode & 0o777).toBe(0o644);
+    expect(run.stderr).toContain(`public key written to ${pubPath}\n`);
   });
 
   it("refuses to overwrite without --force, and replaces with it", () => {
@@ -25,7 +30,7 @@ describe("aegis keygen", () => {
     const before = readFileSync(path, "utf8");
     const refused = aegis(["keygen", "--out", path]);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/^error: signing key .* already exists; refusing to overwrite it without --force\nhelp: pass --force/);
+    expect(refused.stderr).toMatch(/^error: key file .* already exists; refusing to overwrite it without --force\nhelp: pass --force/);
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(aegis(["keygen", "--out", path, "--force"]).status).toBe(0);
     expect(readFileSync(path, "utf8")).not.toBe(before);
@@ -106,6 +111,10 @@ describe("aegis demo", () => {
     expect(run.status).toBe(0);
     expect(run.stderr).toBe("");
     expect(statSync(join(cwd, "aegis-demo/signing.key")).mode & 0o777).toBe(0o600);
+    // SPEC §13.6: the public key in a form --signing-key refuses, the key the record is pinned to.
+    const [header, publicKey] = readFileSync(join(cwd, "aegis-demo/signing.pub"), "utf8").split("\n");
+    expect(header).toBe("# aegis ed25519 public key");
+    expect(run.stdout).toContain(`aegis verify --key ${publicKey} `);
     expect(run.stdout).toMatch(/^Verified \(pinned to [0-9a-f]{64}\)$/m);
     expect(run.stdout).toMatch(/^Tampered: line at session 0 seq 2: signature does not match this line$/m);
     const printed = /A stranger holding only the public key checks the record with:\n {2}(aegis verify --key [0-9a-f]{64} \S+)\n/.exec(run.stdout);

@@ -5,7 +5,7 @@ import { pathToFileURL } from "node:url";
 import { verifyChainFile } from "@aegis/format";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyJson } from "../src/verify-report.js";
+import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-report.js";
 import { ROOT, aegis, vector } from "./support.js";
 import { ed25519InWorker, fileTransfer, verdictNow } from "./in-page/probes.js";
 import { HAVE_CHROMIUM, REQUIRE_BROWSER, launchChromium, pageVerdict, watchRequests } from "./support/browser.js";
@@ -79,10 +79,15 @@ run("aegis report in headless Chromium", () => {
         await page.fill("#drop-keys", (trust ?? []).join("\n"));
         await page.setInputFiles("#drop-file", path);
         const shown = await pageVerdict(page, ++dropped);
-        const want = verifyJson(await verifyChainFile(path, trust === undefined ? {} : { trust }), trust !== undefined);
+        const verification = await verifyChainFile(path, trust === undefined ? {} : { trust });
+        const want = verifyJson(verification, trust !== undefined);
         expect(shown.json, v.id).toEqual(want);
         expect(shown.verdict, v.id).toBe(v.expected["verdict"]);
         expect(shown.banner, v.id).toContain(String(v.expected["text"]));
+        // SPEC §13.4: calls an ended Session left unfinished are a fact of the banner.
+        const unfinished = summarizeUnfinishedCalls(verification.unfinished_calls);
+        if (unfinished === undefined) expect(shown.banner, v.id).not.toContain("never finished");
+        else expect(shown.banner, v.id).toContain(unfinished);
       }
       expect((await page.evaluate(verdictNow)).banner).toMatch(backend === "noble" ? /@noble\/ed25519/ : /WebCrypto/);
       await closeClean(opened);
@@ -106,7 +111,7 @@ run("aegis report in headless Chromium", () => {
   });
 
   it("a report of the demo shows its six calls with their decisions, and what was computed when it was written", async () => {
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     const out = join(work, "demo.html");
     const made = aegis([
       "report",
@@ -166,7 +171,7 @@ run("aegis report in headless Chromium", () => {
     altered[offset] = "x".charCodeAt(0);
     const path = join(work, "altered.aarl");
     writeFileSync(path, altered);
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     const cli = JSON.parse(aegis(["verify", "--json", "--key", key, path]).stdout) as { verdict: string; position: { session_index: number; seq: number } };
     expect(cli.verdict).toBe("tampered");
     const out = join(work, "altered.html");
@@ -192,7 +197,7 @@ run("aegis report in headless Chromium", () => {
     await page.fill("#drop-keys", "not-a-key");
     await page.setInputFiles("#drop-file", join(demo, "session.aarl"));
     expect(await page.locator("#drop-error").innerText()).toMatch(/Not a public key: not-a-key/);
-    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim();
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
     await page.fill("#drop-keys", key);
     // A real drop: a DataTransfer holding the file, dispatched as the browser does.
     const transfer = await page.evaluateHandle(fileTransfer, { base64: readFileSync(join(demo, "session.aarl")).toString("base64"), name: "session.aarl" });

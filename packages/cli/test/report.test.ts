@@ -22,7 +22,11 @@ describe("aegis report", () => {
   it("writes one page that carries the record's exact bytes, the verifier and what it computed, and fetches nothing", () => {
     const out = join(work, "golden.html");
     const run = aegis(["report", "--key", GOLDEN_PUBLIC_KEY, "--out", out, GOLDEN]);
-    expect(run.stderr).toBe("record: Verified (pinned to 77a2c2f5952039243c043b69e7e812a2deb69e3271adb3013b8f24d3b8ea40f6)\n");
+    expect(run.stderr).toBe(
+      "record: Verified (pinned to 77a2c2f5952039243c043b69e7e812a2deb69e3271adb3013b8f24d3b8ea40f6)\n" +
+        // SPEC §13.4: the golden Session closed with call-golden-0's intent unanswered.
+        "record: 1 call never finished before its Session ended (session 0: call-golden-0); `aegis show` lists it\n",
+    );
     expect(run.stdout).toBe(`wrote ${out}: open it in a browser; it verifies the record again there\n`);
     expect(run.status).toBe(0);
     const html = readFileSync(out, "utf8");
@@ -81,7 +85,7 @@ describe("aegis report", () => {
 
   it("says which output it cannot write, and exits 2", () => {
     const run = aegis(["report", "--out", join(work, "no-such-dir", "page.html"), GOLDEN]);
-    expect(run.stderr).toMatch(/^record: Verified \(unpinned\)\nerror: cannot use .*no-such-dir\/page\.html: /);
+    expect(run.stderr).toMatch(/^record: Verified \(unpinned\)\nrecord: 1 call never finished .*\nerror: cannot use .*no-such-dir\/page\.html: /);
     expect(run.status).toBe(2);
   });
 

@@ -77,9 +77,10 @@ export async function largeRecord(path: string, lines: number): Promise<void> {
       schema_version: 2,
       seq,
       prev_hash: PrevHash.after(tail.lineHash),
-      call_id: `call-${seq >> 1}`,
+      // Intent at odd seq, its outcome at the next: one call per pair.
+      call_id: `call-${(seq - 1) >> 1}`,
       tool_id: "fs.read",
-      request_digest: RequestDigest.of(Buffer.from(`r${seq >> 1}`)),
+      request_digest: RequestDigest.of(Buffer.from(`r${(seq - 1) >> 1}`)),
     };
     tail =
       seq % 2 === 1

@@ -9,7 +9,9 @@ describe("aegis verify on the reference's golden Session", () => {
     const run = aegis(["verify", GOLDEN]);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`Verified (unpinned)\nkey_id ${GOLDEN_KEY_ID}\ncoverage session 0 seq 11\n`);
-    expect(run.stderr).toBe("");
+    // Its first intent (call-golden-0) has no outcome, and its Session closed: said beside
+    // stdout, which stays the reference's (SPEC §13.4).
+    expect(run.stderr).toBe("aegis verify: 1 call never finished before its Session ended (session 0: call-golden-0); `aegis show` lists it\n");
   });
 
   it("pinned with --key", () => {
@@ -145,6 +147,7 @@ describe("--json (schema aegis.verify/1, documented in the README)", () => {
       lines: 12,
       sessions: 1,
       head: "d75bf577774199b56798fb97fc360735d1064bcc67c1c149e62856349ea147ba",
+      unfinished_calls: { count: 1, calls: [{ session_index: 0, call_id: "call-golden-0" }] },
       exit_code: 0,
     });
   });
@@ -173,6 +176,7 @@ describe("--json (schema aegis.verify/1, documented in the README)", () => {
       lines: 4,
       sessions: 1,
       head: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown,
+      unfinished_calls: { count: 0, calls: [] },
       exit_code: 1,
     });
   });

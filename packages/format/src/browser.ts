@@ -70,6 +70,7 @@ export {
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
+export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
 export { ChainReadError, RowVerifier } from "./verify/row-verifier.js";

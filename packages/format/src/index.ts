@@ -28,7 +28,16 @@ export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFa
 export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
 export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
-export { KeyFileError, describeKeyFileFault, readKeyFile, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
+export {
+  KeyFileError,
+  describeKeyFileFault,
+  readKeyFile,
+  writeKeyFile,
+  type KeyFileFault,
+  type PublicKeyFound,
+  type ReadKeyFileOptions,
+} from "./crypto/key-file.js";
+export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
 export {
   KNOWN_LINE_TYPES,
   SCHEMA_VERSION,
@@ -79,6 +88,7 @@ export {
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
+export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";

@@ -23,6 +23,7 @@ export { InputFileError, readInputFile } from "./durable/input-file.js";
 export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
+export { isPublicKeyFileText, publicKeyFileText, readKeyList, type KeyListReading } from "./crypto/public-key-file.js";
 export { unreachable } from "./unreachable.js";
 export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";

@@ -76,6 +76,7 @@ describe("vectors/chains", () => {
     expect(result.verdict.status === "verified" ? null : JSON.parse(JSON.stringify(result.verdict.reason))).toEqual(entry.expected["reason"]);
     expect(result.coverage ?? null).toEqual(entry.expected["coverage"]);
     expect(result.head ?? null).toBe(entry.expected["head"]);
+    expect(result.unfinished_calls).toEqual(entry.expected["unfinished_calls"]);
   });
 
   it("the manifest agrees with the hand-written table", () => {

@@ -124,6 +124,7 @@ export function chainKit(base: string) {
     close,
     twoSessions,
     decidedAgainLater,
+    again,
     rotatedSecond,
     unknownLine,
     checkpoint,

@@ -21,6 +21,7 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     close,
     twoSessions,
     decidedAgainLater,
+    again,
     rotatedSecond,
     unknownLine,
     checkpoint,
@@ -72,6 +73,20 @@ export async function chainVectors(set: VectorSet): Promise<void> {
     c("verified_blank_rows", "positive", ["1.1"], "Blank rows between Lines are skipped.", base.replace("\n", "\n\n  \n")),
     c("verified_no_final_newline", "positive", ["1.1"], "The last Line without its final newline is whole.", base.trimEnd()),
     c("verified_open_only", "positive", ["7"], "A Session that opened and closed with no calls.", seal([lines[0] ?? {}, { ...close, seq: 1 }])),
+    c(
+      "verified_unfinished_call_earlier_session",
+      "positive",
+      ["7", "13.4"],
+      "A writer killed after call-1's intent, which call-0's signed outcome then covered; a second Session appended and closed. Verified, and unfinished_calls counts call-1 of Session 0.",
+      seal([...renumber([lines[0] ?? {}, lines[1] ?? {}, lines[3] ?? {}, lines[2] ?? {}]), ...again]),
+    ),
+    c(
+      "verified_unfinished_call_closed_session",
+      "positive",
+      ["10", "13.4"],
+      "A closed Session in which call-1's intent has no outcome: Verified (SPEC §10), and the Session has ended, so unfinished_calls counts it.",
+      seal(renumber([lines[0] ?? {}, lines[1] ?? {}, lines[3] ?? {}, lines[2] ?? {}, close])),
+    ),
     // Tampered: one alteration each.
     c(
       "chain_broken",

@@ -181,7 +181,14 @@ function dropPage(): void {
   keysBox.value = data.keys.join("\n");
   const take = async (file: File | undefined): Promise<void> => {
     if (file === undefined) return;
-    const words = keysBox.value.split(/\s+/).filter((w) => w !== "");
+    // Rows beginning with # are comments, as in a trust store: a public key file aegis wrote
+    // (its first row `# aegis ed25519 public key`, SPEC §13.6) can be pasted whole.
+    const words = keysBox.value
+      .split("\n")
+      .filter((row) => !row.trim().startsWith("#"))
+      .join("\n")
+      .split(/\s+/)
+      .filter((w) => w !== "");
     const bad = words.find((w) => checkHex(w, 64) !== undefined);
     if (bad !== undefined) {
       problem.textContent = `Not a public key: ${bad}. A public key is 64 lowercase hex digits (aegis keygen prints it).`;

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { Command, Option } from "clipanion";
-import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile } from "@aegis/format";
+import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile, writePublicKeyFile } from "@aegis/format";
 import { PRIVATE_FILE_MODE, describeIoError, makeDirectories } from "@aegis/format/internal";
 import { callLines, checkProof, defaultOrigin, describeProofCheck, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
@@ -59,11 +59,12 @@ export class DemoCommand extends AegisCommand {
     const key = SigningKey.generate();
     try {
       await writeKeyFile(join(dir, "signing.key"), key);
+      // SPEC §13.6: in the form no signing-key reader takes.
+      await writePublicKeyFile(join(dir, "signing.pub"), key.publicKeyHex);
     } catch (error) {
       if (error instanceof KeyFileError) throw new CliError({ code: "key_file", fault: error.fault });
       throw error;
     }
-    await writeFile(join(dir, "signing.pub"), `${key.publicKeyHex}\n`);
 
     await writeFile(join(dir, "policy.yaml"), DEMO_POLICY_YAML);
     await writeFile(join(dir, "policy-stricter.yaml"), STRICTER_POLICY_YAML);
@@ -97,7 +98,7 @@ export class DemoCommand extends AegisCommand {
     lines.push("", `Wrote, in ${displayPath(dir)}:`);
     lines.push(`  session.aarl           the signed record (${verified.lines} lines)`);
     lines.push("  signing.key            the private signing key (mode 0600): keep it secret");
-    lines.push("  signing.pub            the public key a verifier needs");
+    lines.push("  signing.pub            the public key a verifier needs (a trust store of one key: --trust-store)");
     lines.push("  session.envelope/      the verbatim request and response bytes, kept apart so they can be redacted");
     lines.push("  policy.yaml            the Policy Set every call was decided by (and policy-stricter.yaml, an edit of it)");
     lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`);

@@ -16,6 +16,7 @@ import type { ReportData } from "../report/data.js";
 import { readPageAssets, reportPage, type PageAssets } from "../report/html.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { VERSION } from "../version.js";
+import { describeUnfinishedCalls } from "../verify-report.js";
 
 /**
  * The largest record a page carries. Its base64 is a third larger, and the browser holds
@@ -35,7 +36,7 @@ export class ReportCommand extends AegisCommand {
 
       \`--blank\` writes the same page with no record in it: open it, choose or drop a \`.aarl\` file (and enter public keys if you have them), and the record is verified in the browser, with nothing installed and nothing uploaded.
 
-      The record's verdict, as this process found it, is printed on stderr. Exit code 0 when the page was written, whatever the verdict (\`aegis verify\` is the gate); 1 for a usage error; 2 when the record, policy, Envelope, checkpoint or output could not be read or written, or the record is over 256 MiB.
+      The record's verdict, as this process found it, is printed on stderr, with the calls its ended Sessions left without an outcome, if any (as \`aegis verify\` says them). Exit code 0 when the page was written, whatever the verdict (\`aegis verify\` is the gate); 1 for a usage error; 2 when the record, policy, Envelope, checkpoint or output could not be read or written, or the record is over 256 MiB.
     `,
     examples: [
       ["A page for a record, pinned to its signer's key", "aegis report --key 3de537a0...4e2c --out session.html session.aarl"],
@@ -107,6 +108,9 @@ export class ReportCommand extends AegisCommand {
       });
       const { verification, recheck } = await verifyAndRecheck(input.path, input.shown, keys, policy, source);
       this.context.stderr.write(`record: ${describeVerdict(verification)}\n`);
+      // SPEC §13.4: what verify says beside its verdict, the page says in its banner.
+      const unfinished = describeUnfinishedCalls(verification.unfinished_calls);
+      if (unfinished !== undefined) this.context.stderr.write(`record: ${unfinished}\n`);
       const data: ReportData = {
         schema: "aegis.report/1",
         version: VERSION,

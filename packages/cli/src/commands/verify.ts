@@ -14,7 +14,7 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import { verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
@@ -26,6 +26,8 @@ export class VerifyCommand extends AegisCommand {
     description: "Check that a record file is whole, unaltered and signed, or say where the first break is",
     details: `
       Walks the record once, streaming, and prints the verdict: \`Verified\`, \`Tampered: <reason>\` or \`Indeterminate: <reason>\`, then one \`key_id\` line per signing key the file publishes, the \`coverage\` a valid signature reached, and the calls in flight when the last Session has no close.
+
+      A Session that ended (a later Session follows it, or it closed) with calls that have an \`intent\` and no \`outcome\`, as a killed \`aegis wrap\` leaves them once it is started again on the record, is said on stderr: one line with how many and which (\`aegis show\` lists each). \`--json\` carries them as \`unfinished_calls\`. Stdout and the exit code stay as the reference's.
 
       Without \`--key\` or \`--trust-store\` the verdict is \`Verified (unpinned)\`: the file is internally consistent, but anyone could have signed it. With either, every Session must be signed by one of the given keys, and success reads \`Verified (pinned to <key_id>)\`. A trust store with no keys in it pins to nothing.
 
@@ -117,6 +119,9 @@ export class VerifyCommand extends AegisCommand {
       for (const f of findings) await this.out(`${describeFinding(f)}\n`);
       if (envelope?.ok === true) await this.out(`${describeTally(envelope.tally)}\n`);
     }
+    // SPEC §13.4: stdout stays the reference's; calls a killed writer left are said beside it.
+    const unfinished = describeUnfinishedCalls(result.unfinished_calls);
+    if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${unfinished}\n`);
     return exitCodeOfVerdict(result.verdict);
   }
 
@@ -173,6 +178,8 @@ export class VerifyCommand extends AegisCommand {
         if (answer.code === "checked") for (const part of verifyTextParts(answer.verification)) await this.out(part);
         else await this.out(`Unreadable: ${answer.detail}\n`);
       }
+      const unfinished = answer.code === "checked" ? describeUnfinishedCalls(answer.verification.unfinished_calls) : undefined;
+      if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${unfinished}\n`);
       first = false;
     }
     await answers.return(undefined);

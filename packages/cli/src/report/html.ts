@@ -53,7 +53,7 @@ ${assets.style}</style>
 <h2 id="drop-title">Choose or drop a record</h2>
 <p>The record is read and verified in this browser. It is not uploaded anywhere: this page cannot reach the network.</p>
 <p><label for="drop-file">Record (<code>.aarl</code>)</label> <input type="file" id="drop-file" accept=".aarl,.jsonl,.txt"></p>
-<p><label for="drop-keys">Trusted public keys, optional: 64 hex digits each, one per line. With none, the verdict is unpinned: it says the record is whole, not whose it is.</label></p>
+<p><label for="drop-keys">Trusted public keys, optional: 64 hex digits each, one per line (lines starting with # are skipped, so a .pub file can be pasted whole). With none, the verdict is unpinned: it says the record is whole, not whose it is.</label></p>
 <textarea id="drop-keys" spellcheck="false" autocomplete="off"></textarea>
 <p id="drop-error" role="alert"></p>
 </section>

@@ -29,6 +29,8 @@ export interface ChainExpected {
   readonly lines: number;
   readonly sessions: number;
   readonly head: string | null;
+  /** SPEC §13.4: the calls ended Sessions left with no outcome, the first 100 listed. */
+  readonly unfinished_calls: { readonly count: number; readonly calls: readonly { readonly session_index: number; readonly call_id: string }[] };
   readonly exit_code: ExitCode;
 }
 

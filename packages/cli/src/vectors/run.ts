@@ -159,6 +159,7 @@ function chainExpected(result: Verification): ChainExpected {
     lines: result.lines,
     sessions: result.sessions,
     head: result.head ?? null,
+    unfinished_calls: result.unfinished_calls,
     exit_code: exitCodeOfVerdict(result.verdict),
   };
 }

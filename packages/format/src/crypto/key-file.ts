@@ -1,79 +1,48 @@
-import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
 import { errnoOf } from "../durable/sync.js";
 import { constants } from "node:fs";
 import { chmod, open, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { PRIVATE_FILE_MODE, makeDirectories } from "../durable/files.js";
 import { describeFileKind, kindOf, readInputFile } from "../durable/input-file.js";
 import { decodeUtf8 } from "../wire/text.js";
 import { describeIoError } from "../durable/io-text.js";
 import { SigningKey } from "./keys.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
+import { KeyFileError, type PublicKeyFound } from "./key-file-fault.js";
+import { isPublicKeyFileText, publicKeyPathOf, publicKeysIn } from "./public-key-file.js";
+
+export { KeyFileError, describeKeyFileFault, type KeyFileFault, type PublicKeyFound } from "./key-file-fault.js";
 
 /**
- * Key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64
- * lowercase hex and a newline, mode 0600. The texts follow the reference's.
+ * Signing key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64
+ * lowercase hex and a newline, mode 0600 (SPEC §13.6).
  */
-
-/**
- * Why a key file could not be read or written (SPEC §13.6), with the file's `path`. Carried
- * by {@link KeyFileError}; {@link describeKeyFileFault} gives its text.
- */
-export type KeyFileFault =
-  /** Nothing at `path`: no key has been generated there. */
-  | { readonly code: "missing"; readonly path: string }
-  /** Writing without `force`, and `path` already exists: a key is never overwritten by accident. */
-  | { readonly code: "exists"; readonly path: string }
-  /** Group or others may read the file; `mode` is its permission bits. */
-  | { readonly code: "too_permissive"; readonly path: string; readonly mode: number }
-  /** The file is not exactly 64 lowercase hex and a line end; `detail` says what was found. */
-  | { readonly code: "malformed"; readonly path: string; readonly detail: string }
-  /** The file system refused, the file is over its limit (SPEC §18) or not UTF-8, or `path` is not a regular file. */
-  | { readonly code: "io"; readonly path: string; readonly detail: string };
-
-/**
- * The text of a key-file fault, in the reference's words, saying what to do where there is
- * something to do (`aegis keygen`, `chmod 600`). It is a {@link KeyFileError}'s message, and
- * what the CLI prints after `error: `.
- */
-export function describeKeyFileFault(fault: KeyFileFault): string {
-  return match(fault)
-    .with({ code: "missing" }, (f) => `no signing key at ${f.path}; generate one with \`aegis keygen --out ${f.path}\``)
-    .with({ code: "exists" }, (f) => `signing key ${f.path} already exists; refusing to overwrite it without --force`)
-    .with({ code: "too_permissive" }, (f) => `signing key ${f.path} is readable beyond its owner (mode ${f.mode.toString(8).padStart(4, "0")}); chmod 600 it`)
-    .with({ code: "malformed" }, (f) => `signing key ${f.path} is not a 64-character lowercase hex seed: ${f.detail}`)
-    .with({ code: "io" }, (f) => `signing key ${f.path}: ${f.detail}`)
-    .exhaustive(unreachable);
-}
-
-/**
- * Thrown by {@link readKeyFile} and {@link writeKeyFile} for a key file that a user can put
- * right; `fault.code` says what is wrong, so a caller can match it without reading the text.
- */
-export class KeyFileError extends Error {
-  /** `"KeyFileError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "KeyFileError";
-  constructor(
-    /** What is wrong with the key file, with a stable `code`. */
-    readonly fault: KeyFileFault,
-  ) {
-    super(describeKeyFileFault(fault));
-  }
-}
 
 const ioDetail = describeIoError;
 
 /** A key file holds 64 hex digits and a line end; a few KiB leaves room for nothing else (SPEC §18). */
 const MAX_KEY_FILE_BYTES = 4096;
 
+/** What else a signing key is checked against: public keys it must not be. */
+export interface ReadKeyFileOptions {
+  /**
+   * Public keys (64 lowercase hex) given to the same command, as trusted keys or pins: a
+   * signing key file holding one of them is a public key, and is refused (SPEC §13.6).
+   */
+  readonly publicKeys?: Iterable<string>;
+}
+
 /**
- * Read a key file. Refuses a file group or others can read (mode & 0o077).
+ * Read a signing key file (SPEC §13.6). A file that holds a public key is refused, whatever
+ * its mode: one in the form aegis writes public keys in, a `public_key <hex>` row as
+ * `aegis keygen` prints it, a file named `*.pub`, and bare 64 hex equal to the key in the
+ * public key file beside it (`signing.pub` for `signing.key`, `X.pub` for `X`) or to one of
+ * `options.publicKeys`. Then a file group or others can read (mode & 0o077) is refused.
  *
- * @throws KeyFileError `missing` when there is no file, `too_permissive`, `malformed`
- * when it is not 64 lowercase hex, `io` when it cannot be read.
+ * @throws KeyFileError `missing` when there is no file, `public_key`, `too_permissive`,
+ * `malformed` when it is not 64 lowercase hex, `io` when it cannot be read.
  */
-export async function readKeyFile(path: string): Promise<SigningKey> {
+export async function readKeyFile(path: string, options: ReadKeyFileOptions = {}): Promise<SigningKey> {
   let mode: number;
   try {
     mode = (await stat(path)).mode;
@@ -81,9 +50,8 @@ export async function readKeyFile(path: string): Promise<SigningKey> {
     if (isCode(error, "ENOENT")) throw new KeyFileError({ code: "missing", path });
     throw new KeyFileError({ code: "io", path, detail: ioDetail(error) });
   }
-  if ((mode & 0o077) !== 0) {
-    throw new KeyFileError({ code: "too_permissive", path, mode: mode & 0o7777 });
-  }
+  // The content first: a public key handed over as a signing key is refused before its mode
+  // is looked at, so that no one is told to make a public key private and sign with it.
   let bytes: Buffer;
   try {
     bytes = await readInputFile(path, MAX_KEY_FILE_BYTES);
@@ -92,19 +60,40 @@ export async function readKeyFile(path: string): Promise<SigningKey> {
   }
   let text = decodeUtf8(bytes);
   if (text === undefined) throw new KeyFileError({ code: "io", path, detail: "stream did not contain valid UTF-8" });
+  const publicForm = publicFormOf(path, text);
+  if (publicForm !== undefined) throw new KeyFileError({ code: "public_key", path, found: publicForm });
   if (text.endsWith("\n")) text = text.slice(0, -1);
   if (text.endsWith("\r")) text = text.slice(0, -1);
-  return SigningKey.fromSeed(parseSeedHex(path, text));
+  const hexFault = checkHex(text, 64);
+  if (hexFault === undefined) {
+    const same = await samePublicKey(path, text, options.publicKeys);
+    if (same !== undefined) throw new KeyFileError({ code: "public_key", path, found: same });
+  }
+  if ((mode & 0o077) !== 0) {
+    throw new KeyFileError({ code: "too_permissive", path, mode: mode & 0o7777 });
+  }
+  if (hexFault === undefined) return SigningKey.fromSeed(fromCheckedHex(text));
+  if (hexFault.code === "wrong_length") {
+    throw new KeyFileError({ code: "malformed", path, detail: `expected 64 characters, found ${hexFault.found}` });
+  }
+  const bad = Buffer.from(text, "utf8").subarray(hexFault.position).toString("utf8").charAt(0);
+  throw new KeyFileError({ code: "malformed", path, detail: `expected lowercase hex, found '${bad}'` });
 }
 
-function parseSeedHex(path: string, text: string): Uint8Array {
-  const fault = checkHex(text, 64);
-  if (fault === undefined) return fromCheckedHex(text);
-  if (fault.code === "wrong_length") {
-    throw new KeyFileError({ code: "malformed", path, detail: `expected 64 characters, found ${fault.found}` });
-  }
-  const bad = Buffer.from(text, "utf8").subarray(fault.position).toString("utf8").charAt(0);
-  throw new KeyFileError({ code: "malformed", path, detail: `expected lowercase hex, found '${bad}'` });
+/** SPEC §13.6: what marks a file as a public key whatever its bytes encode. */
+function publicFormOf(path: string, text: string): PublicKeyFound | undefined {
+  if (isPublicKeyFileText(text)) return { code: "public_key_file" };
+  if (/(^|\n)public_key [0-9a-f]{64}\r?(\n|$)/.test(text)) return { code: "keygen_output" };
+  if (basename(path).endsWith(".pub")) return { code: "pub_name" };
+  return undefined;
+}
+
+/** SPEC §13.6: bare 64 hex that are a public key known to be one. */
+async function samePublicKey(path: string, hex: string, given: Iterable<string> | undefined): Promise<PublicKeyFound | undefined> {
+  for (const key of given ?? []) if (key === hex) return { code: "equals_given_key" };
+  const beside = publicKeyPathOf(path);
+  if ((await publicKeysIn(beside)).includes(hex)) return { code: "equals_public_key_file", public_key_file: beside };
+  return undefined;
 }
 
 /**

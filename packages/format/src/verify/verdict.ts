@@ -1,6 +1,7 @@
 import { unreachable } from "../unreachable.js";
 import { match } from "ts-pattern";
 import type { KeyId, LineHash, PrevHash } from "../wire/digest.js";
+import type { UnfinishedCalls } from "./unfinished-calls.js";
 
 /**
  * The verdict model (SPEC §8): three states, each with a typed reason and a stable `code`.
@@ -132,6 +133,12 @@ export interface Verification {
    * is Verified; the calls that were in flight when it stopped, as `unanchored_tail` listed them.
    */
   readonly anchored?: { readonly checkpoint: string; readonly size: number; readonly in_flight: readonly string[] };
+  /**
+   * aegis-ts (SPEC §13.4): the calls of Sessions that ended (a later `open` followed, or
+   * the last one closed) whose `intent` has no `outcome`, as when a writer was killed and
+   * restarted. It never changes the verdict.
+   */
+  readonly unfinished_calls: UnfinishedCalls;
 }
 
 /** The text of a signature fault (SPEC §8.4): what a `bad_signature` reason's text ends with. */

@@ -8,6 +8,7 @@ import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
 import { signatureClaim, verifyClaim, verifyClaimCut, type SessionKey, type SignatureToCheck } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, SignatureFault, TamperedReason, Verification, Verdict } from "./verdict.js";
+import { UnfinishedCallTally, type UnfinishedMark } from "./unfinished-calls.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
 export interface WalkedLine {
@@ -56,6 +57,7 @@ export interface SignatureStop {
   readonly keyIds: number;
   readonly coverage: Position | undefined;
   readonly head: LineHash | undefined;
+  readonly unfinished: UnfinishedMark;
 }
 
 /**
@@ -103,6 +105,8 @@ export class ChainWalk {
   private coverage: Position | undefined;
   private cap: IndeterminateReason | undefined;
   private inFlight: string[] = [];
+  /** SPEC §13.4 `unfinished_calls`: intents of ended Sessions that have no outcome. */
+  private readonly unfinished = new UnfinishedCallTally();
   private endsWithVerifiedClose = false;
   /** In first-seen order (a Set keeps it); a file may open 100,000 Sessions. */
   private readonly keyIds = new Set<KeyId>();
@@ -170,6 +174,7 @@ export class ChainWalk {
       lines: stop.rows,
       sessions: stop.sessions,
       ...(stop.head === undefined ? {} : { head: stop.head }),
+      unfinished_calls: this.unfinished.result(stop.unfinished),
     };
   }
 
@@ -188,6 +193,9 @@ export class ChainWalk {
         };
       }
     }
+    // SPEC §13.4: a last Session that closed has ended; one without a close may still be
+    // running its calls, and `unanchored_tail` speaks for it.
+    if (verdict.status !== "tampered" && this.endsWithVerifiedClose && this.sessionIndex !== undefined) this.unfinished.endSession(this.sessionIndex);
     return {
       verdict,
       ...(this.coverage === undefined ? {} : { coverage: this.coverage }),
@@ -196,6 +204,7 @@ export class ChainWalk {
       lines: this.rows,
       sessions: this.sessions,
       ...(this.tail === undefined ? {} : { head: this.tail }),
+      unfinished_calls: this.unfinished.result(),
     };
   }
 
@@ -258,8 +267,13 @@ export class ChainWalk {
     }
     switch (lineType.token) {
       case "open":
-      case "outcome":
         return this.requireSignature(value, at);
+      case "outcome": {
+        const stop = this.requireSignature(value, at);
+        const callId = value["call_id"];
+        if (stop === undefined && typeof callId === "string") this.unfinished.outcome(callId);
+        return stop;
+      }
       case "decision": {
         const stop = this.requireSignature(value, at);
         if (stop !== undefined) return stop;
@@ -281,7 +295,11 @@ export class ChainWalk {
         // Never signed: the next signature covers it through prev_hash (SPEC §5.1).
         const callId = value["call_id"];
         // A copy: the parsed string is a slice of its row, and would keep the whole row alive.
-        if (typeof callId === "string") this.inFlight.push(detachedString(callId));
+        if (typeof callId === "string") {
+          const kept = detachedString(callId);
+          this.inFlight.push(kept);
+          this.unfinished.intent(kept, at.session_index);
+        }
         return undefined;
       }
       case "checkpoint": {
@@ -329,7 +347,8 @@ export class ChainWalk {
     if (this.trust !== undefined && !this.trust.has(publicKey)) {
       return tampered({ code: "untrusted_key", at: { session_index: sessionIndex, seq }, key_id: keyId });
     }
-    // 5.7
+    // 5.7. The Session before has ended: its calls still waiting never finished (§13.4).
+    if (this.sessionIndex !== undefined) this.unfinished.endSession(this.sessionIndex);
     this.sessionIndex = sessionIndex;
     this.sessions++;
     this.sessionKey = { keyId, key: verifyingKey(bytes) };
@@ -375,7 +394,15 @@ export class ChainWalk {
   }
 
   private stopAt(at: Position): SignatureStop {
-    return { at, rows: this.rows, sessions: this.sessions, keyIds: this.keyIds.size, coverage: this.coverage, head: this.tail };
+    return {
+      at,
+      rows: this.rows,
+      sessions: this.sessions,
+      keyIds: this.keyIds.size,
+      coverage: this.coverage,
+      head: this.tail,
+      unfinished: this.unfinished.mark(),
+    };
   }
 }
 

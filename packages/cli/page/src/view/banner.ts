@@ -1,5 +1,6 @@
 import { describeVerdict, type Verification } from "@aegis/format/browser";
 import type { ReportData } from "../../../src/report/data.js";
+import { summarizeUnfinishedCalls } from "../../../src/verify-report.js";
 import type { SessionEntry } from "../account.js";
 import { h, replaceChildren } from "./dom.js";
 
@@ -56,6 +57,7 @@ export function renderBanner(
       ...fact("Sessions", sessionsText(v.sessions, sessions)),
       ...fact("Lines", String(v.lines)),
       ...fact("Head", v.head ?? "none"),
+      ...unfinishedFact(v),
       ...writtenFacts(data),
     ),
     data.recheck === null && data.envelope === null && data.checkpoints === null
@@ -91,6 +93,12 @@ function writtenFacts(data: ReportData): HTMLElement[] {
   }
   if (data.checkpoints !== null) facts.push(...fact("Checkpoints*", [data.checkpoints.verdict, ...data.checkpoints.findings].join("\n")));
   return facts;
+}
+
+/** SPEC §13.4: calls a Session left with no outcome before it ended, as after a killed writer; the table shows each. */
+function unfinishedFact(v: Verification): HTMLElement[] {
+  const summary = summarizeUnfinishedCalls(v.unfinished_calls);
+  return summary === undefined ? [] : fact("Unfinished", `${summary}; the table shows ${v.unfinished_calls.count === 1 ? "it" : "each"} with no outcome`);
 }
 
 function fact(term: string, detail: string): HTMLElement[] {
