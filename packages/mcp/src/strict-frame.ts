@@ -19,6 +19,11 @@ import type { Json } from "./message.js";
  *   Python's text streams, would read several messages).
  *
  * What it accepts, `JSON.parse` of the same bytes reads as the same value.
+ *
+ * It is not the Chain's reader (`@aegis/format`, SPEC §3.3), though it scans strings the same
+ * way: that one resolves a duplicate key last-wins, as the reference's verifier must, and reads
+ * numbers into the Chain's value space; a frame holds floats and negatives, and a duplicate
+ * key in it is a refusal, not a choice.
  */
 
 /** Levels of arrays and objects: the Chain's reader's bound (SPEC §3.3), so both read the same frames. */
