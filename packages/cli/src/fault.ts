@@ -229,6 +229,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
           { code: "checkpoints" },
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
         )
+        .with({ code: "otlp" }, () => "OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf (the default) or http/json; or drop --otlp")
         .exhaustive(unreachable),
     }))
     .with({ code: "control" }, (f) => ({
