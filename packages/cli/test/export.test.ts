@@ -280,6 +280,16 @@ describe("aegis export: what is not exported", () => {
     expect(spans.find((s) => s.name === "aegis session")?.attributes["aegis.session.closed"]).toBe(false);
   });
 
+  it("a record whose Lines carry no time, as the reference's: exit 2, nothing exported", async () => {
+    const path = join(tempDir(), "untimed.aarl");
+    const writer = await ChainWriter.open(path, { key: SigningKey.generate(), clock: false });
+    await writer.close();
+    const r = await run(["export", "--format", "otlp-json", path]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("error: the Line at session 0 seq 0 carries no time, and a span needs one: nothing was exported");
+  });
+
   it("usage errors: exit 1 with error: and help:", async () => {
     for (const [args, message] of [
       [["export", "--format", "zipkin", record], "--format takes otlp or otlp-json"],

@@ -54,8 +54,11 @@ export class SpanPlanner {
     const first = call.intent ?? call.outcome?.point;
     const startMs = first?.timeMs;
     const endMs = call.outcome === undefined ? call.lastTimeMs : call.outcome.point.timeMs;
-    if (first === undefined || startMs === undefined || endMs === undefined)
-      return { code: "untimed", sessionIndex: call.session.index, seq: (call.outcome?.point ?? call.intent)?.seq ?? 0 };
+    if (first === undefined || startMs === undefined || endMs === undefined) {
+      // The first of the call's Lines with no time.
+      const untimed = [call.intent, call.outcome?.point].find((p) => p !== undefined && p.timeMs === undefined) ?? first;
+      return { code: "untimed", sessionIndex: call.session.index, seq: untimed?.seq ?? 0 };
+    }
     const session = sessionRef(call.session.openLineHash);
     const spanId = callSpanId(first.lineHash);
     const parent = facts.request?.parent;
@@ -85,7 +88,8 @@ export class SpanPlanner {
     this.parked.clear();
     const startMs = record.open.timeMs;
     const endMs = record.close?.timeMs ?? record.lastTimeMs;
-    if (startMs === undefined || endMs === undefined) return { code: "untimed", sessionIndex: record.index, seq: record.close?.seq ?? record.open.seq };
+    if (startMs === undefined || endMs === undefined)
+      return { code: "untimed", sessionIndex: record.index, seq: startMs === undefined ? record.open.seq : (record.close?.seq ?? record.open.seq) };
     const ref = sessionRef(record.openLineHash);
     return {
       name: "aegis session",
