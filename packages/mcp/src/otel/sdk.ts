@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { Agent as HttpAgent } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
-import { PassThrough } from "node:stream";
+import type { ClientRequestArgs, Agent as HttpAgent } from "node:http";
+import type { Agent as HttpsAgent } from "node:https";
+import { PassThrough, type Duplex } from "node:stream";
 import { messageOf } from "@aegis/format/internal";
 import type { HrTime, Link, SpanContext } from "@opentelemetry/api";
 import type { Resource } from "@opentelemetry/resources";
@@ -70,6 +70,9 @@ export async function loadOtel(env: NodeJS.ProcessEnv, network: boolean): Promis
       import("@opentelemetry/resources"),
       import("@opentelemetry/sdk-trace-base"),
       import("@opentelemetry/otlp-transformer"),
+      // Node's HTTP, for the exporters' agents: imported here, not at start-up (https loads TLS).
+      import("node:http"),
+      import("node:https"),
       protocol === undefined
         ? undefined
         : protocol === "http/json"
@@ -81,7 +84,7 @@ export async function loadOtel(env: NodeJS.ProcessEnv, network: boolean): Promis
       `the OpenTelemetry packages could not be loaded (${messageOf(error)}): install @opentelemetry/api, @opentelemetry/resources, @opentelemetry/sdk-trace-base, @opentelemetry/otlp-transformer and @opentelemetry/exporter-trace-otlp-proto (or -http) beside @aegis/mcp`,
     );
   }
-  const [api, resources, sdk, transformer, exporters] = modules;
+  const [api, resources, sdk, transformer, http, https, exporters] = modules;
   // service.name "aegis" unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise.
   const resource: Resource = resources
     .resourceFromAttributes({ "service.name": "aegis" })
@@ -92,7 +95,7 @@ export async function loadOtel(env: NodeJS.ProcessEnv, network: boolean): Promis
   // The exporters' connections go through agents of ours, so that close() can end them.
   const agents: ClosableAgent[] = [];
   const agentFor = (urlProtocol: string): HttpAgent | HttpsAgent => {
-    const closable = closableAgent(urlProtocol === "https:");
+    const closable = closableAgent(urlProtocol === "https:" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true }));
     agents.push(closable);
     return closable.agent;
   };
@@ -176,12 +179,11 @@ interface ClosableAgent {
  * later one, with an error that has no `code`: the OTLP exporter retries only on network
  * error codes, so it gives up at once instead of holding the process through its backoff.
  */
-function closableAgent(https: boolean): ClosableAgent {
-  const agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+function closableAgent(agent: HttpAgent | HttpsAgent): ClosableAgent {
   const closedError = (): Error => new Error("aegis stopped waiting for the OpenTelemetry endpoint");
   let closed = false;
   const connect = agent.createConnection.bind(agent);
-  agent.createConnection = (options, callback) => {
+  agent.createConnection = (options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void) => {
     if (!closed) return connect(options, callback);
     const none = new PassThrough();
     none.destroy();
