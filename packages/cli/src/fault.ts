@@ -4,6 +4,7 @@ import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type Writ
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
 import { describeWrapFault, type WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
+import { exitCodeOfExportFault, renderExportFault, type ExportFault } from "./export/fault.js";
 
 /**
  * Everything a user can get wrong, or that can go wrong under them, as a value. Each is
@@ -47,6 +48,8 @@ export type CliFault =
   | { readonly code: "unreadable_input"; readonly what: "checkpoint" | "proof"; readonly path: string; readonly detail: string }
   /** `aegis report`: a record too large for a page to carry. */
   | { readonly code: "record_too_large"; readonly path: string; readonly size: number; readonly limit: number }
+  /** `aegis export` exported nothing, or not everything (SPEC Appendix A.6). */
+  | { readonly code: "export"; readonly fault: ExportFault }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -68,6 +71,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "output_dir" }, () => 2 as const)
       .with({ code: "no_such_call" }, { code: "checkpoint_refused" }, { code: "proof_refused" }, () => 1 as const)
       .with({ code: "unreadable_input" }, { code: "record_too_large" }, () => 2 as const)
+      .with({ code: "export" }, (f) => exitCodeOfExportFault(f.fault))
       .with({ code: "bad_vectors" }, { code: "policy_parse" }, { code: "unreadable_policy" }, { code: "no_policies" }, () => 2 as const)
       // A file that exists, a digest that is not one: refusals. Everything else: unreadable.
       .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
@@ -225,6 +229,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
           { code: "checkpoints" },
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
         )
+        .with({ code: "otlp" }, () => "OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf (the default) or http/json; or drop --otlp")
         .exhaustive(unreachable),
     }))
     .with({ code: "control" }, (f) => ({
@@ -261,6 +266,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: `${f.path} is ${f.size} bytes: a report page carries at most ${f.limit} bytes of record`,
       help: "verify it with `aegis verify` and read it with `aegis show`, which stream a record of any size; or report on a part cut at a Session boundary",
     }))
+    .with({ code: "export" }, (f) => renderExportFault(f.fault))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
     .exhaustive(unreachable);
 }

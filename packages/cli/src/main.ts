@@ -17,6 +17,7 @@ import { VectorsCommand } from "./commands/vectors.js";
 import { VerifyCommand } from "./commands/verify.js";
 import { WrapCommand } from "./commands/wrap.js";
 import { ApproveCommand } from "./commands/approve.js";
+import { ExportCommand } from "./commands/export.js";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 import { VERSION } from "./version.js";
@@ -39,6 +40,7 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--control": "<PATH>",
   "--control-group": "<NAME|GID>",
   "--checkpoint": "<FILE>",
+  "--format": "<FORMAT>",
 };
 
 class AegisCli extends Cli {
@@ -87,6 +89,7 @@ const COMMAND_CLASSES = {
   "envelope pack": EnvelopePackCommand,
   wrap: WrapCommand,
   approve: ApproveCommand,
+  export: ExportCommand,
 } as const;
 type CommandName = keyof typeof COMMAND_CLASSES;
 

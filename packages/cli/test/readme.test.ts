@@ -23,6 +23,7 @@ describe("README", () => {
     "demo",
     "wrap",
     "approve",
+    "export",
   ])("holds `aegis %s --help` exactly as the command prints it", (command) => {
     const help = aegis([...command.split(" "), "--help"]).stdout.trimEnd();
     expect(readme).toContain(`\`\`\`\n${help}\n\`\`\``);

@@ -19,5 +19,12 @@ export { canonicalJson } from "./canonical-json.js";
 export { type JsonRecord } from "./message.js";
 export { MAX_FRAME_DEPTH, describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
 export { transition, type LifeEvent, type Phase } from "./lifecycle.js";
+// OpenTelemetry (SPEC Appendix A): the mapping, and the loader of the OpenTelemetry packages,
+// which imports them only when called (ADR 0024).
+export { RecordFollower, type CallRecord, type FollowedLine, type FollowerSink, type LinePoint, type SessionRecord, type SessionRef } from "./otel/follow.js";
+export { SpanPlanner, type AttributeValue, type CallFacts, type SpanPlan, type Untimed } from "./otel/spans.js";
+export { requestFacts, responseFacts, type RequestFacts, type ResponseFacts } from "./otel/facts.js";
+export { callSpanId, parseTraceparent, sessionSpanId, sessionTraceId, type SpanRef } from "./otel/ids.js";
+export { OtlpSetupError, exportSpans, loadOtel, type OtelKit, type OtlpProtocol } from "./otel/sdk.js";
 // Public types the parts above take, so the CLI can import from one place.
 export type { Json, ParkAnswer, ParkRefusal, ParkState, RelayEnd } from "./index.js";

@@ -15,6 +15,8 @@ import { describeNotice, type Notice } from "./notice.js";
 import { summarizePark } from "./park-summary.js";
 import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
+import type { LiveExport } from "./otel/live.js";
+import type { OtlpOptions } from "./otel/options.js";
 
 /**
  * The options of {@link runWrap}, which is `aegis wrap` as a library (SPEC §17): start an MCP
@@ -73,6 +75,13 @@ export interface WrapOptions {
   readonly cwd?: string;
   /** Stop on these signals, closing the Session cleanly (default SIGINT, SIGTERM, SIGHUP). */
   readonly signals?: readonly NodeJS.Signals[];
+  /**
+   * Export each call's OpenTelemetry span as it ends (SPEC Appendix A.5), over OTLP to where
+   * this process's `OTEL_EXPORTER_OTLP_*` variables say: through a batching processor, never
+   * on a call's path, and a failure to export never touches the record. Needs the
+   * OpenTelemetry packages, optional peers of `@aegis/mcp` (ADR 0024).
+   */
+  readonly otlp?: OtlpOptions;
 }
 
 /** Why wrap could not start. Nothing was relayed; no server is left running. */
@@ -82,7 +91,9 @@ export type WrapFault =
   | { readonly code: "control"; readonly error: ControlError }
   | { readonly code: "spawn"; readonly command: string; readonly detail: string }
   /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
-  | { readonly code: "checkpoints"; readonly detail: string };
+  | { readonly code: "checkpoints"; readonly detail: string }
+  /** `otlp` was asked for and the OpenTelemetry export could not be set up: its packages are missing, or the protocol is not one. */
+  | { readonly code: "otlp"; readonly detail: string };
 
 /** What {@link runWrap} throws when it could not start (SPEC §17.7): match on its `fault`. */
 export class WrapError extends Error {
@@ -104,6 +115,7 @@ export function describeWrapFault(fault: WrapFault): string {
     .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
     .with({ code: "checkpoints" }, (f) => f.detail)
+    .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)
     .exhaustive(unreachable);
 }
 
@@ -144,12 +156,15 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stderr = options.stderr ?? process.stderr;
   const say = (text: string): void => void stderr.write(`aegis wrap: ${text}\n`);
 
+  // The spans' exporter first: it follows every Line from the open on (SPEC Appendix A.5).
+  const live = options.otlp === undefined ? undefined : await startOtlp(options.otlp, say);
   // The record and its Envelope before the server: a wrap that cannot record starts nothing.
   const envelope = options.envelope === undefined ? undefined : await openEnvelope(options.envelope);
   let writer: ChainWriter;
   let checkpointed: CheckpointedWriter | undefined;
   try {
-    const writerOptions = { key: options.key, ...(envelope === undefined ? {} : { envelope }) };
+    const sink = live === undefined ? envelope : live.sink(envelope);
+    const writerOptions = { key: options.key, ...(sink === undefined ? {} : { envelope: sink }), ...(live === undefined ? {} : { onLine: live.onLine }) };
     if (options.checkpoints === undefined) {
       writer = await ChainWriter.open(options.audit, writerOptions);
     } else {
@@ -165,6 +180,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     }
   } catch (error) {
     await envelope?.close().catch(() => undefined);
+    await live?.shutdown();
     if (error instanceof ChainWriterError) throw new WrapError({ code: "writer", error });
     if (error instanceof RangeError) throw new WrapError({ code: "checkpoints", detail: error.message });
     throw error;
@@ -209,6 +225,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     await control?.close();
     await writer.close().catch(() => undefined);
     await envelope?.close().catch(() => undefined);
+    await live?.shutdown();
     throw error;
   }
 
@@ -256,6 +273,8 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     // A process of the tree that outlived every signal must not keep wrap alive by its pipes.
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
     await control?.close();
+    // The record is closed and the server gone: the last spans may take their (bounded) time to leave.
+    await live?.shutdown();
     for (const s of signals) process.off(s, onSignal);
     stdin.pause();
     if ("destroy" in stdin && typeof stdin.destroy === "function") stdin.destroy();
@@ -264,6 +283,17 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   if (end.serverEndedFirst) say("child process exited before the client closed stdin");
   if (failure !== undefined) say(`the record is incomplete: ${failure.message}`);
   return { exitCode: exitCodeOf(end, childExit, signalled, failure), end, child: childExit, failure };
+}
+
+/** OpenTelemetry is loaded only now, when asked for (ADR 0024). */
+async function startOtlp(otlp: OtlpOptions, say: (text: string) => void): Promise<LiveExport> {
+  const [{ LiveExport }, { OtlpSetupError }] = await Promise.all([import("./otel/live.js"), import("./otel/sdk.js")]);
+  try {
+    return await LiveExport.start(otlp, say);
+  } catch (error) {
+    if (error instanceof OtlpSetupError) throw new WrapError({ code: "otlp", detail: error.message });
+    throw error;
+  }
 }
 
 async function openEnvelope(dir: string): Promise<EnvelopeStore> {

@@ -25,6 +25,8 @@ export class WrapCommand extends AegisCommand {
 
       With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
 
+      With \`--otlp\`, each call's OpenTelemetry span (as \`aegis export\` makes it) is exported as the call ends, over OTLP/HTTP to where \`OTEL_EXPORTER_OTLP_ENDPOINT\`, \`_HEADERS\` and \`_PROTOCOL\` say, through a batching processor: no call waits for it, and an endpoint that is down changes nothing in the record (wrap says so on stderr). A \`tools/call\` whose \`params._meta\` carries a W3C \`traceparent\` gets its span in that trace. \`--otlp-content\` adds each call's arguments and result, which may hold secrets.
+
       SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
     `,
     examples: [
@@ -50,6 +52,8 @@ export class WrapCommand extends AegisCommand {
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
   controlGroup = Option.String("--control-group", { description: "Let this group's members approve: the control socket is then theirs too (mode 0660)" });
   checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
+  otlp = Option.Boolean("--otlp", false, { description: "Export each call's OpenTelemetry span as it ends (OTEL_EXPORTER_OTLP_* variables)" });
+  otlpContent = Option.Boolean("--otlp-content", false, { description: "With --otlp: put each call's arguments and result on its span" });
   confine = Option.Boolean("--confine", false, { hidden: true });
   allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
   allowWrite = Option.Array("--allow-write", [], { hidden: true, arity: 1 });
@@ -79,6 +83,7 @@ export class WrapCommand extends AegisCommand {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
     }
+    if (this.otlpContent && !this.otlp) throw usage("--otlp-content is read only with --otlp: without it, no span is exported");
     const key = await readSigningKey(this.signingKey);
     const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
     const bindings = this.bindings === undefined ? undefined : await readBindings(this.bindings);
@@ -92,6 +97,7 @@ export class WrapCommand extends AegisCommand {
         key,
         ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup }),
         ...(this.checkpoints ? { checkpoints: {} } : {}),
+        ...(this.otlp ? { otlp: { content: this.otlpContent } } : {}),
         stdin: process.stdin,
         stdout: process.stdout,
         stderr: process.stderr,

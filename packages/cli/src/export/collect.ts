@@ -1,0 +1,105 @@
+import { ChainReadError, describePosition, tryParseDigest, verifyChainFile, verifyChainStream, type Verification, type VerifyOptions } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
+import type { EnvelopeSource } from "@aegis/envelope";
+import {
+  RecordFollower,
+  SpanPlanner,
+  requestFacts,
+  responseFacts,
+  type CallFacts,
+  type CallRecord,
+  type SessionRecord,
+  type SpanPlan,
+} from "@aegis/mcp/internal";
+import { CliError } from "../fault.js";
+import { STDIN, type RecordInput } from "../record-input.js";
+
+/**
+ * The most calls one export holds: every span waits until the record's verdict is known, so
+ * that a Tampered record exports nothing (SPEC §18).
+ */
+export const MAX_EXPORTED_CALLS = 250_000;
+
+/** A record read for its spans: the verdict, and what was read on the way, in file order. */
+export interface ReadForSpans {
+  readonly verification: Verification;
+  readonly events: readonly ({ readonly code: "call"; readonly call: CallRecord } | { readonly code: "session"; readonly session: SessionRecord })[];
+  readonly calls: number;
+  readonly sessions: number;
+}
+
+/**
+ * Verify the record and, in the same walk, follow its Lines (SPEC Appendix A.6). Nothing is
+ * made of them yet: the caller looks at the verdict first.
+ */
+export async function readForSpans(input: RecordInput, keys: readonly string[], options: Pick<VerifyOptions, "onProgress">): Promise<ReadForSpans> {
+  const events: ReadForSpans["events"][number][] = [];
+  let calls = 0;
+  let sessions = 0;
+  let over = false;
+  const follower = new RecordFollower({
+    call: (call) => {
+      calls += 1;
+      if (calls > MAX_EXPORTED_CALLS) over = true;
+      else events.push({ code: "call", call });
+    },
+    session: (session) => {
+      sessions += 1;
+      if (!over) events.push({ code: "session", session });
+    },
+  });
+  const walk: VerifyOptions = {
+    ...(keys.length > 0 ? { trust: keys } : {}),
+    ...options,
+    onLine: (line) => follower.line({ value: line.value, lineHash: line.lineHash, sessionIndex: line.at.session_index }),
+  };
+  let verification: Verification;
+  try {
+    verification = input.path === STDIN ? await verifyChainStream(process.stdin, input.shown, walk) : await verifyChainFile(input.path, walk);
+  } catch (error) {
+    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
+    throw error;
+  }
+  follower.end();
+  if (over && verification.verdict.status !== "tampered") throw new CliError({ code: "export", fault: { code: "too_many_calls", limit: MAX_EXPORTED_CALLS } });
+  return { verification, events, calls, sessions };
+}
+
+/**
+ * The spans of what was read, in file order: each call's request and response read from
+ * the Envelope, when one is given, for what the span takes from them (SPEC Appendix A.3).
+ */
+export async function planSpans(read: ReadForSpans, envelope: EnvelopeSource | undefined, content: boolean): Promise<SpanPlan[]> {
+  const planner = new SpanPlanner();
+  const plans: SpanPlan[] = [];
+  for (const event of read.events) {
+    const plan = event.code === "call" ? planner.call(event.call, await factsOf(event.call, envelope, content)) : planner.session(event.session);
+    if ("code" in plan) {
+      const at = describePosition({ session_index: plan.sessionIndex ?? 0, seq: plan.seq });
+      throw new CliError({ code: "export", fault: { code: "untimed", at: `the Line at ${at}` } });
+    }
+    plans.push(plan);
+  }
+  return plans;
+}
+
+async function factsOf(call: CallRecord, envelope: EnvelopeSource | undefined, content: boolean): Promise<CallFacts> {
+  if (envelope === undefined) return { content };
+  const request = await bytesOf(envelope, call.requestDigest);
+  const requestRead = request === undefined ? undefined : requestFacts(request);
+  const responseDigest = call.outcome?.line.response_digest;
+  const response = responseDigest === undefined ? undefined : await bytesOf(envelope, responseDigest);
+  return {
+    content,
+    ...(requestRead === undefined ? {} : { request: requestRead }),
+    ...(response === undefined ? {} : { response: responseFacts(response, requestRead?.idKey) }),
+  };
+}
+
+/** The bytes the Envelope holds for `digest`, re-hashed; undefined when missing, redacted or altered. */
+async function bytesOf(envelope: EnvelopeSource, digest: string): Promise<Uint8Array | undefined> {
+  const parsed = tryParseDigest("RequestDigest", digest);
+  if (!parsed.ok) return undefined;
+  const read = await envelope.get(parsed.digest);
+  return read.code === "present" ? read.bytes : undefined;
+}
