@@ -39,6 +39,10 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--control": "<PATH>",
   "--control-group": "<NAME|GID>",
   "--checkpoint": "<FILE>",
+  "--path": "<PATH>",
+  "--host": "<HOST[:PORT]>",
+  "--before": "<UTC-DATE>",
+  "--record": "<PATH>",
 };
 
 class AegisCli extends Cli {
@@ -50,14 +54,14 @@ class AegisCli extends Cli {
       .usage(...args)
       .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
       .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
-      .replace(/<(--[a-z-]+ <[A-Z|]+>)>/g, "$1");
+      .replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
     return alignOptions(text);
   }
 }
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
 function alignOptions(text: string): string {
-  const option = /^ {2}(--\S+(?: <[A-Z|]+>)?) {2,}(\S.*)$/;
+  const option = /^ {2}(--\S+(?: <[A-Z|:[\]-]+>)?) {2,}(\S.*)$/;
   const lines = text.split("\n");
   const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
   return lines

@@ -109,7 +109,7 @@ function capabilityText(o: OutcomeLine): string {
     .exhaustive(unreachable);
 }
 
-function executionText(o: OutcomeLine): string {
+export function executionText(o: OutcomeLine): string {
   const base = match(o.execution)
     .with({ status: "success" }, () => "success")
     .with({ status: "trap" }, (x) => `trap: ${x.message}`)
