@@ -7,6 +7,7 @@ import { ProveCommand } from "./commands/prove.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { RepairCommand } from "./commands/repair.js";
 import { ShowCommand } from "./commands/show.js";
+import { EnvelopeExpireCommand } from "./commands/envelope/expire.js";
 import { EnvelopeGetCommand } from "./commands/envelope/get.js";
 import { EnvelopePackCommand } from "./commands/envelope/pack.js";
 import { EnvelopeRedactCommand } from "./commands/envelope/redact.js";
@@ -49,7 +50,7 @@ class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
     const [command] = args;
     // Only redaction is limited to a store directory; every other --envelope also takes a pack.
-    const storeOnly = [EnvelopeRedactCommand, WrapCommand].some((c) => command === c || command instanceof c);
+    const storeOnly = [EnvelopeRedactCommand, EnvelopeExpireCommand, WrapCommand].some((c) => command === c || command instanceof c);
     const text = super
       .usage(...args)
       .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
@@ -89,6 +90,7 @@ const COMMAND_CLASSES = {
   "envelope get": EnvelopeGetCommand,
   "envelope redact": EnvelopeRedactCommand,
   "envelope pack": EnvelopePackCommand,
+  "envelope expire": EnvelopeExpireCommand,
   wrap: WrapCommand,
   approve: ApproveCommand,
 } as const;
