@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, KeyId, PolicySetHash, RequestDigest, readTypedLine, verifyChainFile, type EnvelopeAccess } from "../src/index.js";
+import { parseJson, type JsonObject } from "../src/internal.js";
 import { DEV, readLines, tempDir } from "./support/chains.js";
 
 const ACCESS: EnvelopeAccess = {
@@ -40,8 +42,8 @@ describe("envelope_access (SPEC §14.11, an aegis-ts member)", () => {
       ["close", undefined, undefined],
     ]);
     expect((await verifyChainFile(path)).verdict.status).toBe("verified");
-    for (const line of lines.slice(1, 5)) {
-      const typed = readTypedLine(line);
+    for (const row of readFileSync(path, "utf8").split("\n").slice(1, 5)) {
+      const typed = readTypedLine(parseJson(row) as JsonObject);
       expect(typed.ok && (typed.value.line_type === "intent" || typed.value.line_type === "outcome") && typed.value.line.envelope_access).toEqual(ACCESS);
     }
   });
