@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -66,6 +66,8 @@ describe("aegis envelope get --audit (SPEC §14.11)", () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toBe(SECRET);
 
+    // Owner-only, as every record aegis writes (SPEC §13.2): it names what was read, and why.
+    expect(statSync(audit).mode & 0o777).toBe(0o600);
     // The access record is a record like any other, signed by the reader's key.
     const verify = aegis(["verify", "--trust-store", setup.publicKey, audit]);
     expect(verify.status, verify.stdout).toBe(0);
