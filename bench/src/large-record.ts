@@ -10,7 +10,26 @@ import { sealLine } from "@aegis/format/internal";
  * Lines are checked against the writer's own sealing, and every bench verifies what it
  * wrote, so a template that drifted from the canonical form fails loudly.
  */
-export async function writeLargeRecord(path: string, lines: number, key: SigningKey): Promise<{ readonly bytes: number; readonly signed: number }> {
+/** Which call (1-based) of a bench record named an endpoint, with `hosts`: every fifth; and which. */
+export function benchEndpoint(call: number): { readonly host: string; readonly port: number } | undefined {
+  return call % 5 === 0 ? { host: `api-${call % 7}.example.com`, port: call % 2 === 0 ? 443 : 8443 } : undefined;
+}
+
+/** The canonical path a call of a bench record named, when it named no endpoint (its intent's `seq` picks it). */
+export function benchPath(seq: number): string {
+  return `/workspace/notes-${seq % 97}.md`;
+}
+
+/**
+ * With `hosts`, every fifth call (see {@link benchEndpoint}) is a `net.get` whose decision
+ * axes name an endpoint instead of a path, for `aegis show --host`.
+ */
+export async function writeLargeRecord(
+  path: string,
+  lines: number,
+  key: SigningKey,
+  options: { readonly hosts?: boolean } = {},
+): Promise<{ readonly bytes: number; readonly signed: number }> {
   if (!Number.isSafeInteger(lines) || lines < 4 || lines % 2 !== 0) throw new Error(`a bench record has an even number of Lines, at least 4; got ${lines}`);
   const out = createWriteStream(path, { highWaterMark: 1 << 20 });
   let pending: string[] = [];
@@ -43,14 +62,21 @@ export async function writeLargeRecord(path: string, lines: number, key: Signing
   let tail = await push(`${open.slice(0, -1)},"signature":"${sign(open)}"}`);
   for (let seq = 1; seq < lines - 1; seq += 2) {
     const call = `call-${(seq + 1) / 2}`;
-    const request = RequestDigest.of(Buffer.from(`{"jsonrpc":"2.0","id":${seq},"method":"tools/call","params":{"name":"fs.read"}}`));
-    const intent = `{"call_id":"${call}","line_type":"intent","prev_hash":"${tail}","request_digest":"${request}","schema_version":2,"seq":${seq},"tool_id":"fs.read"}`;
+    const endpoint = options.hosts === true ? benchEndpoint((seq + 1) / 2) : undefined;
+    const tool = endpoint === undefined ? "fs.read" : "net.get";
+    const request = RequestDigest.of(Buffer.from(`{"jsonrpc":"2.0","id":${seq},"method":"tools/call","params":{"name":"${tool}"}}`));
+    const intent = `{"call_id":"${call}","line_type":"intent","prev_hash":"${tail}","request_digest":"${request}","schema_version":2,"seq":${seq},"tool_id":"${tool}"}`;
     tail = await push(intent);
-    const head = `{"call_id":"${call}","capability":{"reason":"not evaluated","status":"denied"},"decision_axes":{"capability":"fs.read","fs":{"path_canonical":"/workspace/notes-${seq % 97}.md","path_raw":"./notes-${seq % 97}.md"},"matched_rule":"allow-workspace-read","role":"ops","session":"bench"},"execution":{"status":"success"},"key_id":"${keyId}","line_type":"outcome","policy":{"status":"allowed"},"policy_set_hash":"${policy}","prev_hash":"${tail}","request_digest":"${request}","schema_version":2,"seq":${seq + 1}`;
-    const rest = `"tool_id":"fs.read","wall_ms":${seq % 40}}`;
+    const axes =
+      endpoint === undefined
+        ? `{"capability":"fs.read","fs":{"path_canonical":"${benchPath(seq)}","path_raw":"./notes-${seq % 97}.md"},"matched_rule":"allow-workspace-read","role":"ops","session":"bench"}`
+        : `{"capability":"net.get","matched_rule":"allow-api","net":{"host":"${endpoint.host}","port":${endpoint.port}},"role":"ops","session":"bench"}`;
+    const head = `{"call_id":"${call}","capability":{"reason":"not evaluated","status":"denied"},"decision_axes":${axes},"execution":{"status":"success"},"key_id":"${keyId}","line_type":"outcome","policy":{"status":"allowed"},"policy_set_hash":"${policy}","prev_hash":"${tail}","request_digest":"${request}","schema_version":2,"seq":${seq + 1}`;
+    const rest = `"tool_id":"${tool}","wall_ms":${seq % 40}}`;
     const signature = sign(`${head},${rest}`);
     const outcome = `${head},"signature":"${signature}",${rest}`;
-    if (seq === 1) expectSealed(outcome, key);
+    // The first call of each shape is checked against the writer's own sealing.
+    if (seq === 1 || (endpoint !== undefined && seq === 9)) expectSealed(outcome, key);
     tail = await push(outcome);
   }
   const close = `{"key_id":"${keyId}","line_type":"close","prev_hash":"${tail}","schema_version":2,"seq":${lines - 1}}`;

@@ -17,6 +17,7 @@ const BENCHES = [
   { name: "wrap", what: "what aegis wrap and recordingTransport add to a tools/call" },
   { name: "checkpoint", what: "the tree a checkpoint needs, beside hashing the Lines" },
   { name: "report", what: "the page of aegis report on 100,000 calls in headless Chromium, beside aegis verify" },
+  { name: "show", what: "aegis show --path and --host on 10,000,000 Lines and a tenth of that, beside aegis verify: time and peak memory" },
 ] as const;
 
 const asked = process.argv.slice(2);

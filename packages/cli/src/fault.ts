@@ -32,6 +32,8 @@ export type CliFault =
   /** `gate`: refused up front by --require-verified, or failed after rechecking (the default). */
   | { readonly code: "not_verified"; readonly verdict: string; readonly gate: "require_verified" | "default" }
   | { readonly code: "nothing_rechecked"; readonly path: string }
+  /** `aegis envelope expire`: a record that does not verify decides no deletion (SPEC §14.12). */
+  | { readonly code: "expiry_refused"; readonly path: string; readonly verdict: string }
   | { readonly code: "bindings_parse"; readonly path: string; readonly message: string }
   | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
@@ -77,7 +79,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "envelope" }, (f) => (f.fault.code === "exists" || f.fault.code === "bad_digest" ? (1 as const) : (2 as const)))
       .with({ code: "envelope_entry" }, () => 1 as const)
       // The evidence did not hold, or showed nothing: a failure, never a pass.
-      .with({ code: "not_verified" }, { code: "nothing_rechecked" }, () => 1 as const)
+      .with({ code: "not_verified" }, { code: "nothing_rechecked" }, { code: "expiry_refused" }, () => 1 as const)
       .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
       // wrap could not start: nothing ran (the reference's exit code for it).
       .with({ code: "no_confinement" }, { code: "wrap" }, { code: "control_group" }, () => 1 as const)
@@ -191,6 +193,10 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     .with({ code: "nothing_rechecked" }, (f) => ({
       error: `nothing was rechecked: ${f.path} holds no recorded outcome`,
       help: "recheck a record that holds outcome lines; a recheck that re-evaluated nothing has shown nothing",
+    }))
+    .with({ code: "expiry_refused" }, (f) => ({
+      error: `${f.path} is not Verified (${f.verdict}): nothing was expired`,
+      help: "expiry deletes bytes by the calls a record shows, so it reads only records that verify: run `aegis verify` on it to see where it breaks",
     }))
     .with({ code: "bindings_parse" }, (f) => ({
       error: f.message,

@@ -20,6 +20,7 @@ export {
 } from "./vectors/run.js";
 export type { VectorResult, Ed25519Case } from "./vectors/run.js";
 export { MANIFEST_SCHEMA, readManifest } from "./vectors/manifest.js";
+export { expireEntries, parseBefore, planExpiry, RETENTION_REASON, type ExpiryPlan, type ExpiryTally, type Expired } from "./envelope/expiry.js";
 export type {
   Manifest,
   Vector,

@@ -7,6 +7,7 @@ import { ProveCommand } from "./commands/prove.js";
 import { KeygenCommand } from "./commands/keygen.js";
 import { RepairCommand } from "./commands/repair.js";
 import { ShowCommand } from "./commands/show.js";
+import { EnvelopeExpireCommand } from "./commands/envelope/expire.js";
 import { EnvelopeGetCommand } from "./commands/envelope/get.js";
 import { EnvelopePackCommand } from "./commands/envelope/pack.js";
 import { EnvelopeRedactCommand } from "./commands/envelope/redact.js";
@@ -41,25 +42,29 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--control-group": "<NAME|GID>",
   "--checkpoint": "<FILE>",
   "--format": "<FORMAT>",
+  "--path": "<PATH>",
+  "--host": "<HOST[:PORT]>",
+  "--before": "<UTC-DATE>",
+  "--record": "<PATH>",
 };
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
     const [command] = args;
     // Only redaction is limited to a store directory; every other --envelope also takes a pack.
-    const storeOnly = [EnvelopeRedactCommand, WrapCommand].some((c) => command === c || command instanceof c);
+    const storeOnly = [EnvelopeRedactCommand, EnvelopeExpireCommand, WrapCommand].some((c) => command === c || command instanceof c);
     const text = super
       .usage(...args)
       .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
       .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
-      .replace(/<(--[a-z-]+ <[A-Z|]+>)>/g, "$1");
+      .replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
     return alignOptions(text);
   }
 }
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
 function alignOptions(text: string): string {
-  const option = /^ {2}(--\S+(?: <[A-Z|]+>)?) {2,}(\S.*)$/;
+  const option = /^ {2}(--\S+(?: <[A-Z|:[\]-]+>)?) {2,}(\S.*)$/;
   const lines = text.split("\n");
   const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
   return lines
@@ -87,6 +92,7 @@ const COMMAND_CLASSES = {
   "envelope get": EnvelopeGetCommand,
   "envelope redact": EnvelopeRedactCommand,
   "envelope pack": EnvelopePackCommand,
+  "envelope expire": EnvelopeExpireCommand,
   wrap: WrapCommand,
   approve: ApproveCommand,
   export: ExportCommand,

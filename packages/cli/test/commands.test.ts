@@ -179,16 +179,26 @@ describe("aegis demo", () => {
 });
 
 describe("help and version", () => {
-  it.each(["verify", "recheck", "keygen", "repair", "show", "demo", "vectors", "envelope verify", "envelope get", "envelope redact", "envelope pack"])(
-    "aegis %s --help prints usage with examples to stdout, exit 0",
-    (command) => {
-      const run = aegis([...command.split(" "), "--help"]);
-      expect(run.status).toBe(0);
-      expect(run.stdout).toContain(`$ aegis ${command}`);
-      expect(run.stdout).toContain("Examples");
-      expect(run.stdout).not.toContain("#0");
-    },
-  );
+  it.each([
+    "verify",
+    "recheck",
+    "keygen",
+    "repair",
+    "show",
+    "demo",
+    "vectors",
+    "envelope verify",
+    "envelope get",
+    "envelope redact",
+    "envelope pack",
+    "envelope expire",
+  ])("aegis %s --help prints usage with examples to stdout, exit 0", (command) => {
+    const run = aegis([...command.split(" "), "--help"]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`$ aegis ${command}`);
+    expect(run.stdout).toContain("Examples");
+    expect(run.stdout).not.toContain("#0");
+  });
 
   it("aegis --help lists every command; --version prints the version", () => {
     const help = aegis(["--help"]);
@@ -205,6 +215,7 @@ describe("help and version", () => {
       "envelope get",
       "envelope redact",
       "envelope pack",
+      "envelope expire",
     ])
       expect(help.stdout).toContain(`aegis ${command}`);
     const version = aegis(["--version"]);

@@ -13,6 +13,7 @@ describe("README", () => {
     "envelope get",
     "envelope redact",
     "envelope pack",
+    "envelope expire",
     "vectors",
     "keygen",
     "repair",

@@ -157,6 +157,24 @@ run("aegis report in headless Chromium", () => {
     await page.fill("#search-call", "call-6");
     expect(await page.locator("#row-count").innerText()).toBe("1 of 9 rows");
     await page.fill("#search-call", "");
+    // The path and host filters read as `aegis show --path` and `--host` do: whole components.
+    await page.fill("#filter-path", "/workspace");
+    expect(await page.locator("#row-count").innerText()).toBe("2 of 9 rows");
+    await page.fill("#filter-path", "/etc/");
+    expect(await page.locator("#row-count").innerText()).toBe("1 of 9 rows");
+    expect(await page.locator(".grid-body .cell-what").allInnerTexts()).toEqual(["call-2"]);
+    await page.fill("#filter-path", "/et");
+    expect(await page.locator("#row-count").innerText()).toBe("0 of 9 rows");
+    await page.fill("#filter-path", "workspace");
+    expect(await page.locator("#row-count").innerText()).toBe("0 of 9 rows");
+    expect(await page.locator("#filter-path-problem").innerText()).toMatch(/^Path: a path must be absolute/);
+    await page.fill("#filter-path", "");
+    await page.fill("#filter-host", "PASTE.example.net");
+    expect(await page.locator(".grid-body .cell-what").allInnerTexts()).toEqual(["call-3"]);
+    await page.fill("#filter-host", "paste.example.net:80");
+    expect(await page.locator("#row-count").innerText()).toBe("0 of 9 rows");
+    await page.fill("#filter-host", "");
+    expect(await page.locator("#row-count").innerText()).toBe("9 rows");
     await page.screenshot({ path: join(SCREENSHOTS, "demo-report.png"), fullPage: true });
     await closeClean(opened);
   });

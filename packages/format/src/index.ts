@@ -50,6 +50,7 @@ export {
   type DecisionAxes,
   type DecisionLine,
   type DecisionPayload,
+  type EnvelopeAccess,
   type ExecutionOutcome,
   type FsGrant,
   type HttpGrant,

@@ -64,6 +64,28 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       seal(edit(2, (l) => ({ ...l, tool_spec_digest: ToolSpecDigest.of('{"name":"fs.read"}') }))),
     ),
     c(
+      "verified_envelope_access",
+      "positive",
+      ["5.3", "14.11"],
+      "A call whose intent and outcome carry the aegis-ts extension member envelope_access of an access record (which digest, why, who): hashed, and on the outcome signed, like any member.",
+      seal(
+        lines.map((l, j) =>
+          j === 1 || j === 2
+            ? {
+                ...l,
+                tool_id: "aegis.envelope.get",
+                envelope_access: {
+                  digest: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+                  os_user: "operator",
+                  reader_key_id: KeyId.of(Buffer.from(DEV_PUBLIC, "hex")),
+                  reason: "INC-2231: what did the call send?",
+                },
+              }
+            : l,
+        ),
+      ),
+    ),
+    c(
       "verified_time_member",
       "positive",
       ["5.1", "12", "13.7"],

@@ -13,6 +13,16 @@ const CALLS: readonly ScriptedCall[] = [
   { id: "c2", tool: "fs.read", request: '{"path":"/w/b.md","token":"req-c2-secret"}', response: "resp-c2: # b" },
   { id: "c3", tool: "net.get", request: '{"url":"https://x.example/","n":"req-c3"}', response: "resp-c3: <html>" },
 ];
+/**
+ * Calls whose Lines carry times (SPEC §13.7), for expiry (§14.12): e1 and e2 before the
+ * cutoff, e3 after it; e2's request and e3's are the same bytes, so one entry.
+ */
+const TIMED: readonly ScriptedCall[] = [
+  { id: "e1", tool: "fs.read", at: "2019-03-01T12:00:00.000Z", request: '{"path":"/w/old.md","n":"req-e1"}', response: "resp-e1: # old" },
+  { id: "e2", tool: "fs.read", at: "2019-03-01T12:00:01.000Z", request: '{"path":"/w/shared.md","n":"req-shared"}', response: "resp-e2: # then" },
+  { id: "e3", tool: "fs.read", at: "2026-06-01T12:00:00.000Z", request: '{"path":"/w/shared.md","n":"req-shared"}', response: "resp-e3: # now" },
+];
+const CUTOFF = "2020-01-01T00:00:00Z";
 const requestOf = (id: string): RequestDigest => RequestDigest.of(new TextEncoder().encode(CALLS.find((c) => c.id === id)?.request ?? ""));
 
 type Shape = "pack" | "store";
@@ -26,6 +36,10 @@ interface Case {
   readonly alter?: (target: string) => Promise<void>;
   /** For a pack: only these calls' digests. */
   readonly calls?: readonly string[];
+  /** The Session recorded, when not CALLS. */
+  readonly scenario?: readonly ScriptedCall[];
+  /** Expire (a copy of) the store first, with this cutoff (SPEC §14.12). */
+  readonly expireBefore?: string;
 }
 
 /** Flip one byte of the first stored copy of `needle` in the files given. */
@@ -153,6 +167,23 @@ const CASES: readonly Case[] = [
       for (const name of (await readdir(store)).filter((n) => n.endsWith(".idx"))) await rm(join(store, name));
     },
   },
+  {
+    name: "store_expired",
+    polarity: "negative",
+    spec: ["14.8", "14.12"],
+    description: `Expired before ${CUTOFF}: e1's entries and e2's response become tombstones with the reason retention; the request e2 shares with e3, which is newer, stays.`,
+    shape: "store",
+    scenario: TIMED,
+    expireBefore: CUTOFF,
+  },
+  {
+    name: "store_expiry_undated",
+    polarity: "positive",
+    spec: ["14.12", "13.7"],
+    description: "Expired before 2099 under a record whose Lines carry no time: when they were named is unknown, so every entry stays.",
+    shape: "store",
+    expireBefore: "2099-01-01T00:00:00Z",
+  },
 ];
 
 const ALL = ["present", "present", "present", "present", "present", "present"] as const;
@@ -174,13 +205,16 @@ const STATED: Readonly<Record<string, readonly [statuses: readonly string[], dam
   pack_redacted: [c2RequestIs("redacted"), [], 0],
   store_torn_tail: [ALL, ["torn_tail"], 0],
   store_damaged_frame: [c2RequestIs("missing"), ["damaged_frame"], 2],
+  // e1 request, e1 response, e2 request (shared), e2 response, e3 request (the same entry), e3 response.
+  store_expired: [["redacted", "redacted", "present", "redacted", "present", "present"], [], 0],
+  store_expiry_undated: [ALL, [], 0],
 };
 
 /** SPEC §9, §14: a record and an Envelope (a store directory or a pack) per case. */
 export async function envelopeVectors(set: VectorSet): Promise<void> {
   for (const c of CASES) {
     await inTemp(async (dir) => {
-      const record = await writeScenario(dir, ALLOW_ALL, CALLS);
+      const record = await writeScenario(dir, ALLOW_ALL, c.scenario ?? CALLS);
       const store = join(dir, "store");
       const base = `envelope/${c.name}`;
       const recordPath = set.file(`${base}/session.aarl`, record);
@@ -206,7 +240,11 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
         if (c.alter !== undefined && c.name !== "pack_redacted") await c.alter(pack);
         envelopePath = set.file(`${base}/envelope.pack`, await readFile(pack));
       }
-      const expected = await envelopeAnswer(join(dir, "session.aarl"), c.shape === "store" ? store : join(dir, "envelope.pack"));
+      const expected = await envelopeAnswer(join(dir, "session.aarl"), c.shape === "store" ? store : join(dir, "envelope.pack"), c.expireBefore);
+      // What expiry removed says so (SPEC §14.12); what redact removed gives its own reason.
+      for (const d of expected.digests)
+        if (d.status === "redacted" && (d.reason === "retention") !== (c.expireBefore !== undefined))
+          throw new Error(`${c.name}: ${d.digest} redacted for ${d.reason}`);
       const clean = expected.exit_code === 0 && expected.digests.every((d) => d.status === "present") && expected.damage.length === 0;
       if (clean !== (c.polarity === "positive")) throw new Error(`${base}: ${c.polarity} case answered ${JSON.stringify(expected)}`);
       const answered = [expected.digests.map((d) => d.status), expected.damage, expected.exit_code];
@@ -218,7 +256,7 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
         description: c.description,
         spec: c.spec,
         flags: [c.polarity, "envelope"],
-        input: { record: recordPath, envelope: envelopePath },
+        input: { record: recordPath, envelope: envelopePath, ...(c.expireBefore === undefined ? {} : { expire_before: c.expireBefore }) },
         expected,
       });
     });

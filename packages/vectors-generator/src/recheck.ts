@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { recheckAnswer } from "@aegis/cli/internal";
+import { expireEntries, planExpiry, recheckAnswer } from "@aegis/cli/internal";
 import { PACK_ID, REDACTED_AT, inTemp, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -27,7 +27,7 @@ const CALLS: readonly ScriptedCall[] = [
 ];
 const c4 = RequestDigest.of(new TextEncoder().encode(CALLS[3]?.request ?? ""));
 
-type Envelope = "none" | "full" | "without_c4" | "c4_altered" | "c4_redacted";
+type Envelope = "none" | "full" | "without_c4" | "c4_altered" | "c4_redacted" | "c4_expired";
 type Case = readonly [name: string, polarity: Polarity, spec: readonly string[], description: string, policy: readonly string[], envelope: Envelope];
 
 const NO_FORCE = "  - { id: no-force, action: deny, tool: git.push, args: [{ pointer: /force, exact: true }] }";
@@ -101,7 +101,18 @@ const CASES: readonly Case[] = [
     "c4_altered",
   ],
   ["missing_envelope_redacted", "negative", ["16.3", "14.8"], "c4's request redacted: missing_envelope.", withRules(NO_FORCE), "c4_redacted"],
+  [
+    "missing_envelope_expired",
+    "negative",
+    ["16.3", "14.12"],
+    "c4 ran before the cutoff and its request expired (reason retention): missing_envelope, the line the reference writes.",
+    withRules(NO_FORCE),
+    "c4_expired",
+  ],
 ];
+
+/** For expiry: c1-c3 ran after the cutoff, c4 before it (SPEC §14.12, §13.7). */
+const TIMED: readonly ScriptedCall[] = CALLS.map((c) => ({ ...c, at: c.id === "c4" ? "2019-03-01T12:00:00.000Z" : "2026-06-01T12:00:00.000Z" }));
 
 /** The reference's fixtures (external/rust-aegis/recheck): its table of expected results. */
 const REFERENCE: readonly (readonly [policy: string, record: string, polarity: Polarity])[] = [
@@ -136,13 +147,14 @@ const STATED: Readonly<Record<string, readonly [clauses: readonly string[], exit
   missing_envelope_absent: [with4("indeterminate missing_envelope"), 3],
   envelope_digest_mismatch: [with4("indeterminate envelope_digest_mismatch"), 3],
   missing_envelope_redacted: [with4("indeterminate missing_envelope"), 3],
+  missing_envelope_expired: [with4("indeterminate missing_envelope"), 3],
 };
 
 /** SPEC §16: a record our writer wrote, a Policy Set, and optionally a pack, per case. */
 export async function recheckVectors(set: VectorSet, source: string): Promise<void> {
   for (const [name, polarity, spec, description, policy, envelope] of CASES) {
     await inTemp(async (dir) => {
-      const record = await writeScenario(dir, parsePolicySet(`${RECORDED.join("\n")}\n`), CALLS);
+      const record = await writeScenario(dir, parsePolicySet(`${RECORDED.join("\n")}\n`), envelope === "c4_expired" ? TIMED : CALLS);
       const base = `recheck/${name}`;
       const recordPath = set.file(`${base}/session.aarl`, record);
       const policyPath = set.file(`${base}/policy.yaml`, `${policy.join("\n")}\n`);
@@ -153,6 +165,11 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
         if (envelope === "c4_redacted") {
           const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
           await s.redact(c4, "force-push arguments are confidential").finally(() => s.close());
+        }
+        if (envelope === "c4_expired") {
+          const plan = await planExpiry([join(dir, "session.aarl")], Date.parse("2020-01-01T00:00:00Z"));
+          const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
+          await expireEntries(s, plan, () => Promise.resolve()).finally(() => s.close());
         }
         const pack = join(dir, "envelope.pack");
         const src = await openEnvelope(store);
@@ -173,6 +190,17 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
       }
       const expected = await recheckAnswer(join(dir, "session.aarl"), join(dir, "policy.yaml"), envelopePath === null ? null : join(dir, "envelope.pack"));
       if ((expected.exit_code === 0) !== (polarity === "positive")) throw new Error(`${base}: ${polarity} case answered ${JSON.stringify(expected)}`);
+      // The line is the reference's; the reason's detail says why the bytes are gone (SPEC §14.12).
+      if (
+        envelope === "c4_expired" &&
+        JSON.stringify(expected.reasons[3]) !==
+          JSON.stringify({
+            code: "missing_envelope",
+            request_digest: c4,
+            detail: { code: "redacted", redacted_at: REDACTED_AT.toISOString(), reason: "retention" },
+          })
+      )
+        throw new Error(`${base}: reason ${JSON.stringify(expected.reasons[3])}`);
       const answered = [expected.lines.map((l) => l.slice(l.indexOf(": ") + 2)), expected.exit_code];
       if (JSON.stringify(answered) !== JSON.stringify(STATED[name]))
         throw new Error(`${base}: answered ${JSON.stringify(answered)}, stated ${JSON.stringify(STATED[name])}`);

@@ -12,6 +12,8 @@ export interface ScriptedCall {
   readonly axes?: CallAxes;
   readonly request: string;
   readonly response?: string;
+  /** When the call's Lines say it ran (SPEC §13.7); a Session whose calls give none has Lines with no time. */
+  readonly at?: string;
 }
 
 /** Fixed so that a store, a tombstone and a pack come out byte for byte the same every run. */
@@ -31,8 +33,12 @@ export async function writeScenario(dir: string, policy: PolicySet, calls: reado
   const envelope = await EnvelopeStore.open(join(dir, "store"), { id: STORE_ID, now: () => REDACTED_AT });
   const live = { windows: new RateWindows(), now: () => 0, mintApprovalId: () => "apr-vector" };
   try {
-    const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope, clock: false });
+    // Timed calls: each Line carries its call's time (the open the first call's, the close the last's).
+    let now = calls.find((c) => c.at !== undefined)?.at;
+    const clock = now === undefined ? false : () => new Date(now ?? 0);
+    const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope, clock });
     for (const call of calls) {
+      now = call.at ?? now;
       const request = bytes(call.request);
       const d = decide(policy, { tool_id: call.tool, ...(call.axes === undefined ? {} : { axes: call.axes }), request }, live);
       await writer.beginCall({ call_id: call.id, tool_id: call.tool, policy_set_hash: d.policy_set_hash, request });

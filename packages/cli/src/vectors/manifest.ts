@@ -53,7 +53,8 @@ export type Vector =
     })
   | (VectorHeader & {
       readonly kind: "envelope";
-      readonly input: { readonly record: string; readonly envelope: string };
+      /** `expire_before`: a store to expire first (a copy of it), as SPEC §14.12 says, under `record` alone. */
+      readonly input: { readonly record: string; readonly envelope: string; readonly expire_before?: string };
       readonly expected: EnvelopeExpected;
     })
   | (VectorHeader & {
@@ -93,7 +94,12 @@ export type VectorKind = Vector["kind"];
 
 export interface EnvelopeExpected {
   /** Every digest the record names, in file order, and what the Envelope answers for it. */
-  readonly digests: readonly { readonly digest: string; readonly status: "present" | "missing" | "digest_mismatch" | "redacted" }[];
+  readonly digests: readonly {
+    readonly digest: string;
+    readonly status: "present" | "missing" | "digest_mismatch" | "redacted";
+    /** A tombstone's reason (SPEC §14.8; `retention` for expiry, §14.12); only for `redacted`. */
+    readonly reason?: string;
+  }[];
   /** The codes of the damage found opening the Envelope (SPEC §14.7), in order. */
   readonly damage: readonly string[];
   /** `aegis envelope verify`: 1 any mismatch, else 2 any damage that may have cost entries, else 0. */
@@ -120,6 +126,8 @@ export type PolicyExpected =
 export interface RecheckExpected {
   /** The report lines (SPEC §16.4), in file order. */
   readonly lines: readonly string[];
+  /** Per line, an indeterminate verdict's reason as `aegis recheck --json` gives it (SPEC §16.3, §16.5), else null. */
+  readonly reasons: readonly (Readonly<Record<string, unknown>> | null)[];
   readonly exit_code: ExitCode;
 }
 

@@ -1,5 +1,5 @@
 import { unreachable } from "@aegis/format/internal";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
@@ -19,7 +19,7 @@ import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aeg
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { openEnvelope } from "@aegis/envelope";
+import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import {
   RateWindows,
   RecheckTally,
@@ -37,6 +37,7 @@ import {
 } from "@aegis/policy";
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
+import { expireEntries, parseBefore, planExpiry } from "../envelope/expiry.js";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
@@ -88,7 +89,7 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     .with({ kind: "canonical" }, async (v) => canonicalAnswer(await text(v.input.row)))
     .with({ kind: "ed25519" }, async (v) => ed25519Answer(JSON.parse(await text(v.input.case)) as Ed25519Case))
     .with({ kind: "chain" }, (v) => chainAnswer(at(v.input.record), v.input.trust))
-    .with({ kind: "envelope" }, (v) => envelopeAnswer(at(v.input.record), at(v.input.envelope)))
+    .with({ kind: "envelope" }, (v) => envelopeAnswer(at(v.input.record), at(v.input.envelope), v.input.expire_before))
     .with({ kind: "policy" }, async (v) => policyAnswer(await text(v.input.policy), v.input.decisions))
     .with({ kind: "recheck" }, (v) => recheckAnswer(at(v.input.record), at(v.input.policy), v.input.envelope === null ? null : at(v.input.envelope)))
     .with({ kind: "proof" }, async (v) => proofAnswer(await readVectorFile(at(v.input.proof)), v.input.keys, v.input.witnesses, v.input.min_witnesses))
@@ -199,12 +200,40 @@ export async function checkpointedAnswer(
   };
 }
 
-/** SPEC §9, §14: what the Envelope answers for every digest the record names, and the damage it reported. */
-export async function envelopeAnswer(record: string, envelope: string): Promise<EnvelopeExpected> {
+/**
+ * SPEC §9, §14: what the Envelope answers for every digest the record names, and the damage it
+ * reported. With `expireBefore`, a copy of the store is first expired under the record (§14.12).
+ */
+export async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
+  if (expireBefore === undefined) return answerOf(record, envelope);
+  const before = parseBefore(expireBefore);
+  if (!before.ok) throw new CliError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
+  const dir = await mkdtemp(join(tmpdir(), "aegis-vector-expiry-"));
+  try {
+    const copy = join(dir, "store");
+    await cp(envelope, copy, { recursive: true });
+    const plan = await planExpiry([record], before.ms);
+    const store = await EnvelopeStore.open(copy, { create: false });
+    try {
+      await expireEntries(store, plan, () => Promise.resolve());
+    } finally {
+      await store.close();
+    }
+    return await answerOf(record, copy);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function answerOf(record: string, envelope: string): Promise<EnvelopeExpected> {
   const source = await openEnvelope(envelope);
   try {
-    const digests: { digest: string; status: EnvelopeExpected["digests"][number]["status"] }[] = [];
-    const tally = await checkRecordAgainst(record, source, ({ reference, read }) => void digests.push({ digest: reference.digest, status: read.code }));
+    const digests: EnvelopeExpected["digests"][number][] = [];
+    const tally = await checkRecordAgainst(
+      record,
+      source,
+      ({ reference, read }) => void digests.push({ digest: reference.digest, status: read.code, ...(read.code === "redacted" ? { reason: read.reason } : {}) }),
+    );
     const loss = source.damage.some(isLoss);
     return { digests, damage: source.damage.map((d) => d.code), exit_code: tally.digest_mismatch > 0 ? 1 : loss ? 2 : 0 };
   } finally {
@@ -244,12 +273,14 @@ export async function recheckAnswer(record: string, policyPath: string, envelope
   try {
     const tally = new RecheckTally();
     const lines: string[] = [];
+    const reasons: RecheckExpected["reasons"][number][] = [];
     for await (const verdict of recheck(record, { code: "policy", policy }, source === undefined ? {} : { envelope: (d) => source.get(d) })) {
       tally.add(verdict);
       lines.push(describeRecheckLine(verdict));
+      reasons.push(verdict.code === "indeterminate" ? verdict.reason : null);
     }
     const conclusion = recheckConclusion(tally.summary);
-    return { lines, exit_code: conclusion.code === "nothing_rechecked" ? 1 : recheckExitCode(tally.summary) };
+    return { lines, reasons, exit_code: conclusion.code === "nothing_rechecked" ? 1 : recheckExitCode(tally.summary) };
   } finally {
     await source?.close();
   }

@@ -10,6 +10,7 @@ import type {
   CloseLine,
   DecisionAxes,
   DecisionLine,
+  EnvelopeAccess,
   ExecutionOutcome,
   FsGrant,
   HttpGrant,
@@ -259,6 +260,19 @@ function axes(f: Fields, v: JsonValue | undefined, path: string): DecisionAxes |
   });
 }
 
+/** SPEC §14.11 (aegis-ts): a read of Envelope bytes an access record names. */
+function access(f: Fields, v: JsonValue | undefined, path: string): EnvelopeAccess | undefined {
+  if (v === undefined) return undefined;
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  return {
+    digest: f.hex(o, "digest", path, 64),
+    reason: f.str(o, "reason", path),
+    os_user: f.str(o, "os_user", path),
+    reader_key_id: f.digest("KeyId", o, "reader_key_id", path),
+  };
+}
+
 function scope(f: Fields, v: JsonValue | undefined, path: string): ApprovedScope | undefined {
   const o = f.obj(v, path);
   if (o === undefined) return undefined;
@@ -356,6 +370,7 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
           call_id: f.str(value, "call_id", $),
           tool_id: f.str(value, "tool_id", $),
           request_digest: f.digest("RequestDigest", value, "request_digest", $),
+          envelope_access: access(f, value["envelope_access"], "$.envelope_access"),
         }),
       };
       break;
@@ -379,6 +394,7 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
         wall_ms: f.optInt(value, "wall_ms", $),
         peak_memory_bytes: f.optInt(value, "peak_memory_bytes", $),
         tool_spec_digest: f.optDigest("ToolSpecDigest", value, "tool_spec_digest", $),
+        envelope_access: access(f, value["envelope_access"], "$.envelope_access"),
         policy: p,
         capability: c,
         execution: e,

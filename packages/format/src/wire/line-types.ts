@@ -121,6 +121,22 @@ export interface ApprovedScope {
 /** A human's answer to a parked Call (SPEC §5.3, `decision.verdict`): approved with the scope granted, or denied with a reason. */
 export type ApprovalVerdict = { readonly verdict: "approved"; readonly scope: ApprovedScope } | { readonly verdict: "denied"; readonly reason: string };
 
+/**
+ * aegis-ts extension (SPEC §14.11): a read of Envelope bytes, as `aegis envelope get --audit`
+ * records it in an access record: which digest, why, and who. The Call's request is this
+ * object: its `request_digest` is the SHA-256 of its canonical form (SPEC §3).
+ */
+export interface EnvelopeAccess {
+  /** The digest whose bytes were asked for (64 lowercase hex). */
+  readonly digest: string;
+  /** Why, as the reader gave it (`--reason`). */
+  readonly reason: string;
+  /** The operating-system user the reader ran as, by name (`uid <n>` when the name cannot be found). */
+  readonly os_user: string;
+  /** The `key_id` of the key the reader signs the access record with. */
+  readonly reader_key_id: KeyId;
+}
+
 /** What a caller supplies for an `intent`: everything but the chain fields. */
 export interface IntentPayload {
   /** Pairs the intent with its Call's outcome (SPEC §5.3). */
@@ -129,6 +145,11 @@ export interface IntentPayload {
   readonly tool_id: string;
   /** SHA-256 of the verbatim request bytes (SPEC §9). */
   readonly request_digest: RequestDigest;
+  /**
+   * aegis-ts extension (SPEC §14.11): a read of Envelope bytes this Call records; the writer
+   * repeats it on the Call's outcome. A verifier that does not know it ignores it and hashes it.
+   */
+  readonly envelope_access?: EnvelopeAccess;
 }
 
 /** What a caller supplies for an `outcome` (SPEC §5.3). */
@@ -162,6 +183,8 @@ export interface OutcomePayload {
    * listed it before the call. A verifier that does not know it ignores it and hashes it.
    */
   readonly tool_spec_digest?: ToolSpecDigest;
+  /** aegis-ts extension (SPEC §14.11): as on the Call's intent. */
+  readonly envelope_access?: EnvelopeAccess;
 }
 
 /** What a caller supplies for a `decision`: a human's answer to a parked Call (SPEC §5.3). */

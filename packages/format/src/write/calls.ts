@@ -21,7 +21,7 @@ export interface CallStart extends IntentPayload {
 export type CallOpening = Omit<CallStart, "request_digest"> & { readonly request: Uint8Array };
 
 /** How a call ended: the outcome without what its start gave. */
-export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash">;
+export type CallResult = Omit<OutcomePayload, "call_id" | "tool_id" | "request_digest" | "policy_set_hash" | "envelope_access">;
 
 /** A call's end given the verbatim response bytes in place of their digest. */
 export type CallEnding = Omit<CallResult, "response_digest"> & { readonly response: Uint8Array };

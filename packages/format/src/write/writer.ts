@@ -350,6 +350,8 @@ export class ChainWriter {
       tool_id: start.tool_id,
       request_digest: start.request_digest,
       policy_set_hash: start.policy_set_hash,
+      // SPEC §14.11: the outcome names the read its intent named, on every exit path.
+      ...(start.envelope_access === undefined ? {} : { envelope_access: start.envelope_access }),
     };
     const appended = this.append("outcome", payload, true, urgency);
     this.ledger.release(start.call_id, start);

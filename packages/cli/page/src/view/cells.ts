@@ -1,4 +1,4 @@
-import { describePosition, type OutcomeLine } from "@aegis/format/browser";
+import { describePosition, type DecisionAxes, type OutcomeLine } from "@aegis/format/browser";
 import type { Entry } from "../../../src/show/entries.js";
 import type { RecheckedCall, ReportData } from "../../../src/report/data.js";
 import type { Account, CallEntry } from "../account.js";
@@ -34,6 +34,8 @@ export interface Cells {
   readonly envelope: string;
   /** Which of the filters of the page this row passes. */
   readonly classes: ReadonlySet<RowClass>;
+  /** A call's decision axes, for the path and host filters; absent for every other row, and a call with no outcome. */
+  readonly axes?: DecisionAxes;
   readonly afterBreak: boolean;
 }
 
@@ -127,6 +129,7 @@ function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "lin
     classes.add("error");
   return {
     ...cells,
+    axes: o.decision_axes,
     capability: o.decision_axes.capability ?? NONE,
     decision,
     outcome: outcomeText(o),

@@ -3,7 +3,7 @@ import type { Cells } from "./cells.js";
 
 /** A column of the table: its heading, and which cell it shows. */
 export interface Column {
-  readonly key: Exclude<keyof Cells, "classes" | "afterBreak">;
+  readonly key: Exclude<keyof Cells, "classes" | "afterBreak" | "axes">;
   readonly title: string;
   /** Width as a CSS grid track. */
   readonly width: string;

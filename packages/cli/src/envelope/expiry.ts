@@ -1,0 +1,168 @@
+import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
+import { describeIoError, detachedString, isLineTime, type WalkedLine } from "@aegis/format/internal";
+import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
+import { unreachable } from "@aegis/format/internal";
+import { match } from "ts-pattern";
+import { CliError } from "../fault.js";
+
+/** The reason every tombstone expiry writes carries (SPEC §14.12). */
+export const RETENTION_REASON = "retention";
+
+/** `--before`: `YYYY-MM-DD` (midnight UTC), or a time in UTC with a `Z`. */
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+
+/** The cutoff as milliseconds since the epoch, or why the text is not one. */
+export function parseBefore(text: string): { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly detail: string } {
+  const spelled = DATE.test(text) ? `${text}T00:00:00Z` : INSTANT.test(text) ? text : undefined;
+  if (spelled === undefined)
+    return { ok: false, detail: `a date in UTC is YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, with a Z and no other offset (got ${JSON.stringify(text)})` };
+  const ms = Date.parse(spelled);
+  // A day or an hour that does not exist (2026-02-30, 24:00) is refused, not rolled over.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 19) !== spelled.slice(0, 19))
+    return { ok: false, detail: `${JSON.stringify(text)} is no such time` };
+  return { ok: true, ms };
+}
+
+/** When a digest was last named: the latest `time` of a Line naming it, or undated (a Line naming it has none). */
+const UNDATED = -1;
+
+/** What the given records say of each digest they name, and which are to expire. */
+export interface ExpiryPlan {
+  /** Digests every Line naming which is dated before the cutoff, in the order the records first name them. */
+  readonly expire: readonly { readonly digest: RequestDigest; readonly latest: string }[];
+  /** Digests named by a Line at or after the cutoff. */
+  readonly keptLater: number;
+  /** Digests named by a Line with no `time` (SPEC §13.7): when is unknown, so they stay. */
+  readonly keptUndated: number;
+}
+
+/**
+ * SPEC §14.12: walk each record as the verifier does (it must verify), and for every digest an
+ * `intent` or `outcome` names (`request_digest`, `response_digest`, `tool_spec_digest`), keep
+ * the latest `time` of the Lines naming it. Memory: one map entry per digest named.
+ */
+export async function planExpiry(records: readonly string[], beforeMs: number): Promise<ExpiryPlan> {
+  const latest = new Map<RequestDigest, number>();
+  const onLine = (line: WalkedLine): void => {
+    const type = line.lineType.token;
+    if (type !== "intent" && type !== "outcome") return;
+    const value = line.value;
+    const time = value["time"];
+    const when = typeof time === "string" && isLineTime(time) ? Date.parse(time) : UNDATED;
+    for (const member of ["request_digest", "response_digest", "tool_spec_digest"]) {
+      const text = value[member];
+      if (typeof text !== "string") continue;
+      // The Envelope is content-addressed: a request, a response and a tool definition alike.
+      const parsed = tryParseDigest("RequestDigest", detachedString(text));
+      if (!parsed.ok) continue;
+      const seen = latest.get(parsed.digest);
+      // Undated wins: a Line without a time may be of any age.
+      if (seen === undefined) latest.set(parsed.digest, when);
+      else if (seen !== UNDATED && (when === UNDATED || when > seen)) latest.set(parsed.digest, when);
+    }
+  };
+  for (const record of records) {
+    let verification;
+    try {
+      verification = await verifyChainFile(record, { onLine });
+    } catch (error) {
+      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
+      throw error;
+    }
+    // A record that does not verify may have been cut or edited: its times, and the calls it
+    // no longer shows, cannot decide what to delete.
+    if (verification.verdict.status !== "verified") throw new CliError({ code: "expiry_refused", path: record, verdict: describeVerdict(verification) });
+  }
+  const expire: { digest: RequestDigest; latest: string }[] = [];
+  let keptLater = 0;
+  let keptUndated = 0;
+  for (const [digest, when] of latest) {
+    if (when === UNDATED) keptUndated++;
+    else if (when >= beforeMs) keptLater++;
+    else expire.push({ digest, latest: new Date(when).toISOString() });
+  }
+  return { expire, keptLater, keptUndated };
+}
+
+/** What expiry did (or, with `--dry-run`, would do) to the entries the plan names. */
+export interface ExpiryTally {
+  /** Entries turned into tombstones now (or that would be). */
+  readonly expired: number;
+  /** The bytes their values held. */
+  readonly removedBytes: number;
+  /** Entries already a tombstone, for whatever reason: nothing to do. */
+  readonly alreadyRedacted: number;
+  /** Digests the store holds nothing for. */
+  readonly notHeld: number;
+}
+
+/** One entry expired (or that would be): its digest, when a Line last named it, and its size. */
+export interface Expired {
+  readonly digest: RequestDigest;
+  readonly latest: string;
+  readonly size: number;
+}
+
+/** How many redactions are under way at once: their tombstones share an fsync (SPEC §14.5). */
+const WINDOW = 32;
+
+/**
+ * SPEC §14.12: redact each planned entry with the reason `retention`, as `redact` does
+ * (§14.8), in plan order. `onExpired` is called for each, in order, once its tombstone is
+ * durable and its bytes are overwritten and synced: what it is told is done, a crash
+ * notwithstanding.
+ */
+export async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
+  let expired = 0;
+  let removedBytes = 0;
+  let alreadyRedacted = 0;
+  let notHeld = 0;
+  const queue: { readonly entry: ExpiryPlan["expire"][number]; readonly outcome: Promise<RedactOutcome> }[] = [];
+  const settle = async (): Promise<void> => {
+    const head = queue.shift();
+    if (head === undefined) return;
+    const outcome = await head.outcome;
+    await match(outcome)
+      .with({ code: "redacted" }, async (o) => {
+        expired++;
+        removedBytes += o.removedBytes;
+        await onExpired({ ...head.entry, size: o.removedBytes });
+      })
+      .with({ code: "already_redacted" }, () => void alreadyRedacted++)
+      .with({ code: "missing" }, () => void notHeld++)
+      // The reason is ours, and fits (SPEC §14.3).
+      .with({ code: "reason_refused" }, (o) => Promise.reject(new Error(`the store refused the reason "${RETENTION_REASON}": ${o.detail}`)))
+      .exhaustive(unreachable);
+  };
+  try {
+    for (const entry of plan.expire) {
+      queue.push({ entry, outcome: store.redact(entry.digest, RETENTION_REASON) });
+      if (queue.length >= WINDOW) await settle();
+    }
+    while (queue.length > 0) await settle();
+  } finally {
+    // A failure leaves redactions under way: each must settle before the store closes.
+    await Promise.allSettled(queue.map((q) => q.outcome));
+  }
+  return { expired, removedBytes, alreadyRedacted, notHeld };
+}
+
+/** `--dry-run`: what {@link expireEntries} would do, read from a store opened read-only. */
+export async function wouldExpire(source: EnvelopeSource, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
+  let expired = 0;
+  let removedBytes = 0;
+  let alreadyRedacted = 0;
+  let notHeld = 0;
+  for (const entry of plan.expire) {
+    const held = await source.entry(entry.digest);
+    if (held === undefined) notHeld++;
+    else if (held.code === "redacted") alreadyRedacted++;
+    else {
+      expired++;
+      removedBytes += held.size;
+      await onExpired({ ...entry, size: held.size });
+    }
+  }
+  return { expired, removedBytes, alreadyRedacted, notHeld };
+}
