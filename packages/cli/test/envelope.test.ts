@@ -186,7 +186,7 @@ describe("aegis envelope pack", () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^error: .* is not an Envelope: .*\nhelp: /);
     expect(run.stderr).not.toMatch(STACK_TRACE);
-    expect(aegis(["envelope"]).stderr).toMatch(/^error: envelope needs a subcommand: verify, get, redact, pack\n/);
+    expect(aegis(["envelope"]).stderr).toMatch(/^error: envelope needs a subcommand: verify, get, redact, pack, expire\n/);
   });
 });
 
