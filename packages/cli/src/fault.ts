@@ -2,7 +2,7 @@ import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
-import { describeWrapFault, type WrapFault } from "@aegis/mcp";
+import type { WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
 
 /**
@@ -35,7 +35,8 @@ export type CliFault =
   | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
   | { readonly code: "no_confinement"; readonly flags: readonly string[] }
-  | { readonly code: "wrap"; readonly fault: WrapFault }
+  /** `detail`: the relay's own words for it (describeWrapFault), said where @aegis/mcp is loaded: not every command loads it. */
+  | { readonly code: "wrap"; readonly fault: WrapFault; readonly detail: string }
   | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "denied" | "bad_answer" | "refused"; readonly detail: string }
   /** `aegis wrap --control-group`: a group that could not be resolved (SPEC §17.5). */
   | { readonly code: "control_group"; readonly group: string; readonly detail: string }
@@ -205,7 +206,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help: "run the server in a container or sandbox of its own; wrap records and enforces tool calls, it does not restrict what the server process can reach",
     }))
     .with({ code: "wrap" }, (f) => ({
-      error: describeWrapFault(f.fault),
+      error: f.detail,
       help: match(f.fault)
         .with({ code: "writer" }, (w) =>
           w.error.fault.code === "torn_tail"
