@@ -17,6 +17,7 @@ const BENCHES = [
   { name: "wrap", what: "what aegis wrap and recordingTransport add to a tools/call" },
   { name: "checkpoint", what: "the tree a checkpoint needs, beside hashing the Lines" },
   { name: "report", what: "the page of aegis report on 100,000 calls in headless Chromium, beside aegis verify" },
+  { name: "start-up", what: "aegis --version and verify of a small record, from the packages and from the one file, beside node -e 0" },
 ] as const;
 
 const asked = process.argv.slice(2);
