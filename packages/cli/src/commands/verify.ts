@@ -14,7 +14,7 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import { describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { describeForeignKey, describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
@@ -122,6 +122,8 @@ export class VerifyCommand extends AegisCommand {
     // SPEC §13.4: stdout stays the reference's; calls a killed writer left are said beside it.
     const unfinished = describeUnfinishedCalls(result.unfinished_calls);
     if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${unfinished}\n`);
+    const foreign = describeForeignKey(result, this.keys, this.trustStore !== undefined);
+    if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${foreign}\n`);
     return exitCodeOfVerdict(result.verdict);
   }
 
@@ -180,6 +182,8 @@ export class VerifyCommand extends AegisCommand {
       }
       const unfinished = answer.code === "checked" ? describeUnfinishedCalls(answer.verification.unfinished_calls) : undefined;
       if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${unfinished}\n`);
+      const foreign = answer.code === "checked" ? describeForeignKey(answer.verification, this.keys, this.trustStore !== undefined) : undefined;
+      if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${foreign}\n`);
       first = false;
     }
     await answers.return(undefined);
