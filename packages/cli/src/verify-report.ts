@@ -62,6 +62,21 @@ export function describeForeignKey(v: Verification, keys: readonly string[], tru
   return `the record is signed by key_id ${signer}, not by ${yours}: ask its signer for their public key`;
 }
 
+/**
+ * A file that holds no record line at all (a hostname, a README): its verdict is the
+ * reference's for a first row that does not parse ("torn write"), which reads as a damaged
+ * record. Said plainly on stderr, or undefined. `start`: the file's first bytes.
+ */
+export function describeNotARecord(v: Verification, shown: string, start: Uint8Array): string | undefined {
+  if (v.sessions > 0 || v.verdict.status === "verified") return undefined;
+  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
+  if (reason !== "torn_final_line" && reason !== "malformed_line") return undefined;
+  // A record's rows are JSON objects; a first row torn by a crash still begins as one.
+  const first = Buffer.from(start).toString("latin1").trimStart();
+  if (first === "" || first.startsWith("{")) return undefined;
+  return `${shown} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on`;
+}
+
 /** How many unfinished calls the stderr line names before it says how many more there are. */
 const NAMED_ON_STDERR = 10;
 

@@ -52,6 +52,24 @@ describe("aegis verify on the reference's golden Session", () => {
     );
   });
 
+  it("a file that holds no record line (a hostname): the reference's verdict, and on stderr that it is not a record", () => {
+    const dir = tempDir();
+    const hostname = join(dir, "hostname");
+    writeFileSync(hostname, "build-host-7\n");
+    const run = aegis(["verify", hostname]);
+    expect(run.status).toBe(3);
+    expect(run.stdout).toBe("Indeterminate: final line 1 does not parse; torn write\n");
+    expect(run.stderr).toBe(
+      `aegis verify: ${hostname} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on\n`,
+    );
+    // A record whose first line a crash tore is a record: no such word for it.
+    const torn = join(dir, "torn.aarl");
+    writeFileSync(torn, readFileSync(GOLDEN, "utf8").slice(0, 120));
+    const tornRun = aegis(["verify", torn]);
+    expect(tornRun.stdout).toBe("Indeterminate: final line 1 does not parse; torn write\n");
+    expect(tornRun.stderr).toBe("");
+  });
+
   it("output names no path and no time: the same bytes from any directory", () => {
     expect(aegis(["verify", GOLDEN], { cwd: tempDir() }).stdout).toBe(aegis(["verify", GOLDEN]).stdout);
   });
