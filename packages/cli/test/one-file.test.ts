@@ -4,15 +4,17 @@ import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { BUNDLE_SCRIPT } from "../../../test/packaging/commands.js";
 import { GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, ROOT, largeRecord, tempDir } from "./support.js";
 
 /**
  * The one-file build (ADR 0023): `npm run bundle` runs `npm run build` and then exactly
- * the command below, which writes dist/aegis.mjs. Here it writes two copies, which must be
+ * the script below (test/packaging/commands.ts, which the release workflow is held to),
+ * which writes dist/aegis.mjs. Here it writes two copies, which must be
  * the same bytes, and one is used alone, in a folder with nothing else, as a stranger would.
  */
 
-const BUNDLE_SCRIPT = join(ROOT, "scripts/bundle.mjs");
+const BUNDLE = join(ROOT, BUNDLE_SCRIPT);
 const MODULE_LOG = join(ROOT, "packages/cli/test/support/module-log.mjs");
 
 let work = "";
@@ -29,10 +31,10 @@ beforeAll(() => {
   work = tempDir();
   alone = join(work, "alone");
   mkdirSync(alone);
-  const built = run([BUNDLE_SCRIPT, join(work, "first/aegis.mjs")], ROOT);
+  const built = run([BUNDLE, join(work, "first/aegis.mjs")], ROOT);
   expect(built.status, built.stderr).toBe(0);
   printed = built.stdout;
-  const again = run([BUNDLE_SCRIPT, join(work, "second/aegis.mjs")], ROOT);
+  const again = run([BUNDLE, join(work, "second/aegis.mjs")], ROOT);
   expect(again.status, again.stderr).toBe(0);
   bundle = join(alone, "aegis.mjs");
   copyFileSync(join(work, "second/aegis.mjs"), bundle);
