@@ -81,6 +81,25 @@ try {
     const extra = ms(`${from}: aegis verify`) - ms(`${from}: aegis --version`);
     out(`${from}: verify costs ${extra.toFixed(1)} ms more than --version (loading the verifier and its command, then verifying)`);
   }
+
+  // Where valgrind is installed: the instructions each run executes, which a busy machine
+  // does not change as it changes times (cachegrind's count, one run each).
+  if (spawnSync("valgrind", ["--version"]).status === 0) {
+    const instructions = (args: readonly string[]): number => {
+      const ran = spawnSync("valgrind", ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", process.execPath, ...args], {
+        encoding: "utf8",
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      const count = /I\s+refs:\s+([\d,]+)/.exec(ran.stderr)?.[1];
+      if (ran.status !== 0 || count === undefined) throw new Error(`valgrind: ${ran.stderr.slice(-500)}`);
+      return Number(count.replaceAll(",", ""));
+    };
+    const counted = new Map(Object.entries(runs).map(([name, args]) => [name, instructions(args)]));
+    const base = counted.get("node -e 0") ?? 1;
+    out("");
+    out(`instructions executed (valgrind cachegrind), as ratios to node -e 0 (${(base / 1e6).toFixed(0)} million):`);
+    for (const [name, count] of counted) if (name !== "node -e 0") out(`  ${name.padEnd(27)} ${(count / base).toFixed(2)}x`);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

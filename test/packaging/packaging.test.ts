@@ -191,7 +191,7 @@ describe("the READMEs' TypeScript, against the installed packages", () => {
 
   it("finds the examples", () => {
     expect(examples.map((e) => e.source)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^README\.md:/), expect.stringMatching(/^packages\/policy\/README\.md:/)]),
+      expect.arrayContaining([expect.stringMatching(/^docs\/library\.md:/), expect.stringMatching(/^packages\/policy\/README\.md:/)]),
     );
   });
 
