@@ -157,6 +157,22 @@ describe("the installed aegis command", () => {
     expect(verify.stdout).toMatch(/^Verified \(pinned to /);
   });
 
+  it("starts as the checkout's does: --version loads the bin, launch.js and version.js, and no other module", async () => {
+    const log = join(work, "modules.log");
+    const bin = join(consumer, "node_modules/.bin/aegis");
+    const ran = await run(process.execPath, ["--import", join(ROOT, "packages/cli/test/support/module-log.mjs"), bin, "--version"], {
+      cwd: consumer,
+      env: { ...process.env, AEGIS_MODULE_LOG: log },
+    });
+    expect(ran.code, shown(ran)).toBe(0);
+    const loaded = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))].map((url) => relative(consumer, fileURLToPath(url)));
+    expect(loaded.sort()).toEqual([
+      "node_modules/@aegis/cli/bin/aegis.js",
+      "node_modules/@aegis/cli/dist/launch.js",
+      "node_modules/@aegis/cli/dist/version.js",
+    ]);
+  });
+
   it("works installed globally and through npx", { timeout: 5 * MINUTES }, async () => {
     const prefix = join(work, "global");
     const tarballs = packed.map((p) => join(work, "packs", p.filename));
