@@ -18,6 +18,7 @@ const BENCHES = [
   { name: "checkpoint", what: "the tree a checkpoint needs, beside hashing the Lines" },
   { name: "report", what: "the page of aegis report on 100,000 calls in headless Chromium, beside aegis verify" },
   { name: "show", what: "aegis show --path and --host on 10,000,000 Lines and a tenth of that, beside aegis verify: time and peak memory" },
+  { name: "start-up", what: "aegis --version and verify of a small record, from the packages and from the one file, beside node -e 0" },
 ] as const;
 
 const asked = process.argv.slice(2);

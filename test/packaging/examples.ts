@@ -2,12 +2,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * Every `ts` code block of the READMEs a user reads: the repository's and each package's.
+ * Every `ts` code block of the pages a user reads for the library: docs/library.md and each
+ * package's README.
  * Each block is a whole program, written against the published packages only, and the
  * packaging test compiles it and runs it as a user who copied it would.
  */
 export const README_FILES = [
-  "README.md",
+  "docs/library.md",
   "packages/format/README.md",
   "packages/envelope/README.md",
   "packages/policy/README.md",
@@ -32,7 +33,7 @@ export function readmeExamples(root: string): Example[] {
       const line = lines[i] ?? "";
       if (start < 0 && line === "```ts") start = i + 1;
       else if (start >= 0 && line === "```") {
-        const slug = file === "README.md" ? "readme" : (file.split("/")[1] ?? "package");
+        const slug = file === "docs/library.md" ? "library" : (file.split("/")[1] ?? "package");
         examples.push({ name: `${slug}-${start + 1}`, source: `${file}:${start + 1}`, code: lines.slice(start, i).join("\n") });
         start = -1;
       }

@@ -4,6 +4,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readmeExamples } from "./examples.js";
+import { WORKSPACES, packArgs } from "./commands.js";
 import { run, shown, type Ran } from "./run.js";
 
 /**
@@ -14,7 +15,6 @@ import { run, shown, type Ran } from "./run.js";
  */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/proof", "packages/mcp", "vectors", "packages/cli"];
 const TSC = join(ROOT, "node_modules/typescript/bin/tsc");
 // The tests below start npm, tsc or the CLI as a user would: on a machine busy with other
 // work, three tsc runs alone took over the default minute.
@@ -57,7 +57,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "aegis-packaging-"));
   const packs = join(work, "packs");
   mkdirSync(packs);
-  const pack = await npm(["pack", "--json", "--pack-destination", packs, ...PUBLISHED.flatMap((w) => ["--workspace", w])], ROOT);
+  const pack = await npm(packArgs(packs), ROOT);
   expect(pack.code, shown(pack)).toBe(0);
   packed = JSON.parse(pack.stdout) as Packed[];
 
@@ -122,7 +122,7 @@ describe("each published tarball", () => {
   });
 
   it("passes npm publish --dry-run", { timeout: 5 * MINUTES }, async () => {
-    const publish = await npm(["publish", "--dry-run", ...PUBLISHED.flatMap((w) => ["--workspace", w])], ROOT);
+    const publish = await npm(["publish", "--dry-run", ...WORKSPACES], ROOT);
     expect(publish.code, shown(publish)).toBe(0);
     for (const p of packed) expect(publish.stdout).toContain(`+ ${p.name}@${p.version}`);
   });
@@ -155,6 +155,22 @@ describe("the installed aegis command", () => {
     const verify = await aegis(["verify", "--key", open.public_key, golden]);
     expect(verify.code, shown(verify)).toBe(0);
     expect(verify.stdout).toMatch(/^Verified \(pinned to /);
+  });
+
+  it("starts as the checkout's does: --version loads the bin, launch.js and version.js, and no other module", async () => {
+    const log = join(work, "modules.log");
+    const bin = join(consumer, "node_modules/.bin/aegis");
+    const ran = await run(process.execPath, ["--import", join(ROOT, "packages/cli/test/support/module-log.mjs"), bin, "--version"], {
+      cwd: consumer,
+      env: { ...process.env, AEGIS_MODULE_LOG: log },
+    });
+    expect(ran.code, shown(ran)).toBe(0);
+    const loaded = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))].map((url) => relative(consumer, fileURLToPath(url)));
+    expect(loaded.sort()).toEqual([
+      "node_modules/@aegis/cli/bin/aegis.js",
+      "node_modules/@aegis/cli/dist/launch.js",
+      "node_modules/@aegis/cli/dist/version.js",
+    ]);
   });
 
   it("works installed globally and through npx", { timeout: 5 * MINUTES }, async () => {
@@ -191,7 +207,7 @@ describe("the READMEs' TypeScript, against the installed packages", () => {
 
   it("finds the examples", () => {
     expect(examples.map((e) => e.source)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^README\.md:/), expect.stringMatching(/^packages\/policy\/README\.md:/)]),
+      expect.arrayContaining([expect.stringMatching(/^docs\/library\.md:/), expect.stringMatching(/^packages\/policy\/README\.md:/)]),
     );
   });
 

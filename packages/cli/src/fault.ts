@@ -2,7 +2,7 @@ import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
-import { describeWrapFault, type WrapFault } from "@aegis/mcp";
+import type { WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
 import { exitCodeOfExportFault, renderExportFault, type ExportFault } from "./export/fault.js";
 
@@ -23,7 +23,8 @@ export type CliFault =
   | { readonly code: "no_such_call"; readonly callId: string }
   | { readonly code: "output_dir"; readonly path: string; readonly detail: string }
   | { readonly code: "bad_vectors"; readonly path: string; readonly detail: string }
-  | { readonly code: "policy_parse"; readonly path: string; readonly message: string }
+  /** `problems`: each problem's text (describePolicyProblem), every one of them; the rendering shows the first few. */
+  | { readonly code: "policy_parse"; readonly path: string; readonly problems: readonly string[] }
   /** `option`: the option that named it, so the help speaks of the right one. */
   | { readonly code: "unreadable_policy"; readonly path: string; readonly detail: string; readonly option: "--policy" | "--policies" }
   | { readonly code: "no_policies"; readonly path: string }
@@ -38,7 +39,8 @@ export type CliFault =
   | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
   | { readonly code: "no_confinement"; readonly flags: readonly string[] }
-  | { readonly code: "wrap"; readonly fault: WrapFault }
+  /** `detail`: the relay's own words for it (describeWrapFault), said where @aegis/mcp is loaded: not every command loads it. */
+  | { readonly code: "wrap"; readonly fault: WrapFault; readonly detail: string }
   | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "denied" | "bad_answer" | "refused"; readonly detail: string }
   /** `aegis wrap --control-group`: a group that could not be resolved (SPEC §17.5). */
   | { readonly code: "control_group"; readonly group: string; readonly detail: string }
@@ -149,7 +151,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help: "point aegis vectors at a directory holding manifest.json (the repository's vectors/), or regenerate it with npm run vectors:generate",
     }))
     .with({ code: "policy_parse" }, (f) => ({
-      error: f.message,
+      error: `policy parse error: ${fewProblems(f.problems)}`,
       help: `fix ${f.path}: a Policy Set is YAML with version, default and rules (see SPEC.md §15)`,
     }))
     .with({ code: "unreadable_policy", option: "--policy" }, (f) => ({
@@ -215,7 +217,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       help: "run the server in a container or sandbox of its own; wrap records and enforces tool calls, it does not restrict what the server process can reach",
     }))
     .with({ code: "wrap" }, (f) => ({
-      error: describeWrapFault(f.fault),
+      error: f.detail,
       help: match(f.fault)
         .with({ code: "writer" }, (w) =>
           w.error.fault.code === "torn_tail"
@@ -280,4 +282,15 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
 /** What to do with a record whose last line the verifier calls Tampered: keep it, and write elsewhere. */
 function tamperedTailHelp(path: string): string {
   return `keep ${path} as it is for whoever audits it (\`aegis verify ${path}\` gives the verdict), and record the next Session in a new file`;
+}
+
+/** The problems shown of a file that is not a Policy Set: a record given by mistake has one per YAML token. */
+const SHOWN_PROBLEMS = 5;
+const PROBLEM_CHARS = 200;
+
+/** The first few problems, each cut short if long, then how many more there are. */
+export function fewProblems(problems: readonly string[]): string {
+  const shown = problems.slice(0, SHOWN_PROBLEMS).map((p) => (p.length > PROBLEM_CHARS ? `${p.slice(0, PROBLEM_CHARS)}...` : p));
+  const more = problems.length - shown.length;
+  return more > 0 ? `${shown.join("; ")}; and ${more} more (${problems.length} problems in all)` : shown.join("; ");
 }

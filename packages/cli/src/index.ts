@@ -1,6 +1,7 @@
 /**
- * `@aegis/cli`: the `aegis` command. Most users run it (`npx @aegis/cli verify ...`); a
- * program that embeds it calls {@link main} with the arguments it would pass.
+ * `@aegis/cli`: the `aegis` command. Most users run it (`aegis verify ...`, from this
+ * package's bin or the one file `aegis.mjs`); a program that embeds it calls {@link main}
+ * with the arguments it would pass.
  *
  * @packageDocumentation
  */

@@ -1,24 +1,5 @@
 import { messageOf } from "@aegis/format/internal";
-import { Builtins, Cli, UsageError, type BaseContext } from "clipanion";
-import { CheckpointCommand } from "./commands/checkpoint.js";
-import { DemoCommand } from "./commands/demo.js";
-import { ProofVerifyCommand } from "./commands/proof-verify.js";
-import { ProveCommand } from "./commands/prove.js";
-import { KeygenCommand } from "./commands/keygen.js";
-import { RepairCommand } from "./commands/repair.js";
-import { ShowCommand } from "./commands/show.js";
-import { EnvelopeExpireCommand } from "./commands/envelope/expire.js";
-import { EnvelopeGetCommand } from "./commands/envelope/get.js";
-import { EnvelopePackCommand } from "./commands/envelope/pack.js";
-import { EnvelopeRedactCommand } from "./commands/envelope/redact.js";
-import { EnvelopeVerifyCommand } from "./commands/envelope/verify.js";
-import { RecheckCommand } from "./commands/recheck.js";
-import { ReportCommand } from "./commands/report.js";
-import { VectorsCommand } from "./commands/vectors.js";
-import { VerifyCommand } from "./commands/verify.js";
-import { WrapCommand } from "./commands/wrap.js";
-import { ApproveCommand } from "./commands/approve.js";
-import { ExportCommand } from "./commands/export.js";
+import { Builtins, Cli, UsageError, type BaseContext, type CommandClass } from "clipanion";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 import { VERSION } from "./version.js";
@@ -41,6 +22,13 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--control": "<PATH>",
   "--control-group": "<NAME|GID>",
   "--checkpoint": "<FILE>",
+  "--current-tools": "<FILE>",
+  "--witness": "<KEY>",
+  "--min-witnesses": "<N>",
+  "--origin": "<TEXT>",
+  "--size": "<N>",
+  "--line": "<N>",
+  "--threads": "<N>",
   "--format": "<FORMAT>",
   "--path": "<PATH>",
   "--host": "<HOST[:PORT]>",
@@ -48,18 +36,45 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--record": "<PATH>",
 };
 
+/** Where one command's option takes a narrower value than {@link PLACEHOLDERS} says. */
+const COMMAND_PLACEHOLDERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  // Only redaction, and the store wrap writes, are limited to a store directory; every other --envelope also takes a pack.
+  "envelope redact": { "--envelope": "<DIR>" },
+  "envelope expire": { "--envelope": "<DIR>" },
+  wrap: { "--envelope": "<DIR>" },
+};
+
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
     const [command] = args;
-    // Only redaction is limited to a store directory; every other --envelope also takes a pack.
-    const storeOnly = [EnvelopeRedactCommand, EnvelopeExpireCommand, WrapCommand].some((c) => command === c || command instanceof c);
-    const text = super
-      .usage(...args)
-      .replace(/--envelope #0/g, storeOnly ? "--envelope <DIR>" : "--envelope #0")
-      .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${PLACEHOLDERS[name] ?? "<VALUE>"}`)
-      .replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
-    return alignOptions(text);
+    const path = command === undefined || command === null ? undefined : pathOf(typeof command === "function" ? command : command.constructor);
+    const text = super.usage(...args);
+    // The list of every command (`aegis --help`) names each command at the start of its line.
+    const lines = text.split("\n").map((line) => withPlaceholders(line, path ?? listedCommand(line)));
+    return alignOptions(lines.join("\n"));
   }
+}
+
+/** A command class's path as typed (`envelope get`). */
+function pathOf(command: unknown): string | undefined {
+  const paths: unknown = typeof command === "function" && "paths" in command ? command.paths : undefined;
+  const first: unknown = Array.isArray(paths) ? paths[0] : undefined;
+  return Array.isArray(first) ? first.join(" ") : undefined;
+}
+
+/** The command a line of `aegis --help` describes (`  aegis envelope get --envelope ...`). */
+function listedCommand(line: string): string | undefined {
+  const words = /^ {2}aegis (\S+)(?: (\S+))?/.exec(line);
+  if (words === null) return undefined;
+  const two = `${words[1] ?? ""} ${words[2] ?? ""}`;
+  return isCommandName(two) ? two : words[1];
+}
+
+function withPlaceholders(line: string, command: string | undefined): string {
+  const own = command === undefined ? undefined : COMMAND_PLACEHOLDERS[command];
+  return line
+    .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${own?.[name] ?? PLACEHOLDERS[name] ?? "<VALUE>"}`)
+    .replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
 }
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
@@ -75,40 +90,52 @@ function alignOptions(text: string): string {
     .join("\n");
 }
 
-/** Every command by its path as typed (`envelope get`), for usage errors' synopsis. */
-const COMMAND_CLASSES = {
-  verify: VerifyCommand,
-  recheck: RecheckCommand,
-  show: ShowCommand,
-  report: ReportCommand,
-  keygen: KeygenCommand,
-  repair: RepairCommand,
-  checkpoint: CheckpointCommand,
-  prove: ProveCommand,
-  "proof verify": ProofVerifyCommand,
-  demo: DemoCommand,
-  vectors: VectorsCommand,
-  "envelope verify": EnvelopeVerifyCommand,
-  "envelope get": EnvelopeGetCommand,
-  "envelope redact": EnvelopeRedactCommand,
-  "envelope pack": EnvelopePackCommand,
-  "envelope expire": EnvelopeExpireCommand,
-  wrap: WrapCommand,
-  approve: ApproveCommand,
-  export: ExportCommand,
-} as const;
-type CommandName = keyof typeof COMMAND_CLASSES;
+/**
+ * Every command by its path as typed (`envelope get`), and how to load it. A command's module
+ * is imported only when that command runs or its help is asked for: `aegis verify` does not
+ * load the relay, and `aegis --version` loads no command at all (ADR 0023). A new command is
+ * one file in commands/ and one line here.
+ */
+const COMMANDS = {
+  verify: async () => (await import("./commands/verify.js")).VerifyCommand,
+  recheck: async () => (await import("./commands/recheck.js")).RecheckCommand,
+  show: async () => (await import("./commands/show.js")).ShowCommand,
+  report: async () => (await import("./commands/report.js")).ReportCommand,
+  keygen: async () => (await import("./commands/keygen.js")).KeygenCommand,
+  repair: async () => (await import("./commands/repair.js")).RepairCommand,
+  checkpoint: async () => (await import("./commands/checkpoint.js")).CheckpointCommand,
+  prove: async () => (await import("./commands/prove.js")).ProveCommand,
+  "proof verify": async () => (await import("./commands/proof-verify.js")).ProofVerifyCommand,
+  demo: async () => (await import("./commands/demo.js")).DemoCommand,
+  vectors: async () => (await import("./commands/vectors.js")).VectorsCommand,
+  "envelope verify": async () => (await import("./commands/envelope/verify.js")).EnvelopeVerifyCommand,
+  "envelope get": async () => (await import("./commands/envelope/get.js")).EnvelopeGetCommand,
+  "envelope redact": async () => (await import("./commands/envelope/redact.js")).EnvelopeRedactCommand,
+  "envelope pack": async () => (await import("./commands/envelope/pack.js")).EnvelopePackCommand,
+  "envelope expire": async () => (await import("./commands/envelope/expire.js")).EnvelopeExpireCommand,
+  wrap: async () => (await import("./commands/wrap.js")).WrapCommand,
+  approve: async () => (await import("./commands/approve.js")).ApproveCommand,
+  export: async () => (await import("./commands/export.js")).ExportCommand,
+} as const satisfies Record<string, () => Promise<CommandClass>>;
+type CommandName = keyof typeof COMMANDS;
 
 function isCommandName(name: string): name is CommandName {
-  return Object.hasOwn(COMMAND_CLASSES, name);
+  return Object.hasOwn(COMMANDS, name);
+}
+
+/** The command line with the commands named registered, and their classes by name. */
+interface Loaded {
+  readonly cli: Cli;
+  readonly classes: ReadonlyMap<CommandName, CommandClass>;
 }
 
 /**
- * The `aegis` command line with every command registered, not yet run: {@link main} runs
- * it. Run through clipanion directly instead, a bad command line gets clipanion's handling
- * (its message on stdout), not main's `error:` and `help:` lines on stderr with exit code 1.
+ * The `aegis` command line with the commands named (by default every one) registered, not
+ * yet run: {@link main} runs it. Run through clipanion directly instead, a bad command line
+ * gets clipanion's handling (its message on stdout), not main's `error:` and `help:` lines
+ * on stderr with exit code 1.
  */
-export function buildCli(): Cli {
+async function buildCli(names: readonly CommandName[] = commandNames()): Promise<Loaded> {
   const cli = new AegisCli({
     binaryLabel: "aegis: provable records of what an AI agent did",
     binaryName: "aegis",
@@ -116,10 +143,14 @@ export function buildCli(): Cli {
     enableColors: false,
     enableCapture: false,
   });
-  for (const command of [...Object.values(COMMAND_CLASSES), Builtins.HelpCommand, Builtins.VersionCommand]) {
-    cli.register(command);
-  }
-  return cli;
+  const classes = new Map<CommandName, CommandClass>();
+  for (const name of names) classes.set(name, await COMMANDS[name]());
+  for (const command of [...classes.values(), Builtins.HelpCommand, Builtins.VersionCommand]) cli.register(command);
+  return { cli, classes };
+}
+
+function commandNames(): CommandName[] {
+  return Object.keys(COMMANDS).filter(isCommandName);
 }
 
 /**
@@ -127,33 +158,45 @@ export function buildCli(): Cli {
  * (clipanion would print them to stdout); `--help` goes to stdout with exit code 0.
  */
 export async function main(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
-  const cli = buildCli();
   const ctx = { ...Cli.defaultContext, ...context };
   watchForClosedReader(ctx.stdout);
-  if (argv.length === 0) return usageFault(ctx, cli, { code: "usage", message: "no command given", command: "" });
-  const subs = commandGroups().get(argv[0] ?? "");
-  if (subs !== undefined && argv.length === 2 && (argv[1] === "--help" || argv[1] === "-h")) {
-    ctx.stdout.write(groupHelp(argv[0] ?? "", subs));
+  // `aegis help` is `aegis --help`; `aegis help verify` is `aegis verify --help`.
+  const args = argv[0] === "help" ? [...argv.slice(1), "--help"] : argv;
+  if (args.length === 0) return usageFault(ctx, undefined, { code: "usage", message: "no command given", command: "" });
+  const subs = commandGroups().get(args[0] ?? "");
+  if (subs !== undefined && args.length === 2 && (args[1] === "--help" || args[1] === "-h")) {
+    ctx.stdout.write(await groupHelp(args[0] ?? "", subs));
     return 0;
   }
+  const loaded = await buildCli(needed(args));
   let command;
   try {
-    command = cli.process([...argv], ctx);
+    command = loaded.cli.process([...args], ctx);
   } catch (error) {
-    const name = commandName(argv);
-    return usageFault(ctx, cli, { code: "usage", message: usageMessage(error, name, argv, cli), command: name ?? "" });
+    const name = commandName(args);
+    return usageFault(ctx, loaded, { code: "usage", message: usageMessage(error, name, args, loaded.cli), command: name ?? "" });
   }
-  return cli.run(command, ctx);
+  return loaded.cli.run(command, ctx);
+}
+
+/** The commands to load for these arguments: the one they name, a group's, every one for `aegis --help`, or none. */
+function needed(argv: readonly string[]): CommandName[] {
+  const first = argv[0] ?? "";
+  if (argv.length === 1 && (first === "--help" || first === "-h")) return commandNames();
+  const name = commandName(argv);
+  if (name !== undefined) return [name];
+  return (commandGroups().get(first) ?? []).map((sub) => `${first} ${sub}`).filter(isCommandName);
 }
 
 /** `error:` says what was wrong; `help:` gives the command's synopsis, or the command list. */
-function usageFault(ctx: BaseContext, cli: Cli, fault: Extract<CliFault, { code: "usage" }>): number {
+function usageFault(ctx: BaseContext, loaded: Loaded | undefined, fault: Extract<CliFault, { code: "usage" }>): number {
   const { error } = renderFault(fault);
   const name = isCommandName(fault.command) ? fault.command : undefined;
+  const command = name === undefined ? undefined : loaded?.classes.get(name);
   const help =
-    name === undefined
-      ? `commands: ${Object.keys(COMMAND_CLASSES).join(", ")}; run \`aegis --help\` for more`
-      : `usage: ${cli.usage(COMMAND_CLASSES[name], { detailed: false, colored: false }).replace(/^\$ /, "").trim()}; run \`aegis ${name} --help\` for more`;
+    name === undefined || command === undefined || loaded === undefined
+      ? `commands: ${commandNames().join(", ")}; run \`aegis --help\` for more`
+      : `usage: ${loaded.cli.usage(command, { detailed: false, colored: false }).replace(/^\$ /, "").trim()}; run \`aegis ${name} --help\` for more`;
   ctx.stderr.write(`error: ${error}\nhelp: ${help}\n`);
   return exitCodeOfFault(fault);
 }
@@ -167,12 +210,13 @@ function commandName(argv: readonly string[]): CommandName | undefined {
 }
 
 /** `aegis envelope --help`: each subcommand and what it does. */
-function groupHelp(group: string, subs: readonly string[]): string {
-  const lines = subs.map((sub) => {
+async function groupHelp(group: string, subs: readonly string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const sub of subs) {
     const name = `${group} ${sub}`;
-    const description = isCommandName(name) ? (COMMAND_CLASSES[name].usage?.description ?? "") : "";
-    return `  aegis ${name.padEnd(16)} ${description}`;
-  });
+    const description = isCommandName(name) ? ((await COMMANDS[name]()).usage?.description ?? "") : "";
+    lines.push(`  aegis ${name.padEnd(16)} ${description}`);
+  }
   return `aegis ${group}: one of\n\n${lines.join("\n")}\n\nRun \`aegis ${group} <subcommand> --help\` for its options and examples.\n`;
 }
 
@@ -186,7 +230,7 @@ function positionalOf(name: CommandName | undefined): string {
 /** The first words of multi-word commands (`envelope`), and their second words. */
 function commandGroups(): Map<string, string[]> {
   const groups = new Map<string, string[]>();
-  for (const name of Object.keys(COMMAND_CLASSES)) {
+  for (const name of commandNames()) {
     const [group, sub] = name.split(" ");
     if (group !== undefined && sub !== undefined) groups.set(group, [...(groups.get(group) ?? []), sub]);
   }

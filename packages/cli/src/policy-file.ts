@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describeIoError } from "@aegis/format/internal";
-import { PolicyParseError, loadPolicySet, type PolicySet } from "@aegis/policy";
+import { PolicyParseError, describePolicyProblem, loadPolicySet, type PolicySet } from "@aegis/policy";
 import { CliError } from "./fault.js";
 
 /** A Policy Set file, or the CLI fault that says why it is not one. */
@@ -9,7 +9,7 @@ export async function readPolicy(path: string, option: "--policy" | "--policies"
   try {
     return await loadPolicySet(path);
   } catch (error) {
-    if (error instanceof PolicyParseError) throw new CliError({ code: "policy_parse", path, message: error.message });
+    if (error instanceof PolicyParseError) throw new CliError({ code: "policy_parse", path, problems: error.problems.map(describePolicyProblem) });
     throw new CliError({ code: "unreadable_policy", path, detail: describeIoError(error), option });
   }
 }

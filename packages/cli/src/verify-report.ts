@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { sha256Hex, unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import {
   describeIndeterminate,
@@ -41,6 +41,40 @@ export function* verifyTextParts(v: Verification): Generator<string> {
 function inFlight(v: Verification): readonly string[] {
   if (v.anchored !== undefined) return v.anchored.in_flight;
   return v.verdict.status === "indeterminate" && v.verdict.reason.code === "unanchored_tail" ? v.verdict.reason.in_flight : [];
+}
+
+/**
+ * A record signed by a key other than the one given, in plain words for stderr (SPEC §13.4
+ * keeps stdout the reference's text, which speaks of a trust store and a fingerprint), or
+ * undefined when the verdict is not that. `keys`: the --key values given, and whether a
+ * trust store was named.
+ */
+export function describeForeignKey(v: Verification, keys: readonly string[], trustStore: boolean): string | undefined {
+  if (v.verdict.status !== "tampered" || v.verdict.reason.code !== "untrusted_key") return undefined;
+  const signer = v.verdict.reason.key_id;
+  // The commonest mistake: the signer's key_id given as --key, where its public key belongs.
+  if (keys.includes(signer))
+    return `the record is signed by key_id ${signer}, which you gave as --key: --key takes the signer's public key (its .pub file, or public_key in the record's open line), not its key_id`;
+  const given = [...new Set(keys.map((k) => sha256Hex(Buffer.from(k, "hex"))))];
+  const named = given.map((id) => `key_id ${id}`).join(", ");
+  const keysGiven = given.length === 1 ? `the key you gave (${named})` : `the keys you gave (${named})`;
+  const yours = given.length === 0 ? "any key in the trust store" : trustStore ? `${keysGiven} nor any in the trust store` : keysGiven;
+  return `the record is signed by key_id ${signer}, not by ${yours}: ask its signer for their public key`;
+}
+
+/**
+ * A file that holds no record line at all (a hostname, a README): its verdict is the
+ * reference's for a first row that does not parse ("torn write"), which reads as a damaged
+ * record. Said plainly on stderr, or undefined. `start`: the file's first bytes.
+ */
+export function describeNotARecord(v: Verification, shown: string, start: Uint8Array): string | undefined {
+  if (v.sessions > 0 || v.verdict.status === "verified") return undefined;
+  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
+  if (reason !== "torn_final_line" && reason !== "malformed_line") return undefined;
+  // A record's rows are JSON objects; a first row torn by a crash still begins as one.
+  const first = Buffer.from(start).toString("latin1").trimStart();
+  if (first === "" || first.startsWith("{")) return undefined;
+  return `${shown} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on`;
 }
 
 /** How many unfinished calls the stderr line names before it says how many more there are. */

@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
+import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector, type Run } from "./support.js";
 
 describe("aegis keygen", () => {
   it("writes the reference's key file (64 hex + newline, mode 0600) and prints public_key and key_id", () => {
@@ -105,22 +105,41 @@ describe("aegis show", () => {
 });
 
 describe("aegis demo", () => {
-  it("exits 0, writes the record and keys, and the verify command it prints exits 0", () => {
+  /** A shell line as the user types it where no `aegis` is on PATH (the demo run in a checkout). */
+  const shell = (line: string, cwd: string, path = "/usr/local/bin:/usr/bin:/bin"): Run => {
+    const ran = spawnSync("sh", ["-c", line], { cwd, encoding: "utf8", env: { ...process.env, PATH: path, AEGIS_DEBUG: "" } });
+    return { status: ran.status, stdout: ran.stdout, stderr: ran.stderr };
+  };
+  const demoIn = (cwd: string, path?: string): Run => shell(`${process.execPath} ${BIN} demo`, cwd, path);
+
+  it("exits 0, writes the record and keys, and every command it prints runs as printed, with the output it shows", () => {
     const cwd = tempDir();
-    const run = aegis(["demo"], { cwd });
+    const run = demoIn(cwd);
     expect(run.status).toBe(0);
     expect(run.stderr).toBe("");
     expect(statSync(join(cwd, "aegis-demo/signing.key")).mode & 0o777).toBe(0o600);
     // SPEC §13.6: the public key in a form --signing-key refuses, the key the record is pinned to.
     const [header, publicKey] = readFileSync(join(cwd, "aegis-demo/signing.pub"), "utf8").split("\n");
     expect(header).toBe("# aegis ed25519 public key");
-    expect(run.stdout).toContain(`aegis verify --key ${publicKey} `);
+    // No aegis on PATH: the commands say how to run this one, never a bare `aegis` that is not there.
+    const invocation = `node ${BIN}`;
+    expect(run.stdout).not.toMatch(/^(?:\$ | {2})aegis /m);
+    expect(run.stdout).toContain(`${invocation} verify --key ${publicKey} `);
     expect(run.stdout).toMatch(/^Verified \(pinned to [0-9a-f]{64}\)$/m);
     expect(run.stdout).toMatch(/^Tampered: line at session 0 seq 2: signature does not match this line$/m);
-    const printed = /A stranger holding only the public key checks the record with:\n {2}(aegis verify --key [0-9a-f]{64} \S+)\n/.exec(run.stdout);
-    expect(printed).not.toBeNull();
-    const args = (printed?.[1] ?? "").split(" ").slice(1);
-    const stranger = aegis(args, { cwd });
+
+    // Each `$ command` and the lines after it: the command's real stdout, word for word.
+    const transcripts = [...run.stdout.matchAll(/^\$ (.+)\n((?:.+\n)+)/gm)];
+    expect(transcripts.map((t) => (t[1] ?? "").split(" ").slice(2, 4).join(" "))).toEqual(["verify --key", "verify --key", "proof verify"]);
+    for (const [, command, shown] of transcripts) {
+      const real = shell(command ?? "", cwd);
+      expect(real.stdout, command).toBe(shown);
+      expect(real.status, command).toBe(command?.endsWith("session-tampered.aarl") ? 1 : 0);
+    }
+
+    const printed = [...run.stdout.matchAll(/^ {2}(node .+)$/gm)].map((m) => m[1] ?? "");
+    const named = (words: string): string => printed.find((line) => line.startsWith(`${invocation} ${words}`)) ?? `(no ${words} printed)`;
+    const stranger = shell(named(`verify --key ${publicKey} aegis-demo/session.aarl`), cwd);
     expect(stranger.status).toBe(0);
     expect(stranger.stdout).toMatch(/^Verified \(pinned to /);
     const approval = /parked for approval (apr-[0-9a-f-]{36}) \(rule park-shell\)/.exec(run.stdout)?.[1] ?? "no park";
@@ -133,36 +152,45 @@ describe("aegis demo", () => {
     }
     // The operator's commands it prints work too: the stricter set changes exactly the two shell calls,
     // and every request and response the record names is in the Envelope.
-    const operator = [...run.stdout.matchAll(/^ {2}(aegis (?:recheck|envelope verify) .+)$/gm)].map((m) => (m[1] ?? "").split(" ").slice(1));
-    expect(operator).toHaveLength(2);
-    const [recheck, envelope] = operator.map((args) => aegis(args, { cwd }));
-    expect(recheck?.stdout).toMatch(/^call call-4 session 0 seq \d+: newly_blocked was=pending_approval now=denied$/m);
-    expect(recheck?.stdout).toMatch(/^call call-5 session 0 seq \d+: newly_blocked was=allowed now=denied$/m);
-    expect(recheck?.stdout.match(/: unchanged /g)).toHaveLength(4);
-    expect(recheck?.status).toBe(1);
-    expect(envelope?.stdout).toMatch(/\nenvelope: 8 present, 0 missing, 0 digest_mismatch, 0 redacted \(of 8 digests the record names\)\n$/);
-    expect(envelope?.status).toBe(0);
+    const recheck = shell(named("recheck "), cwd);
+    expect(recheck.stdout).toMatch(/^call call-4 session 0 seq \d+: newly_blocked was=pending_approval now=denied$/m);
+    expect(recheck.stdout).toMatch(/^call call-5 session 0 seq \d+: newly_blocked was=allowed now=denied$/m);
+    expect(recheck.stdout.match(/: unchanged /g)).toHaveLength(4);
+    expect(recheck.status).toBe(1);
+    const envelope = shell(named("envelope verify "), cwd);
+    expect(envelope.stdout).toMatch(/\nenvelope: 8 present, 0 missing, 0 digest_mismatch, 0 redacted \(of 8 digests the record names\)\n$/);
+    expect(envelope.status).toBe(0);
     // Under the very set that decided them, every call is unchanged.
     const same = aegis(["recheck", "--require-verified", "--policy", join(cwd, "aegis-demo/policy.yaml"), join(cwd, "aegis-demo/session.aarl")]);
     expect(same.stdout.match(/: unchanged /g)).toHaveLength(6);
     expect(same.status).toBe(0);
-    // The proofs of the parked call, checked as the stranger it names would, with the key alone;
-    // and the record held to its checkpoint.
-    const [proofCheck, heldToCheckpoint] = [...run.stdout.matchAll(/^ {2}(aegis (?:proof verify|verify --key [0-9a-f]{64} --checkpoint) .+)$/gm)].map((m) =>
-      aegis(
-        (m[1] ?? "")
-          .replace("*.tlog-proof", "")
-          .split(" ")
-          .slice(1)
-          .flatMap((a) => (a.endsWith("/proofs/") ? readdirSync(join(cwd, a)).map((f) => join(a, f)) : [a])),
-        { cwd },
-      ),
-    );
-    expect(proofCheck?.status).toBe(0);
-    expect(proofCheck?.stdout.match(/: OK: Line \d+ of 15 in aegis\.invalid\/record\/[0-9a-f]{64}: /g)).toHaveLength(3);
-    expect(proofCheck?.stdout).toMatch(/decision on apr-[0-9a-f-]{36}: approved \(signed\)/);
-    expect(heldToCheckpoint?.status).toBe(0);
-    expect(heldToCheckpoint?.stdout).toMatch(/: matches the record's first lines\n$/);
+    // The proofs of the parked call, checked as the stranger it names would, with the key alone
+    // (the shell expands the glob); and the record held to its checkpoint.
+    const proofCheck = shell(named("proof verify "), cwd);
+    expect(proofCheck.status).toBe(0);
+    expect(proofCheck.stdout.match(/: OK: Line \d+ of 15 in aegis\.invalid\/record\/[0-9a-f]{64}: /g)).toHaveLength(3);
+    expect(proofCheck.stdout).toMatch(/decision on apr-[0-9a-f-]{36}: approved \(signed\)/);
+    const heldToCheckpoint = shell(named(`verify --key ${publicKey} --checkpoint `), cwd);
+    expect(heldToCheckpoint.status).toBe(0);
+    expect(heldToCheckpoint.stdout).toMatch(/: matches the record's first lines\n$/);
+    const report = shell(named("report "), cwd);
+    expect(report.status, report.stderr).toBe(0);
+    expect(statSync(join(cwd, "aegis-demo/report.html")).size).toBeGreaterThan(0);
+  });
+
+  it("prints `aegis` when the aegis on PATH is this one, and not when it is another program", () => {
+    const bin = join(tempDir(), "bin");
+    mkdirSync(bin);
+    symlinkSync(BIN, join(bin, "aegis"));
+    const mine = demoIn(tempDir(), `${bin}:/usr/local/bin:/usr/bin:/bin`);
+    expect(mine.status).toBe(0);
+    expect(mine.stdout).toMatch(/^ {2}aegis verify --key [0-9a-f]{64} aegis-demo\/session\.aarl$/m);
+    const other = join(tempDir(), "bin");
+    mkdirSync(other);
+    writeFileSync(join(other, "aegis"), "#!/bin/sh\necho not this aegis\n", { mode: 0o755 });
+    const theirs = demoIn(tempDir(), `${other}:/usr/local/bin:/usr/bin:/bin`);
+    expect(theirs.stdout).not.toMatch(/^ {2}aegis /m);
+    expect(theirs.stdout).toMatch(/^ {2}node \S+ verify --key /m);
   });
 
   it("runs again over its own directory, and refuses a directory it did not make", () => {

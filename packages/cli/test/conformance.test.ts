@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "./support.js";
+import { BIN, ROOT, tempDir } from "./support.js";
 
 /**
  * The second verifier (conformance/python, written from SPEC.md alone) on every vector, in
@@ -23,5 +24,37 @@ describe("conformance/python", () => {
     expect(run.stderr).toMatch(/\nOK(?: \(skipped=1\))?\n?$/);
     expect(run.stderr).toMatch(/^Ran [1-9]\d* tests/m);
     expect(run.status).toBe(0);
+  });
+});
+
+/**
+ * walk_aegis.py: aegis verify and the Python verifier on the same chain vectors, compared by
+ * stdout and exit code. `.ci/run` walks every vector with the one file under Node 24; here,
+ * a few, with the packages' bin, and once with a command that is not a verifier.
+ */
+describe("conformance/python/walk_aegis.py", () => {
+  const ids = ["chains/verified_pinned", "chains/untrusted_key", "chains/untrusted_key_empty_store"];
+  const dir = tempDir();
+  const manifest = JSON.parse(readFileSync(join(ROOT, "vectors/manifest.json"), "utf8")) as { vectors: { id: string; input: { record: string } }[] };
+  const chosen = manifest.vectors.filter((v) => ids.includes(v.id));
+  for (const v of chosen) {
+    mkdirSync(dirname(join(dir, v.input.record)), { recursive: true });
+    copyFileSync(join(ROOT, "vectors", v.input.record), join(dir, v.input.record));
+  }
+  writeFileSync(join(dir, "manifest.json"), JSON.stringify({ vectors: chosen }));
+  const walk = (aegis: string) => spawnSync("/usr/bin/python3", [join(ROOT, "conformance/python/walk_aegis.py"), "--aegis", aegis, dir], { encoding: "utf8" });
+
+  it("finds aegis verify and the Python verifier in agreement on each chain vector", () => {
+    expect(chosen.map((v) => v.id).sort()).toEqual([...ids].sort());
+    const run = walk(`${process.execPath} ${BIN}`);
+    expect(run.stdout).toBe("3 agreed, 0 differed\n");
+    expect(run.status).toBe(0);
+  });
+
+  it("says where a command differs, and fails", () => {
+    const run = walk("/bin/echo");
+    expect(run.stdout).toMatch(/^DIFFER chains\/verified_pinned: aegis exit 0 /m);
+    expect(run.stdout).toMatch(/\n0 agreed, 3 differed\n$/);
+    expect(run.status).toBe(1);
   });
 });

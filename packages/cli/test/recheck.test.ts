@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest, insecureDevKey } from "@aegis/format";
 import { decide, parsePolicySet } from "@aegis/policy";
-import { BIN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
+import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
 const fixture = (name: string): string => vector(`external/rust-aegis/recheck/${name}`);
 const recheck = (policy: string, record: string, ...flags: string[]) => aegis(["recheck", ...flags, "--policy", fixture(policy), fixture(record)]);
@@ -59,6 +59,18 @@ describe("aegis recheck: the reference's fixtures, as a child process", () => {
 });
 
 describe("aegis recheck: beyond the reference", () => {
+  it("a record given as --policy: the first five of its problems, each short, and how many there are in all", () => {
+    const run = aegis(["recheck", "--policy", GOLDEN, GOLDEN]);
+    expect(run.status).toBe(2);
+    const [error, help] = run.stderr.split("\n");
+    expect(error).toMatch(/^error: policy parse error: line \d+, column \d+: [^;]+(?:; [^;]+){4}; and \d+ more \(\d+ problems in all\)$/);
+    const [, more, all] = /and (\d+) more \((\d+) problems in all\)$/.exec(error ?? "") ?? [];
+    expect(Number(all) - Number(more)).toBe(5);
+    expect(Number(all)).toBeGreaterThan(100);
+    expect(error?.length).toBeLessThan(1200);
+    expect(help).toMatch(/^help: fix .*golden-session\.aarl: a Policy Set is YAML/);
+  });
+
   it("--require-verified refuses an unverified record: exit 1, nothing on stdout", () => {
     const run = recheck("unchanged.yaml", "session_clean.jsonl", "--require-verified");
     expect(run.status).toBe(1);

@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { SigningKey } from "@aegis/format";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BIN, GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
@@ -26,6 +28,46 @@ describe("aegis verify on the reference's golden Session", () => {
     const run = aegis(["verify", "--trust-store", store, GOLDEN]);
     expect(run.status).toBe(0);
     expect(run.stdout.split("\n")[0]).toBe(`Verified (pinned to ${GOLDEN_KEY_ID})`);
+  });
+
+  it("pinned to another real key: stdout is the reference's, stderr says in plain words whose signature it is", () => {
+    const other = SigningKey.fromSeed(new Uint8Array(32).fill(9));
+    const otherId = createHash("sha256").update(other.publicKey).digest("hex");
+    const run = aegis(["verify", "--key", other.publicKeyHex, GOLDEN]);
+    expect(run.status).toBe(1);
+    expect(run.stdout.split("\n")[0]).toBe(
+      `Tampered: session opened at session 0 seq 0 publishes a key with fingerprint ${GOLDEN_KEY_ID}, which is not in the supplied trust store (--key takes the 64-hex public key, not this fingerprint)`,
+    );
+    expect(run.stderr).toBe(
+      `aegis verify: the record is signed by key_id ${GOLDEN_KEY_ID}, not by the key you gave (key_id ${otherId}): ask its signer for their public key\n`,
+    );
+    // The signer's key_id given where its public key belongs: said so.
+    const mistaken = aegis(["verify", "--key", GOLDEN_KEY_ID, GOLDEN]);
+    expect(mistaken.status).toBe(1);
+    expect(mistaken.stderr).toContain(`the record is signed by key_id ${GOLDEN_KEY_ID}, which you gave as --key: --key takes the signer's public key`);
+    const store = join(tempDir(), "trusted.txt");
+    writeFileSync(store, `${other.publicKeyHex}\n`);
+    expect(aegis(["verify", "--trust-store", store, GOLDEN]).stderr).toBe(
+      `aegis verify: the record is signed by key_id ${GOLDEN_KEY_ID}, not by any key in the trust store: ask its signer for their public key\n`,
+    );
+  });
+
+  it("a file that holds no record line (a hostname): the reference's verdict, and on stderr that it is not a record", () => {
+    const dir = tempDir();
+    const hostname = join(dir, "hostname");
+    writeFileSync(hostname, "build-host-7\n");
+    const run = aegis(["verify", hostname]);
+    expect(run.status).toBe(3);
+    expect(run.stdout).toBe("Indeterminate: final line 1 does not parse; torn write\n");
+    expect(run.stderr).toBe(
+      `aegis verify: ${hostname} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on\n`,
+    );
+    // A record whose first line a crash tore is a record: no such word for it.
+    const torn = join(dir, "torn.aarl");
+    writeFileSync(torn, readFileSync(GOLDEN, "utf8").slice(0, 120));
+    const tornRun = aegis(["verify", torn]);
+    expect(tornRun.stdout).toBe("Indeterminate: final line 1 does not parse; torn write\n");
+    expect(tornRun.stderr).toBe("");
   });
 
   it("output names no path and no time: the same bytes from any directory", () => {

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";
@@ -59,6 +59,24 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
     expect(program.status).toBe(1);
     expect(program.stderr).toContain(`error: could not start ${join(dir, "no-such-server")}: no such program (is it on PATH?)`);
     for (const run of [missingKey, policy, program]) expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it("a server that is not there appends nothing to the record: no empty Session, new file or old", () => {
+    const fresh = join(tempDir(), "fresh.aarl");
+    const missing = aegis(["wrap", "--audit", fresh, "--signing-key", key, "--", "/no/such/server"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain("error: could not start /no/such/server: no such program (is it on PATH?)");
+    expect(existsSync(fresh)).toBe(false);
+    // A record that already holds a Session keeps its bytes, whether the name is a path or one to find on PATH.
+    const kept = join(tempDir(), "kept.aarl");
+    aegis(["wrap", "--audit", kept, "--signing-key", key, "--", "true"]);
+    const before = readFileSync(kept);
+    for (const server of ["/no/such/server", "no-such-server-on-path", "."]) {
+      const run = aegis(["wrap", "--audit", kept, "--signing-key", key, "--", server]);
+      expect(run.status, server).toBe(1);
+      expect(run.stderr).toContain(`error: could not start ${server}: no such program (is it on PATH?)`);
+    }
+    expect(readFileSync(kept).equals(before)).toBe(true);
   });
 
   it("a lock a killed wrap left is recovered, and wrap says so; a torn record names aegis repair", async () => {

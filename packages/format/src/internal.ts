@@ -38,6 +38,8 @@ export { RowSplitter, type Row } from "./wire/row-splitter.js";
 export { readRows } from "./wire/row-file.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
 export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
+// The one-file build's entry hands a worker thread it started to this (ADR 0023).
+export { runWorkerThread } from "./verify/worker-url.js";
 export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.

@@ -13,6 +13,7 @@ import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { summarizePark } from "./park-summary.js";
+import { programExists } from "./program.js";
 import { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
 import type { LiveExport } from "./otel/live.js";
@@ -156,6 +157,9 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stderr = options.stderr ?? process.stderr;
   const say = (text: string): void => void stderr.write(`aegis wrap: ${text}\n`);
 
+  // A server that is not there is refused before the record is touched: no empty Session.
+  if (!(await programExists(options.command, options.env, options.cwd)))
+    throw new WrapError({ code: "spawn", command: options.command, detail: NO_SUCH_PROGRAM });
   // The spans' exporter first: it follows every Line from the open on (SPEC Appendix A.5).
   const live = options.otlp === undefined ? undefined : await startOtlp(options.otlp, say);
   // The record and its Envelope before the server: a wrap that cannot record starts nothing.
@@ -305,6 +309,8 @@ async function openEnvelope(dir: string): Promise<EnvelopeStore> {
   }
 }
 
+const NO_SUCH_PROGRAM = "no such program (is it on PATH?)";
+
 /** Spawn the server; resolves once it runs, so a bad command is an error before any relaying. */
 async function start(options: WrapOptions): Promise<ChildProcess> {
   let child: ChildProcess;
@@ -324,7 +330,7 @@ async function start(options: WrapOptions): Promise<ChildProcess> {
   try {
     await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
   } catch (error) {
-    const detail = errnoOf(error) === "ENOENT" ? "no such program (is it on PATH?)" : error instanceof Error ? error.message : String(error);
+    const detail = errnoOf(error) === "ENOENT" ? NO_SUCH_PROGRAM : error instanceof Error ? error.message : String(error);
     throw new WrapError({ code: "spawn", command: options.command, detail });
   }
   return child;

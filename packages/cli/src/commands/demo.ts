@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs";
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { Command, Option } from "clipanion";
 import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile, writePublicKeyFile } from "@aegis/format";
 import { PRIVATE_FILE_MODE, describeIoError, makeDirectories } from "@aegis/format/internal";
-import { callLines, checkProof, defaultOrigin, describeProofCheck, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
+import { callLines, checkProof, defaultOrigin, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
+import { checked, checkedText } from "./proof-verify.js";
 import { writeProofs } from "./prove.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -13,6 +14,7 @@ import { verifyText } from "../verify-report.js";
 import { runScript } from "../demo/agent.js";
 import { DEMO_POLICY_YAML, STRICTER_POLICY_YAML } from "../demo/policy.js";
 import { createStore } from "../envelope/source.js";
+import { displayPath, invocation, shellWord } from "../invocation.js";
 
 const MARKER = ".aegis-demo";
 /** The call the demo proves on its own: the parked one, whose approval's decision is one of its Lines. */
@@ -85,8 +87,10 @@ export class DemoCommand extends AegisCommand {
       await envelope.close();
     }
 
-    const shown = displayPath(record);
-    const shownTampered = displayPath(tampered);
+    // The commands below as the user can type them here: `aegis` only where that is this aegis.
+    const aegis = invocation();
+    const shown = shellWord(displayPath(record));
+    const shownTampered = shellWord(displayPath(tampered));
     const verified = await verifyChainFile(record, { trust: [key.publicKeyHex] });
     const change = await alterOneByte(record, tampered);
     const caught = await verifyChainFile(tampered, { trust: [key.publicKeyHex] });
@@ -104,36 +108,37 @@ export class DemoCommand extends AegisCommand {
     lines.push(`  session-tampered.aarl  a copy with one byte changed (line ${change.line}, byte ${change.offset}: '${change.from}' -> '${change.to}')`);
     lines.push(`  session.checkpoint     a signed checkpoint of all ${verified.lines} lines (C2SP), to keep apart from the record`);
     lines.push(`  proofs/                proofs of the ${proved.length} lines of ${PROVED_CALL} alone, for someone who must not see the rest`, "");
-    lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
-    lines.push(`$ aegis verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
-    lines.push("A stranger holding only the public key checks the record with:", `  aegis verify --key ${key.publicKeyHex} ${shown}`, "");
+    lines.push(`$ ${aegis} verify --key ${key.publicKeyHex} ${shown}`, verifyText(verified).trimEnd(), "");
+    lines.push(`$ ${aegis} verify --key ${key.publicKeyHex} ${shownTampered}`, verifyText(caught).trimEnd(), "");
+    lines.push("A stranger holding only the public key checks the record with:", `  ${aegis} verify --key ${key.publicKeyHex} ${shown}`, "");
     const shownDir = displayPath(dir);
-    const shownProofs = proved.map((p) => displayPath(p.path)).join(" ");
-    lines.push(`$ aegis proof verify --key ${key.publicKeyHex} ${shownProofs}`, ...proved.map((p) => p.line), "");
+    const at = (name: string): string => shellWord(join(shownDir, name));
+    const shownProofs = proved.map((p) => shellWord(p.file)).join(" ");
+    lines.push(`$ ${aegis} proof verify --key ${key.publicKeyHex} ${shownProofs}`, ...proved.map((p) => p.line), "");
     lines.push(
       `A stranger given only ${PROVED_CALL}'s proofs checks them, without the record, with:`,
-      `  aegis proof verify --key ${key.publicKeyHex} ${join(shownDir, "proofs", "*.tlog-proof")}`,
+      `  ${aegis} proof verify --key ${key.publicKeyHex} ${at("proofs")}/*.tlog-proof`,
       `and whoever keeps the checkpoint finds a record later cut short or rewritten with:`,
-      `  aegis verify --key ${key.publicKeyHex} --checkpoint ${join(shownDir, "session.checkpoint")} ${shown}`,
+      `  ${aegis} verify --key ${key.publicKeyHex} --checkpoint ${at("session.checkpoint")} ${shown}`,
       "",
     );
     lines.push("An operator asks what a stricter policy would have changed, and whether every request's bytes are kept:");
     lines.push(
-      `  aegis recheck --policy ${join(shownDir, "policy-stricter.yaml")} ${shown}`,
-      `  aegis envelope verify --envelope ${join(shownDir, "session.envelope")} ${shown}`,
+      `  ${aegis} recheck --policy ${at("policy-stricter.yaml")} ${shown}`,
+      `  ${aegis} envelope verify --envelope ${at("session.envelope")} ${shown}`,
     );
     lines.push(
       "",
       "Anyone would rather look: one HTML file that verifies the record again in the browser that opens it, and shows every call:",
-      `  aegis report --key ${key.publicKeyHex} --policy ${join(shownDir, "policy-stricter.yaml")} --envelope ${join(shownDir, "session.envelope")} --out ${join(shownDir, "report.html")} ${shown}`,
+      `  ${aegis} report --key ${key.publicKeyHex} --policy ${at("policy-stricter.yaml")} --envelope ${at("session.envelope")} --out ${at("report.html")} ${shown}`,
     );
-    lines.push("(`aegis show` gives a readable account of each call; `aegis --help` lists every command)");
+    lines.push(`(\`${aegis} show\` gives a readable account of each call; \`${aegis} --help\` lists every command)`);
     await this.out(`${lines.join("\n")}\n`);
     return verified.verdict.status === "verified" && caught.verdict.status === "tampered" && proved.every((p) => p.ok) ? 0 : 1;
   }
 
   /** Checkpoint the record, prove every Line of one call under it, and check each proof as a stranger would. */
-  private async checkpointAndProve(dir: string, record: string, key: SigningKey, callId: string): Promise<{ path: string; line: string; ok: boolean }[]> {
+  private async checkpointAndProve(dir: string, record: string, key: SigningKey, callId: string): Promise<{ file: string; line: string; ok: boolean }[]> {
     const tree = await recordTree(record);
     const checkpoint = signCheckpoint({ origin: defaultOrigin(tree.firstLineHash), size: tree.size, root: tree.root, extensions: [] }, key);
     await writeFile(join(dir, "session.checkpoint"), checkpoint, { mode: PRIVATE_FILE_MODE });
@@ -141,13 +146,10 @@ export class DemoCommand extends AegisCommand {
     if (result.code !== "proved") throw new CliError({ code: "internal", detail: `the demo could not prove ${callId}: ${result.code}` });
     const paths = await writeProofs(join(dir, "proofs"), result.proofs);
     return result.proofs.map((p, i) => {
-      const path = paths[i] ?? "";
-      const check = checkProof(Buffer.from(p.text), [key.publicKey]);
-      const said =
-        check.code === "included"
-          ? `OK: Line ${check.proof.index + 1} of ${check.checkpoint.size}: ${check.line["line_type"] === "decision" ? `the decision on ${callId}'s park` : `${String(check.line["line_type"])} of ${callId}`}`
-          : `FAILED: ${describeProofCheck(check)}`;
-      return { path, line: `${displayPath(path)}: ${said}`, ok: check.code === "included" };
+      // What `aegis proof verify` prints for it, word for word: the same check, the same text.
+      const file = displayPath(paths[i] ?? "");
+      const check = checked(file, checkProof(Buffer.from(p.text), [key.publicKey]), 0);
+      return { file, line: checkedText(check), ok: check.ok };
     });
   }
 
@@ -181,9 +183,4 @@ async function alterOneByte(from: string, to: string): Promise<{ line: number; o
   await writeFile(to, bytes, { mode: PRIVATE_FILE_MODE });
   const line = bytes.subarray(0, offset).toString("latin1").split("\n").length;
   return { line, offset, from: before, to: "n" };
-}
-
-function displayPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel === "" ? "." : rel.startsWith("..") || isAbsolute(rel) ? path : rel;
 }

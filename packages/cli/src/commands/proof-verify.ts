@@ -9,7 +9,7 @@ import { readProofInput } from "../proof-files.js";
 import { checkKeyArgument } from "../trust-store.js";
 
 /** One proof's answer, as text and as `--json` print it. */
-interface Checked {
+export interface Checked {
   readonly file: string;
   readonly ok: boolean;
   readonly check: ProofCheck["code"] | "too_few_witnesses";
@@ -64,11 +64,7 @@ export class ProofVerifyCommand extends AegisCommand {
     if (this.json) {
       await this.out(`${JSON.stringify({ schema: "aegis.proof-verify/1", ok: results.every((r) => r.ok), proofs: results }, null, 2)}\n`);
     } else {
-      for (const r of results) {
-        await this.out(
-          r.ok ? `${r.file}: OK: Line ${r.line ?? 0} of ${r.size ?? 0} in ${r.origin ?? ""}: ${r.says ?? ""}\n` : `${r.file}: FAILED: ${r.detail}\n`,
-        );
-      }
+      for (const r of results) await this.out(`${checkedText(r)}\n`);
     }
     return results.every((r) => r.ok) ? 0 : 1;
   }
@@ -90,7 +86,13 @@ function parseWitness(text: string): NoteVerifier {
   }
 }
 
-function checked(file: string, check: ProofCheck, min: number): Checked {
+/** One proof's line of `aegis proof verify`'s text (the demo prints the same). */
+export function checkedText(r: Checked): string {
+  return r.ok ? `${r.file}: OK: Line ${r.line ?? 0} of ${r.size ?? 0} in ${r.origin ?? ""}: ${r.says ?? ""}` : `${r.file}: FAILED: ${r.detail}`;
+}
+
+/** One proof checked, as `aegis proof verify` reports it: `min` witnesses required. */
+export function checked(file: string, check: ProofCheck, min: number): Checked {
   if (check.code !== "included") return { file, ok: false, check: check.code, detail: describeProofCheck(check) };
   const witnesses = check.cosigned.map((c) => c.witness.name);
   const base = {

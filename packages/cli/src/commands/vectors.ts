@@ -10,10 +10,19 @@ import { runVector, type VectorResult } from "../vectors/run.js";
 
 /**
  * The vectors this aegis was released with: the `@aegis/vectors` package, a dependency of
- * the CLI, so they are found in a checkout, a global install and under `npx` alike.
+ * the CLI, so they are found in a checkout and in an install of the packages alike.
  */
 function bundledVectors(): string {
-  return dirname(createRequire(import.meta.url).resolve("@aegis/vectors/manifest.json"));
+  try {
+    return dirname(createRequire(import.meta.url).resolve("@aegis/vectors/manifest.json"));
+  } catch {
+    // The one-file build (dist/aegis.mjs) carries no vectors, and may run where none are installed.
+    throw new CliError({
+      code: "bad_vectors",
+      path: "@aegis/vectors",
+      detail: "no @aegis/vectors package is installed beside this aegis; give the vectors' directory",
+    });
+  }
 }
 
 export class VectorsCommand extends AegisCommand {

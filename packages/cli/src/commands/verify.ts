@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
 import { ChainReadError, verifyChainFiles, type FileVerification } from "@aegis/format";
-import { lstat, readdir } from "node:fs/promises";
+import { lstat, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
 import { unreachable } from "@aegis/format/internal";
@@ -14,7 +14,7 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import { describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
@@ -122,6 +122,10 @@ export class VerifyCommand extends AegisCommand {
     // SPEC §13.4: stdout stays the reference's; calls a killed writer left are said beside it.
     const unfinished = describeUnfinishedCalls(result.unfinished_calls);
     if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${unfinished}\n`);
+    const foreign = describeForeignKey(result, this.keys, this.trustStore !== undefined);
+    if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${foreign}\n`);
+    const stray = input.path === STDIN ? undefined : describeNotARecord(result, input.shown, await firstBytes(input.path));
+    if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
     return exitCodeOfVerdict(result.verdict);
   }
 
@@ -180,6 +184,10 @@ export class VerifyCommand extends AegisCommand {
       }
       const unfinished = answer.code === "checked" ? describeUnfinishedCalls(answer.verification.unfinished_calls) : undefined;
       if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${unfinished}\n`);
+      const foreign = answer.code === "checked" ? describeForeignKey(answer.verification, this.keys, this.trustStore !== undefined) : undefined;
+      if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${foreign}\n`);
+      const stray = answer.code === "checked" ? describeNotARecord(answer.verification, answer.path, await firstBytes(answer.path)) : undefined;
+      if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
       first = false;
     }
     await answers.return(undefined);
@@ -270,4 +278,19 @@ async function recordsUnder(dir: string): Promise<string[]> {
     else if (entry.isFile() && entry.name.endsWith(".aarl")) found.push(path);
   }
   return found;
+}
+
+/** The first bytes of a file already verified, for what is said about it; none if it cannot be read again. */
+async function firstBytes(path: string): Promise<Uint8Array> {
+  try {
+    const file = await open(path, "r");
+    try {
+      const { buffer, bytesRead } = await file.read(Buffer.alloc(256), 0, 256, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return new Uint8Array(0);
+  }
 }

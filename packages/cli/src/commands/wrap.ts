@@ -103,7 +103,7 @@ export class WrapCommand extends AegisCommand {
         stderr: process.stderr,
       });
     } catch (error) {
-      if (error instanceof WrapError) throw new CliError({ code: "wrap", fault: error.fault });
+      if (error instanceof WrapError) throw new CliError({ code: "wrap", fault: error.fault, detail: error.message });
       throw error;
     }
     // The server's code passes through: it may be any byte, not only aegis's own four.

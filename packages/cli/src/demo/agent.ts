@@ -83,6 +83,9 @@ export async function runScript(writer: ChainWriter): Promise<DemoCall[]> {
     };
     const decision = decide(DEMO_POLICY, { tool_id: step.tool, axes });
     await writer.beginCall({ call_id: step.id, tool_id: step.tool, policy_set_hash: decision.policy_set_hash, request: requestBytes(step) });
+    // The scripted tool runs in no time; what is recorded is what was measured, never more
+    // than the Lines' own times say (SPEC §5: wall_ms), and no memory figure it did not take.
+    const started = performance.now();
     const allowed = decision.policy.status === "allowed";
     const capability: CapabilityOutcome = allowed
       ? {
@@ -103,7 +106,7 @@ export async function runScript(writer: ChainWriter): Promise<DemoCall[]> {
       capability,
       execution,
       decision_axes: decision.decision_axes,
-      ...(allowed ? { grant_id: `grant-${step.id}`, wall_ms: 3 + report.length, peak_memory_bytes: 2097152 } : {}),
+      ...(allowed ? { grant_id: `grant-${step.id}`, wall_ms: Math.floor(performance.now() - started) } : {}),
     };
     const response = allowed ? step.runs.response : undefined;
     await writer.endCall(step.id, response === undefined ? common : { ...common, response: new TextEncoder().encode(response) });

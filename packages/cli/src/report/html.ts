@@ -1,21 +1,7 @@
 import { createReadStream } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { createGzip } from "node:zlib";
 import type { ReportData } from "./data.js";
-
-/** The page's parts as `npm run build` bundles them (scripts/build-page.mjs), beside this file. */
-export interface PageAssets {
-  readonly script: string;
-  readonly worker: string;
-  readonly style: string;
-}
-
-export async function readPageAssets(): Promise<PageAssets> {
-  const at = (name: string): URL => new URL(name, import.meta.url);
-  const [script, worker, style] = await Promise.all(["page.js", "worker.js", "style.css"].map((name) => readFile(at(name), "utf8")));
-  if (script === undefined || worker === undefined || style === undefined) throw new Error("the page's assets could not be read");
-  return { script, worker, style };
-}
+import type { PageAssets } from "./page-assets.js";
 
 /** The record a page carries: a file and how many of its bytes (its size when the page began). */
 export interface EmbeddedRecord {

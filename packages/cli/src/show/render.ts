@@ -108,9 +108,31 @@ export function policyText(o: OutcomeLine): string {
     .exhaustive(unreachable);
 }
 
+/**
+ * A call aegis wrap relayed: its grant is the pass-through one (SPEC §17.2), every ceiling 0,
+ * no fs, no net. wrap mints no authority and confines nothing, and says so, rather than
+ * showing ceilings of 0 that no one enforced.
+ */
+function relayed(o: OutcomeLine): boolean {
+  if (o.capability.status !== "granted") return false;
+  const g = o.capability.grant;
+  return (
+    g.grant_id.startsWith("wrap-passthrough-") &&
+    g.max_memory_bytes === 0 &&
+    g.max_wall_ms === 0 &&
+    g.max_output_bytes === 0 &&
+    g.fs === undefined &&
+    g.net === undefined
+  );
+}
+
 function capabilityText(o: OutcomeLine): string {
   return match(o.capability)
-    .with({ status: "granted" }, (c) => `granted ${grantText(c.grant)}`)
+    .with({ status: "granted" }, (c) =>
+      relayed(o)
+        ? `granted ${c.grant.grant_id} for ${c.grant.tool_id}; no limits: aegis wrap relays the call and confines nothing`
+        : `granted ${grantText(c.grant)}`,
+    )
     .with({ status: "denied" }, (c) => `denied: ${c.reason}${c.denied_capability === undefined ? "" : ` (${c.denied_capability})`}`)
     .exhaustive(unreachable);
 }
@@ -124,7 +146,8 @@ export function executionText(o: OutcomeLine): string {
     .exhaustive(unreachable);
   const metrics = [
     o.wall_ms === undefined ? undefined : `${o.wall_ms} ms`,
-    o.peak_memory_bytes === undefined ? undefined : `peak ${o.peak_memory_bytes} B`,
+    // wrap does not meter the server: its 0 is "not measured" (SPEC §17.2).
+    o.peak_memory_bytes === undefined ? undefined : relayed(o) && o.peak_memory_bytes === 0 ? "memory not measured" : `peak ${o.peak_memory_bytes} B`,
   ].filter((x) => x !== undefined);
   return metrics.length === 0 ? base : `${base} (${metrics.join(", ")})`;
 }

@@ -1,10 +1,10 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
 import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
 import type { FileAnswer, FileRequest } from "./file-worker.js";
-import { workerUrl } from "./worker-url.js";
+import { startWorker } from "./worker-url.js";
 
 /** One file's answer among many: its verification, or why it could not be read. */
 export type FileVerification =
@@ -110,7 +110,7 @@ class FilePool {
   }
 
   private start(): { readonly worker: Worker; load: number } {
-    const worker = new Worker(workerUrl("./file-worker.js"));
+    const worker = startWorker("file");
     worker.on("message", (answer: FileAnswer) => {
       const waiter = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);

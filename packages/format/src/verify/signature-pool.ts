@@ -1,8 +1,8 @@
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { SignatureBatch } from "./signature-batch.js";
 import type { BatchAnswer, BatchRequest } from "./signature-worker.js";
-import { workerUrl } from "./worker-url.js";
+import { startWorker } from "./worker-url.js";
 
 /**
  * Worker threads that check Ed25519 signatures in batches. Threads start on the first
@@ -56,7 +56,7 @@ class PoolThread {
   online = false;
 
   constructor(onFailure: () => void) {
-    this.worker = new Worker(workerUrl("./signature-worker.js"));
+    this.worker = startWorker("signature");
     this.worker.once("online", () => {
       this.online = true;
     });

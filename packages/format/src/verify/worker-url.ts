@@ -1,5 +1,42 @@
-/** A compiled worker beside this module; tests run the modules from their TypeScript sources, the workers from dist/. */
-export function workerUrl(file: string): URL {
-  const here = new URL(file, import.meta.url);
-  return import.meta.url.endsWith(".ts") ? new URL(here.href.replace("/src/verify/", "/dist/verify/")) : here;
+import { Worker, workerData } from "node:worker_threads";
+
+/** The verifier's worker threads: the signature pool's (signature-worker.ts) and verifyChainFiles' (file-worker.ts). */
+export type VerifyWorker = "signature" | "file";
+
+/** What a thread started by {@link startWorker} is told: which worker it is. */
+interface WorkerData {
+  readonly aegis_worker: VerifyWorker;
+}
+
+/**
+ * Start one of the verifier's worker threads. Built as packages, the worker is the compiled
+ * module beside this one (tests run this module from its TypeScript source, the workers from
+ * dist/). Built into one file (dist/aegis.mjs, ADR 0023), this module's URL is that file's:
+ * the thread starts that same file, whose entry hands it to {@link runWorkerThread}.
+ */
+export function startWorker(name: VerifyWorker): Worker {
+  const data: WorkerData = { aegis_worker: name };
+  return new Worker(workerUrl(`./${name}-worker.js`), { workerData: data });
+}
+
+function workerUrl(file: string): URL {
+  const self = import.meta.url;
+  if (self.endsWith("/verify/worker-url.js")) return new URL(file, self);
+  if (self.endsWith("/verify/worker-url.ts")) return new URL(new URL(file, self).href.replace("/src/verify/", "/dist/verify/"));
+  return new URL(self);
+}
+
+/**
+ * In a thread `startWorker` started from one file, run the worker it names and answer
+ * true; anywhere else, do nothing and answer false. The one-file build's entry calls it.
+ */
+export async function runWorkerThread(): Promise<boolean> {
+  const name = isWorkerData(workerData) ? workerData.aegis_worker : undefined;
+  if (name === "signature") await import("./signature-worker.js");
+  else if (name === "file") await import("./file-worker.js");
+  return name !== undefined;
+}
+
+function isWorkerData(data: unknown): data is WorkerData {
+  return typeof data === "object" && data !== null && "aegis_worker" in data && (data.aegis_worker === "signature" || data.aegis_worker === "file");
 }

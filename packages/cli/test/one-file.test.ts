@@ -1,0 +1,132 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BUNDLE_SCRIPT } from "../../../test/packaging/commands.js";
+import { GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, ROOT, largeRecord, tempDir } from "./support.js";
+
+/**
+ * The one-file build (ADR 0023): `npm run bundle` runs `npm run build` and then exactly
+ * the script below (test/packaging/commands.ts, which the release workflow is held to),
+ * which writes dist/aegis.mjs. Here it writes two copies, which must be
+ * the same bytes, and one is used alone, in a folder with nothing else, as a stranger would.
+ */
+
+const BUNDLE = join(ROOT, BUNDLE_SCRIPT);
+const MODULE_LOG = join(ROOT, "packages/cli/test/support/module-log.mjs");
+
+let work = "";
+let alone = "";
+let bundle = "";
+let printed = "";
+
+function run(args: readonly string[], cwd = alone, env: NodeJS.ProcessEnv = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [...args], { cwd, encoding: "utf8", env: { ...process.env, AEGIS_DEBUG: "", ...env }, maxBuffer: 1 << 26 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+beforeAll(() => {
+  work = tempDir();
+  alone = join(work, "alone");
+  mkdirSync(alone);
+  const built = run([BUNDLE, join(work, "first/aegis.mjs")], ROOT);
+  expect(built.status, built.stderr).toBe(0);
+  printed = built.stdout;
+  const again = run([BUNDLE, join(work, "second/aegis.mjs")], ROOT);
+  expect(again.status, again.stderr).toBe(0);
+  bundle = join(alone, "aegis.mjs");
+  copyFileSync(join(work, "second/aegis.mjs"), bundle);
+}, 120_000);
+
+describe("dist/aegis.mjs", () => {
+  it("is the same bytes when built again, and the build prints their SHA-256", () => {
+    const first = readFileSync(join(work, "first/aegis.mjs"));
+    const second = readFileSync(join(work, "second/aegis.mjs"));
+    expect(first.equals(second)).toBe(true);
+    const sha256 = createHash("sha256").update(first).digest("hex");
+    expect(printed).toMatch(new RegExp(`^${sha256}  \\S*first/aegis\\.mjs\\n$`));
+  });
+
+  it("copied alone into an empty folder, verifies the reference's golden record pinned", () => {
+    const golden = join(alone, "golden.aarl");
+    copyFileSync(GOLDEN, golden);
+    const verify = run([bundle, "verify", "--key", GOLDEN_PUBLIC_KEY, "golden.aarl"]);
+    expect(verify.status, verify.stderr).toBe(0);
+    expect(verify.stdout.split("\n")[0]).toBe(`Verified (pinned to ${GOLDEN_KEY_ID})`);
+  });
+
+  it("verifies a record of 16 MiB with --threads 2 on threads it starts from itself, and finds a bad signature there", async () => {
+    const path = join(work, "large.aarl");
+    await largeRecord(path, 40_000);
+    expect(statSync(path).size).toBeGreaterThanOrEqual(16 << 20);
+    const verified = run([bundle, "verify", "--threads", "2", "--key", largeRecordPublicKey(path), path]);
+    expect(verified.status, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/^Verified \(pinned to [0-9a-f]{64}\)$/m);
+
+    // One signature changed in the middle: only the threads check it.
+    const rows = readFileSync(path, "utf8").split("\n");
+    const at = rows.findIndex((row, i) => i > 20_000 && row.includes('"line_type":"outcome"'));
+    rows[at] = (rows[at] ?? "").replace(/"signature":"(.)/, (_w, c: string) => `"signature":"${c === "0" ? "1" : "0"}`);
+    const broken = join(work, "broken.aarl");
+    writeFileSync(broken, rows.join("\n"));
+    const tampered = run([bundle, "verify", "--threads", "2", "--json", broken]);
+    expect(tampered.status, tampered.stderr).toBe(1);
+    const reason = (JSON.parse(tampered.stdout) as { reason: unknown }).reason;
+    expect(reason).toMatchObject({ code: "bad_signature", at: { session_index: 0, seq: at } });
+  }, 180_000);
+
+  it("verifies several records at once, one per thread it starts from itself", () => {
+    const copies = ["a", "b", "c"].map((name) => {
+      const path = join(alone, `${name}.aarl`);
+      copyFileSync(GOLDEN, path);
+      return path;
+    });
+    const many = run([bundle, "verify", "--threads", "2", "--key", GOLDEN_PUBLIC_KEY, ...copies]);
+    expect(many.status, many.stderr).toBe(0);
+    expect(many.stdout.match(/Verified \(pinned to /g)).toHaveLength(3);
+  });
+
+  it("at its start loads no file but itself, and imports no built-in module but node:module", () => {
+    const log = join(work, "modules.log");
+    const version = run(["--import", MODULE_LOG, bundle, "--version"], alone, { AEGIS_MODULE_LOG: log });
+    expect(version.status, version.stderr).toBe(0);
+    const files = [...new Set(readFileSync(log, "utf8").split("\n").filter(Boolean))].map((url) => fileURLToPath(url));
+    expect(files).toEqual([bundle]);
+    // Every other built-in is required where it is first used, not imported at the top.
+    const text = readFileSync(bundle, "utf8");
+    expect([...text.matchAll(/\bimport\s*\{[^}]*\}\s*from\s*"([^"]+)"/g)].map((m) => m[1])).toEqual(["node:module"]);
+  });
+
+  it("records, verifies and rechecks with its Envelope (the demo), with no native addon beside it", () => {
+    expect(readFileSync(bundle, "utf8")).not.toContain("cbor-extract");
+    const demo = run([bundle, "demo", "--out", "demo"]);
+    expect(demo.status, demo.stderr).toBe(0);
+    expect(demo.stdout).toContain("Verified (pinned to");
+    const envelope = run([bundle, "envelope", "verify", "--envelope", "demo/session.envelope", "demo/session.aarl"]);
+    expect(envelope.status, envelope.stdout + envelope.stderr).toBe(0);
+  }, 120_000);
+
+  it("writes a report page that carries the page's script and style", () => {
+    const report = run([bundle, "report", "--key", GOLDEN_PUBLIC_KEY, "--out", "golden.html", GOLDEN]);
+    expect(report.status, report.stderr).toBe(0);
+    const page = readFileSync(join(alone, "golden.html"), "utf8");
+    const style = readFileSync(join(ROOT, "packages/cli/dist/report/style.css"), "utf8");
+    expect(page).toContain(style.trim());
+  });
+
+  it("runs the vectors it is pointed at, and without them says they are not in it", () => {
+    const vectors = run([bundle, "vectors", join(ROOT, "vectors")]);
+    expect(vectors.status, vectors.stdout).toBe(0);
+    expect(vectors.stdout).toMatch(/^[1-9]\d* passed, 0 failed$/m);
+    const none = run([bundle, "vectors"]);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/^error: cannot run the vectors in @aegis\/vectors: no @aegis\/vectors package is installed beside this aegis/);
+  }, 120_000);
+});
+
+function largeRecordPublicKey(path: string): string {
+  const open = JSON.parse(readFileSync(path, "utf8").split("\n")[0] ?? "") as { public_key: string };
+  return open.public_key;
+}

@@ -1,0 +1,29 @@
+import { constants } from "node:fs";
+import { access, stat } from "node:fs/promises";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+
+/**
+ * Whether the server's program can be found as spawn will look for it: a name with a slash
+ * is a path (from `cwd`), a bare name is searched on the PATH of the server's environment.
+ * wrap asks before it opens the record, so that a mistyped server appends no empty Session.
+ * A program found here may still fail to start; spawn's own error then says so.
+ */
+export async function programExists(command: string, env: NodeJS.ProcessEnv | undefined, cwd: string | undefined): Promise<boolean> {
+  const here = cwd ?? process.cwd();
+  if (command.includes("/")) return executable(isAbsolute(command) ? command : resolve(here, command));
+  const path = (env ?? process.env)["PATH"] ?? "";
+  for (const dir of path.split(delimiter)) {
+    // An empty PATH entry is the current directory, as execvp reads it.
+    if (await executable(join(dir === "" ? here : resolve(here, dir), command))) return true;
+  }
+  return false;
+}
+
+async function executable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
