@@ -108,6 +108,20 @@ describe("dist/aegis.mjs", () => {
     expect(envelope.status, envelope.stdout + envelope.stderr).toBe(0);
   }, 120_000);
 
+  it("exports a record's calls as OpenTelemetry spans, the OpenTelemetry packages inside it", () => {
+    // A record an aegis-ts writer wrote: spans need each Line's time, which the reference's lack.
+    const exported = run([bundle, "export", "--format", "otlp-json", join(ROOT, "vectors/chains/verified_time_member.aarl")]);
+    expect(exported.status, exported.stderr).toBe(0);
+    const requests = exported.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { resourceSpans: { scopeSpans: { scope: { name: string; version: string }; spans: { name: string }[] }[] }[] });
+    const scopes = requests.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans));
+    const mcp = JSON.parse(readFileSync(join(ROOT, "packages/mcp/package.json"), "utf8")) as { version: string };
+    expect(scopes.map((s) => s.scope)).toContainEqual({ name: "aegis", version: mcp.version });
+    expect(scopes.flatMap((s) => s.spans.map((span) => span.name)).some((name) => name.startsWith("execute_tool "))).toBe(true);
+  });
+
   it("writes a report page that carries the page's script and style", () => {
     const report = run([bundle, "report", "--key", GOLDEN_PUBLIC_KEY, "--out", "golden.html", GOLDEN]);
     expect(report.status, report.stderr).toBe(0);

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { ClientRequestArgs, Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent } from "node:https";
 import { PassThrough, type Duplex } from "node:stream";
@@ -7,6 +6,7 @@ import type { HrTime, Link, SpanContext } from "@opentelemetry/api";
 import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { SpanPlan } from "./spans.js";
+import { MCP_VERSION } from "../version.js";
 
 /**
  * The official OpenTelemetry JS packages, loaded only when spans are to be exported (SPEC
@@ -90,7 +90,7 @@ export async function loadOtel(env: NodeJS.ProcessEnv, network: boolean): Promis
     .resourceFromAttributes({ "service.name": "aegis" })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   // The mapping is this package's: its spans name it, live or exported from a file alike.
-  const scope = { name: "aegis", version: mcpVersion() };
+  const scope = { name: "aegis", version: MCP_VERSION };
   const sampled = api.TraceFlags.SAMPLED;
   // The exporters' connections go through agents of ours, so that close() can end them.
   const agents: ClosableAgent[] = [];
@@ -163,10 +163,6 @@ function endpointOf(env: NodeJS.ProcessEnv): string {
 function hrTime(ms: number): HrTime {
   const whole = Math.floor(ms);
   return [Math.floor(whole / 1000), (whole % 1000) * 1_000_000];
-}
-
-function mcpVersion(): string {
-  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
 interface ClosableAgent {
