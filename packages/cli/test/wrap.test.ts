@@ -34,6 +34,11 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
       ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/srv", "--", "true"],
       "--confine, --allow-read: this build of aegis wrap does not confine the server",
     ],
+    [
+      "a --refusal style wrap does not know",
+      ["wrap", "--audit", audit, "--signing-key", key, "--refusal", "error", "--", "true"],
+      '--refusal takes tool-result or reference, not "error"',
+    ],
     ["approve without an id", ["approve", "--control", "x.sock"], "approve requires <APPROVAL_ID> (or --list)"],
     ["a denial without a reason", ["approve", "apr-1", "--deny", "--control", "x.sock"], "--deny needs --reason <TEXT>"],
     ["approve without a socket", ["approve", "apr-1"], "approve needs --control <PATH>"],

@@ -26,7 +26,7 @@ import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import { ToolSpecs, type ToolSpecSink } from "./pins.js";
 import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
-import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
+import { refusalFrame, type Refusal, type RefusalCode, type RefusalStyle } from "./refusal.js";
 import { describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
 import { RequestDigest } from "@aegis/format";
 
@@ -42,6 +42,8 @@ export interface RecorderOptions {
   readonly onNotice?: (notice: Notice) => void;
   /** The control socket's path, named in a park's notice. */
   readonly control?: string;
+  /** How a refused `tools/call` is answered (SPEC §17.3): default `tool-result`. */
+  readonly refusal?: RefusalStyle;
 }
 
 interface PendingCall {
@@ -73,9 +75,11 @@ export class McpRecorder {
   private failure: Error | undefined;
   private finished = false;
   private readonly clock: () => number;
+  private readonly style: RefusalStyle;
 
   constructor(private readonly options: RecorderOptions) {
     this.clock = options.clock ?? (() => performance.now());
+    this.style = options.refusal ?? "tool-result";
   }
 
   /** The first failure to write the record, if any: after it, no call may run. */
@@ -102,7 +106,7 @@ export class McpRecorder {
       return this.admitRead(frame, reading);
     } catch (error) {
       // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.
-      return Promise.resolve(failedVerdict(reading?.ok === true ? reading.value : undefined, this.fail(error)));
+      return Promise.resolve(failedVerdict(reading?.ok === true ? reading.value : undefined, this.fail(error), this.style));
     }
   }
 
@@ -113,22 +117,23 @@ export class McpRecorder {
   refuseOversize(bytes: number, digest: RequestDigest, limit: number): Promise<FrameVerdict> {
     this.notify({ code: "oversize_frame", from: "client", bytes, limit });
     const answer = refusalFrame(
-      [{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${bytes} bytes, over the relay's ${limit}-byte bound` } }],
+      [{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${bytes} bytes, over the relay's ${limit}-byte bound` }, call: false }],
       false,
+      this.style,
     );
-    if (this.failure !== undefined) return Promise.resolve(failedVerdict(undefined, this.failure));
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(undefined, this.failure, this.style));
     const written = this.options.writer.recordUnrun(
       { call_id: this.mintCallId(), tool_id: UNREADABLE_FRAME_TOOL, policy_set_hash: PASSTHROUGH_POLICY_SET_HASH, request_digest: digest },
       unreadableFrame("too_large"),
     );
     return this.tracked(written).then(
       (): FrameVerdict => ({ code: "answer", frame: answer }),
-      (error: unknown) => failedVerdict(undefined, this.fail(error)),
+      (error: unknown) => failedVerdict(undefined, this.fail(error), this.style),
     );
   }
 
   private admitRead(frame: Buffer, reading: FrameReading): Promise<FrameVerdict> {
-    if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure));
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure, this.style));
     if (!reading.ok) return this.refuseUnreadable(frame, reading.unreadable);
     const parsed = reading.value;
     const elements = elementsOf(parsed).map(classifyClient);
@@ -148,15 +153,16 @@ export class McpRecorder {
   }
 
   private settle(ready: Promise<FrameVerdict>, parsed: Json | undefined): Promise<FrameVerdict> {
-    return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error)));
+    return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error), this.style));
   }
 
   /** A client frame that is not a message: refused with `id` null (it was not read), and recorded by its digest. */
   private refuseUnreadable(frame: Buffer, why: Unreadable): Promise<FrameVerdict> {
     this.notify({ code: "unreadable_frame", from: "client", bytes: frame.length, why });
     const answer = refusalFrame(
-      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` } }],
+      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` }, call: false }],
       false,
+      this.style,
     );
     const written = this.unrun(UNREADABLE_FRAME_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, unreadableFrame(why.code));
     return this.settle(
@@ -176,12 +182,12 @@ export class McpRecorder {
         writes.push(this.unrun(name, PASSTHROUGH_POLICY_SET_HASH, frame, inBatch(), name));
       }
       if (element.code === "call" || element.code === "malformed_call" || element.code === "request" || element.code === "list_tools") {
-        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason } });
+        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason }, call: false });
       }
     }
     this.notify({ code: "batch_refused", calls: writes.length });
     await Promise.all(writes);
-    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true) };
+    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true, this.style) };
   }
 
   /** Record every call the frame carries, then let it through. */
@@ -247,7 +253,7 @@ export class McpRecorder {
       const element = plan.element;
       const toolId = element.code === "call" || element.code === "call_notification" ? (element.name ?? UNKNOWN_TOOL) : UNKNOWN_TOOL;
       const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
-        if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail });
+        if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail, call: true });
       };
       match(plan)
         .with({ code: "malformed" }, () => {
@@ -260,7 +266,7 @@ export class McpRecorder {
           if (p.element.code === "call" || p.element.code === "malformed_call") {
             writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
             answer("DUPLICATE_REQUEST_ID", { reason });
-          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason } });
+          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason }, call: false });
         })
         .with({ code: "allow" }, (p) => {
           const governance = p.governance;
@@ -286,7 +292,7 @@ export class McpRecorder {
     }
     await Promise.all(writes);
     if (refusals.length === 0) return { code: "drop" };
-    return { code: "answer", frame: refusalFrame(refusals, batch) };
+    return { code: "answer", frame: refusalFrame(refusals, batch, this.style) };
   }
 
   /** A call that did not run: intent and outcome together. */

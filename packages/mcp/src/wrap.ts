@@ -14,6 +14,7 @@ import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { summarizePark } from "./park-summary.js";
 import { McpRecorder } from "./recorder.js";
+import type { RefusalStyle } from "./refusal.js";
 import { Relay, type RelayEnd } from "./relay.js";
 
 /**
@@ -57,6 +58,11 @@ export interface WrapOptions {
    * `everyMs` after an uncovered one, and after the close, into `<audit>.checkpoint`.
    */
   readonly checkpoints?: CheckpointingOptions;
+  /**
+   * How a refused `tools/call` is answered (SPEC §17.3): `tool-result` (default), a result
+   * with `isError` that the model is shown; `reference`, the Rust reference's JSON-RPC error.
+   */
+  readonly refusal?: RefusalStyle;
   /** The longest frame read, in bytes (default 256 MiB); a longer one is counted and dropped (SPEC §17.1). */
   readonly maxFrameBytes?: number;
   /** Default 5000: the server's silence wrap waits out after the client hangs up. */
@@ -184,6 +190,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     ...(gate === undefined ? {} : { gate }),
     ...(envelope === undefined ? {} : { toolSpecs: envelope }),
     ...(controlPath === undefined ? {} : { control: controlPath }),
+    ...(options.refusal === undefined ? {} : { refusal: options.refusal }),
     onNotice,
   });
 

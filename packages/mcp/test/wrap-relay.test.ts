@@ -211,7 +211,7 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     await wrap.next();
     await wrap.stderrHas("the record cannot be written");
     wrap.send(call(2, "echo"));
-    expect(await wrap.nextJson()).toMatchObject({ id: 2, error: { data: { aegis: { code: "RECORD_FAILED" } } } });
+    expect(await wrap.nextJson()).toMatchObject({ id: 2, result: { isError: true, _meta: { "io.github.aegis-ts/refusal": { code: "RECORD_FAILED" } } } });
     // No end of stdin from the client: wrap goes on its own, within the grace.
     expect((await wrap.finished()).code).toBe(1);
   }, 30_000);
@@ -241,7 +241,10 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(await wrap.nextJson()).toMatchObject({ id: 1, result: { mirrored: "tools/call" } });
     await wrap.stderrHas("the record cannot be written");
     wrap.send(call(2, "echo"));
-    expect(await wrap.nextJson()).toMatchObject({ id: 2, error: { code: -32042, data: { aegis: { code: "RECORD_FAILED", layer: "wrap" } } } });
+    expect(await wrap.nextJson()).toMatchObject({
+      id: 2,
+      result: { isError: true, _meta: { "io.github.aegis-ts/refusal": { code: "RECORD_FAILED", layer: "wrap" } } },
+    });
     wrap.end();
     expect((await wrap.finished()).code).toBe(1);
     expect(wrap.stderr).not.toContain("mirror: received tools/call 2");

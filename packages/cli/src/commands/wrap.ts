@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
-import { WrapError, runWrap } from "@aegis/mcp";
+import { WrapError, runWrap, type RefusalStyle } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
 import { resolveControlGroup } from "../control-group.js";
 import { readSigningKey } from "../signing-key.js";
@@ -19,7 +19,7 @@ export class WrapCommand extends AegisCommand {
 
       With \`--envelope\`, the verbatim bytes of each request and response, and each tool definition the server lists, are kept in an Envelope store. Outcomes name the digest of the tool's definition as last listed (\`tool_spec_digest\`), so a server that changes a tool between calls is on record.
 
-      With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a JSON-RPC error -32042 saying why. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
+      With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a tool result with \`isError: true\` saying what refused it (the rule and reason, or the approval it waits for and how it is given), the facts under \`_meta["io.github.aegis-ts/refusal"]\`; \`--refusal reference\` answers with the Rust reference's JSON-RPC error -32042 instead. A frame that is not one call (unreadable, or a batch) is always answered with that error. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
 
       Whoever can connect to the control socket can approve. It is created mode 0600, wrap's own user's alone: an agent running as that user can approve its own parked call, whose id its refusal carries. \`--control-group <NAME|GID>\` makes the socket mode 0660, owned by that group; run wrap as a user of its own (\`sudo -n -u aegis-wrap\` on one fixed script that runs \`aegis wrap ... --control-group approvers\`), with the approvers in the group and the agent's user in neither, and the agent can no longer reach the socket, the record or the Envelope (README, "Approvals an agent cannot give itself").
 
@@ -50,6 +50,9 @@ export class WrapCommand extends AegisCommand {
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
   controlGroup = Option.String("--control-group", { description: "Let this group's members approve: the control socket is then theirs too (mode 0660)" });
   checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
+  refusal = Option.String("--refusal", {
+    description: "How a refused call is answered: tool-result (default) or reference (the Rust reference's JSON-RPC error)",
+  });
   confine = Option.Boolean("--confine", false, { hidden: true });
   allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
   allowWrite = Option.Array("--allow-write", [], { hidden: true, arity: 1 });
@@ -79,6 +82,7 @@ export class WrapCommand extends AegisCommand {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
     }
+    const refusal = refusalStyle(this.refusal);
     const key = await readSigningKey(this.signingKey);
     const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
     const bindings = this.bindings === undefined ? undefined : await readBindings(this.bindings);
@@ -90,7 +94,7 @@ export class WrapCommand extends AegisCommand {
         args,
         audit: this.audit,
         key,
-        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup }),
+        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup, refusal }),
         ...(this.checkpoints ? { checkpoints: {} } : {}),
         stdin: process.stdin,
         stdout: process.stdout,
@@ -115,6 +119,12 @@ export class WrapCommand extends AegisCommand {
     ].filter((f): f is string => f !== undefined);
     if (asked.length > 0) throw new CliError({ code: "no_confinement", flags: asked });
   }
+}
+
+/** `--refusal`: the two answers SPEC §17.3 names. */
+function refusalStyle(value: string | undefined): RefusalStyle | undefined {
+  if (value === undefined || value === "tool-result" || value === "reference") return value;
+  throw usage(`--refusal takes tool-result or reference, not ${JSON.stringify(value)}`);
 }
 
 function usage(message: string): CliError {
