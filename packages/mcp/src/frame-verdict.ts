@@ -1,4 +1,4 @@
-import { classifyClient, elementsOf, type Json } from "./message.js";
+import { classifyClient, elementsOf, namesRevision, type Json } from "./message.js";
 import { refusalFrame, type Refusal, type RefusalStyle } from "./refusal.js";
 
 /** What to do with a client frame once every intent it carries is durable. */
@@ -17,7 +17,8 @@ export function failedVerdict(parsed: Json | undefined, error: Error, style: Ref
   const refusals: Refusal[] = [];
   for (const element of elementsOf(parsed).map(classifyClient)) {
     if (element.code === "call" || element.code === "malformed_call") {
-      refusals.push({ id: element.id, code: "RECORD_FAILED", detail: { reason: "the record cannot be written, so no call may run" }, call: true });
+      const reason = "the record cannot be written, so no call may run";
+      refusals.push({ id: element.id, code: "RECORD_FAILED", detail: { reason }, call: true, revision: namesRevision(element.message) });
     }
   }
   return { code: "failed", frame: refusals.length === 0 ? undefined : refusalFrame(refusals, Array.isArray(parsed), style), error };

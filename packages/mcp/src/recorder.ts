@@ -3,7 +3,7 @@ import { messageOf, unreachable } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
+import { classifyClient, classifyServer, elementsOf, namesRevision, rootsOf, type ClientElement, type Json, type JsonRecord } from "./message.js";
 import type { DroppedWhy, Notice } from "./notice.js";
 import {
   DROPPED_ANSWER_TOOL,
@@ -24,6 +24,7 @@ import {
 } from "./outcomes.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import { ToolSpecs, type ToolSpecSink } from "./pins.js";
+import { Rounds } from "./rounds.js";
 import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
 import { refusalFrame, type Refusal, type RefusalCode, type RefusalStyle } from "./refusal.js";
@@ -51,6 +52,10 @@ interface PendingCall {
   readonly toolId: string;
   readonly governance: Governance;
   readonly toolSpec: ToolSpecDigest | undefined;
+  /** The request, read: a round that asks for input is continued by a call repeating its arguments. */
+  readonly request: JsonRecord;
+  /** The round this call continues (SPEC §17.2), when it is one. */
+  readonly continues: string | undefined;
   startedAt: number;
   cancelled: boolean;
 }
@@ -69,6 +74,7 @@ export class McpRecorder {
   /** The server's `roots/list` requests in flight, by the server's id key. */
   private readonly rootsRequests = new Set<string>();
   private readonly specs = new ToolSpecs();
+  private readonly rounds = new Rounds();
   /** Intents being made durable, and outcomes being written: finish() waits for both. */
   private readonly work = new Set<Promise<unknown>>();
   private nextCall = 1;
@@ -209,7 +215,7 @@ export class McpRecorder {
           ),
         );
       } else if (plan.code === "allow" && plan.element.code === "call") {
-        const call = this.begin(plan.element, plan.governance, frame, writes);
+        const call = this.begin(plan.element, plan.governance, frame, writes, this.rounds.take(plan.element.name, plan.element.message));
         started.push(call);
       }
     }
@@ -221,13 +227,21 @@ export class McpRecorder {
     return { code: "forward" };
   }
 
-  private begin(element: Extract<ClientElement, { code: "call" }>, governance: Governance, frame: Buffer, writes: Promise<unknown>[]): PendingCall {
+  private begin(
+    element: Extract<ClientElement, { code: "call" }>,
+    governance: Governance,
+    frame: Buffer,
+    writes: Promise<unknown>[],
+    continues: string | undefined,
+  ): PendingCall {
     const callId = this.mintCallId();
     const call: PendingCall = {
       callId,
       toolId: element.name,
       governance,
       toolSpec: this.specs.digestOf(element.name),
+      request: element.message,
+      continues,
       startedAt: this.clock(),
       cancelled: false,
     };
@@ -253,7 +267,9 @@ export class McpRecorder {
       const element = plan.element;
       const toolId = element.code === "call" || element.code === "call_notification" ? (element.name ?? UNKNOWN_TOOL) : UNKNOWN_TOOL;
       const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
-        if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail, call: true });
+        if (element.code === "call" || element.code === "malformed_call") {
+          refusals.push({ id: element.id, code, detail, call: true, revision: namesRevision(element.message) });
+        }
       };
       match(plan)
         .with({ code: "malformed" }, () => {
@@ -272,12 +288,12 @@ export class McpRecorder {
           const governance = p.governance;
           const policy: PolicyOutcome = governance.code === "policy" ? governance.policy : { status: "allowed" };
           const axes = governance.code === "policy" ? governance.axes : {};
-          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId));
+          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId, this.continuation(p.element)));
           answer("HOST_DENIED", { reason: "another call in this batch was refused, so the batch did not reach the server" });
         })
         .with({ code: "refuse" }, (p) => {
           const hash = p.verdict?.decision.policy_set_hash ?? PASSTHROUGH_POLICY_SET_HASH;
-          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId));
+          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId, this.continuation(p.element)));
           const decision = p.verdict?.decision;
           const rule = decision === undefined ? undefined : matchedRuleId(decision.matched);
           answer(p.refusal, {
@@ -295,14 +311,20 @@ export class McpRecorder {
     return { code: "answer", frame: refusalFrame(refusals, batch, this.style) };
   }
 
+  /** The round a refused call would have continued (SPEC §17.2): it is a round too, and takes the link. */
+  private continuation(element: ClientElement): string | undefined {
+    return element.code === "call" ? this.rounds.take(element.name, element.message) : undefined;
+  }
+
   /** A call that did not run: intent and outcome together. */
-  private unrun(toolId: string, hash: PolicySetHash, frame: Buffer, result: CallResult, specOf?: string): Promise<Appended> {
+  private unrun(toolId: string, hash: PolicySetHash, frame: Buffer, result: CallResult, specOf?: string, continues?: string): Promise<Appended> {
     const spec = specOf === undefined ? undefined : this.specs.digestOf(specOf);
     const callId = this.mintCallId();
+    const linked = continues === undefined ? result : { ...result, continues_call: continues };
     const write = (): Promise<Appended> =>
       this.options.writer.recordUnrun(
         { call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame },
-        spec === undefined ? result : { ...result, tool_spec_digest: spec },
+        spec === undefined ? linked : { ...linked, tool_spec_digest: spec },
       );
     const waiting = spec === undefined ? undefined : this.specs.keeping(spec);
     return waiting === undefined ? write() : waiting.then(write);
@@ -365,6 +387,7 @@ export class McpRecorder {
       const call = this.calls.get(seen.key);
       if (call !== undefined) {
         this.calls.delete(seen.key);
+        this.rounds.answered(call.callId, call.toolId, call.request, seen.message);
         this.end(call, answered(call.toolId, call.callId, call.governance, this.clock() - call.startedAt), frame);
         continue;
       }
@@ -392,7 +415,8 @@ export class McpRecorder {
     this.tracked(this.unrun(DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, droppedAnswer(code))).catch((error: unknown) => this.fail(error));
   }
 
-  private end(call: PendingCall, result: CallResult, response: Buffer | undefined): void {
+  private end(call: PendingCall, how: CallResult, response: Buffer | undefined): void {
+    const result = call.continues === undefined ? how : { ...how, continues_call: call.continues };
     const withSpec = call.toolSpec === undefined ? result : { ...result, tool_spec_digest: call.toolSpec };
     const writer = this.options.writer;
     const waiting = call.toolSpec === undefined ? undefined : this.specs.keeping(call.toolSpec);

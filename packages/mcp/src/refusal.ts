@@ -72,6 +72,11 @@ export interface Refusal {
   readonly detail: RefusalDetail;
   /** The refused request is a `tools/call` of its own frame: the one kind a tool result can answer. */
   readonly call: boolean;
+  /**
+   * The request names its protocol revision in `params._meta` (MCP 2026-07-28 and later),
+   * which requires `resultType` of every result: a tool result answering it says `complete`.
+   */
+  readonly revision?: boolean;
 }
 
 /**
@@ -109,7 +114,12 @@ function toolResult(refusal: Refusal): { readonly [key: string]: Json } {
   return {
     jsonrpc: "2.0",
     id: refusal.id,
-    result: { content: [{ type: "text", text: refusalText(refusal) }], isError: true, _meta: { [REFUSAL_META_KEY]: facts(refusal) } },
+    result: {
+      content: [{ type: "text", text: refusalText(refusal) }],
+      isError: true,
+      _meta: { [REFUSAL_META_KEY]: facts(refusal) },
+      ...(refusal.revision === true ? { resultType: "complete" } : {}),
+    },
   };
 }
 

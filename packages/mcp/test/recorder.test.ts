@@ -314,6 +314,16 @@ describe("enforcement with a Policy Set", () => {
     });
   });
 
+  it("says resultType complete in the tool result answering a request that names its protocol revision (MCP 2026-07-28)", async () => {
+    const s = await session({ gate: new Gate({ policy: POLICY }) });
+    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" } };
+    const modern = answerOf(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "rm", _meta: meta } })));
+    expect(modern).toMatchObject({ id: 1, result: { isError: true, resultType: "complete" } });
+    // A 2025-era request gets the 2025 result, without the member.
+    expect(answerOf(await s.recorder.admit(call(2, "rm")))).not.toHaveProperty("result.resultType");
+    await s.close();
+  });
+
   it("[M17.5] with --refusal reference, answers with the Rust reference's frame, byte for byte, for each of its codes", async () => {
     const s = await session({ gate: new Gate({ policy: POLICY, role: "agent" }), refusal: "reference" });
     const frames: string[] = [];
@@ -436,6 +446,64 @@ describe("enforcement with a Policy Set", () => {
     expect(refusalOf(answerOf(await s.recorder.admit(call(2, "write_note"))))).toMatchObject({ code: "PENDING_APPROVAL" });
     await s.close();
     expect(linesOf(s.path).find((l) => l.line_type === "decision")).toMatchObject({ approval_id: id, verdict: { verdict: "denied", reason: "not today" } });
+  });
+});
+
+describe("the rounds of one tools/call (MCP 2026-07-28)", () => {
+  const retry = (id: number, args: Record<string, unknown>, params: Record<string, unknown>) =>
+    frame({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "deploy", arguments: args, ...params } });
+  const asks = (id: number, requestState?: string) =>
+    result(id, {
+      resultType: "input_required",
+      inputRequests: { confirm: { method: "elicitation/create", params: { message: "Deploy?", requestedSchema: { type: "object" } } } },
+      ...(requestState === undefined ? {} : { requestState }),
+    });
+  const answers = { inputResponses: { confirm: { action: "accept", content: { ok: true } } } };
+
+  it("[M17.2] records each round as a Call, and links the one that continues a round which asked for input", async () => {
+    const s = await session();
+    await s.recorder.admit(call(1, "deploy", { env: "prod" }));
+    s.recorder.observe(asks(1, "s1"));
+    // Another requestState, other arguments: neither continues round 1.
+    expect((await s.recorder.admit(retry(2, { env: "prod" }, { ...answers, requestState: "forged" }))).code).toBe("forward");
+    s.recorder.observe(result(2));
+    expect((await s.recorder.admit(retry(3, { env: "staging" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(result(3));
+    expect((await s.recorder.admit(retry(4, { env: "prod" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(asks(4));
+    // A round is continued once; a round without requestState is continued by a retry without one.
+    expect((await s.recorder.admit(retry(5, { env: "prod" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(result(5));
+    expect((await s.recorder.admit(retry(6, { env: "prod" }, answers))).code).toBe("forward");
+    s.recorder.observe(result(6, { content: [{ type: "text", text: "deployed" }], resultType: "complete" }));
+    await s.close();
+    expect(outcomes(s.path).map((o) => [o["call_id"], o["continues_call"]])).toEqual([
+      ["call-1", undefined],
+      ["call-2", undefined],
+      ["call-3", undefined],
+      ["call-4", "call-1"],
+      ["call-5", undefined],
+      ["call-6", "call-4"],
+    ]);
+    expect(await verdictOf(s.path)).toBe("verified");
+  });
+
+  it("decides every round on its own arguments: a refused round is recorded, linked, and does not run", async () => {
+    const policy = parsePolicySet(`version: 2
+default: deny
+rules:
+  - { id: deploy-once, action: rate_limit, tool: deploy, rate: { max: 1, per_seconds: 3600 } }
+`);
+    const s = await session({ gate: new Gate({ policy }) });
+    await s.recorder.admit(call(1, "deploy", { env: "prod" }));
+    s.recorder.observe(asks(1));
+    const refused = await s.recorder.admit(retry(2, { env: "prod" }, answers));
+    expect(refusalOf(answerOf(refused))).toMatchObject({ code: "RATE_LIMITED", rule: "deploy-once" });
+    await s.close();
+    expect(outcomes(s.path).map((o) => [o["call_id"], (o["policy"] as { status: string }).status, o["continues_call"]])).toEqual([
+      ["call-1", "allowed", undefined],
+      ["call-2", "rate_limited", "call-1"],
+    ]);
   });
 });
 

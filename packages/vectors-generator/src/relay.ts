@@ -266,6 +266,42 @@ const CASES: readonly Case[] = [
     events: [client(call(1, "echo")), server(ok(1)), { record_fails: true }, client(call(2, "echo")), { end: "child_exited" }],
   },
   {
+    name: "rounds_linked",
+    polarity: "positive",
+    spec: ["17.2"],
+    description:
+      "MCP 2026-07-28: a tools/call answered input_required, made again with inputResponses and the requestState echoed: two Calls, the second's outcome naming the first in continues_call; a retry with another requestState continues nothing.",
+    events: [
+      client(call(1, "deploy", { env: "prod" })),
+      server(
+        ok(1, {
+          resultType: "input_required",
+          inputRequests: { confirm: { method: "elicitation/create", params: { message: "Deploy to prod?", requestedSchema: { type: "object" } } } },
+          requestState: "s1",
+        }),
+      ),
+      client(
+        json({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "deploy", arguments: { env: "prod" }, inputResponses: { confirm: { action: "accept" } }, requestState: "s2" },
+        }),
+      ),
+      server(ok(2)),
+      client(
+        json({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "deploy", arguments: { env: "prod" }, inputResponses: { confirm: { action: "accept" } }, requestState: "s1" },
+        }),
+      ),
+      server(ok(3, { content: [{ type: "text", text: "deployed" }], resultType: "complete" })),
+      { end: "child_exited" },
+    ],
+  },
+  {
     name: "pinned",
     polarity: "positive",
     spec: ["17.6"],

@@ -162,6 +162,13 @@ export interface OutcomePayload {
    * listed it before the call. A verifier that does not know it ignores it and hashes it.
    */
   readonly tool_spec_digest?: ToolSpecDigest;
+  /**
+   * aegis-ts extension (SPEC §17.2): the `call_id` of the Call, earlier in the Session, that
+   * this Call continues: a `tools/call` the server answered by asking the client for input
+   * (MCP 2026-07-28), made again with the answers. A verifier that does not know it ignores
+   * it and hashes it.
+   */
+  readonly continues_call?: string;
 }
 
 /** What a caller supplies for a `decision`: a human's answer to a parked Call (SPEC §5.3). */
