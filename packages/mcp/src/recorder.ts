@@ -22,7 +22,7 @@ import {
   type Governance,
   type Unanswered,
 } from "./outcomes.js";
-import type { ParkAnswer, ParkRefusal } from "./parks.js";
+import { recordParkAnswer, type ParkAnswer, type ParkRefusal } from "./parks.js";
 import { ToolSpecs, type ToolSpecSink } from "./pins.js";
 import { Rounds } from "./rounds.js";
 import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
@@ -45,6 +45,17 @@ export interface RecorderOptions {
   readonly control?: string;
   /** How a refused `tools/call` is answered (SPEC §17.3): default `tool-result`. */
   readonly refusal?: RefusalStyle;
+  /** Where `call_id`s come from: one counter for every relay writing the same Session. */
+  readonly callIds?: CallIds;
+}
+
+/** `call-<n>`, counting from 1 in each Session (SPEC §17.2), whichever relay records the call. */
+export class CallIds {
+  private next = 1;
+
+  mint(): string {
+    return `call-${this.next++}`;
+  }
 }
 
 interface PendingCall {
@@ -77,15 +88,16 @@ export class McpRecorder {
   private readonly rounds = new Rounds();
   /** Intents being made durable, and outcomes being written: finish() waits for both. */
   private readonly work = new Set<Promise<unknown>>();
-  private nextCall = 1;
   private failure: Error | undefined;
   private finished = false;
   private readonly clock: () => number;
   private readonly style: RefusalStyle;
+  private readonly callIds: CallIds;
 
   constructor(private readonly options: RecorderOptions) {
     this.clock = options.clock ?? (() => performance.now());
     this.style = options.refusal ?? "tool-result";
+    this.callIds = options.callIds ?? new CallIds();
   }
 
   /** The first failure to write the record, if any: after it, no call may run. */
@@ -450,23 +462,11 @@ export class McpRecorder {
    * Record a human's answer to a park as a signed `decision` (SPEC §17.5). Resolves once it
    * is durable; only then can a call run under it.
    */
-  async answerPark(
+  answerPark(
     approvalId: string,
     answer: ParkAnswer,
   ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
-    const parks = this.options.gate?.parks;
-    if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
-    const decided = parks.decide(approvalId, answer);
-    if (!decided.ok) return decided;
-    let appended: Appended;
-    try {
-      appended = await this.tracked(this.options.writer.decision(decided.decision));
-    } catch (error) {
-      parks.unsettle(decided.park);
-      throw error;
-    }
-    parks.settle(decided.park, answer);
-    return { ok: true, appended };
+    return this.tracked(recordParkAnswer(this.options.gate?.parks, this.options.writer, approvalId, answer));
   }
 
   /**
@@ -493,7 +493,7 @@ export class McpRecorder {
   }
 
   private mintCallId(): string {
-    return `call-${this.nextCall++}`;
+    return this.callIds.mint();
   }
 
   private notify(notice: Notice): void {

@@ -25,6 +25,8 @@ export class WrapCommand extends AegisCommand {
 
       With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
 
+      With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Off loopback it needs \`--listen-token-env VAR\`, the bearer token every request must present; a request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
+
       SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
     `,
     examples: [
@@ -37,6 +39,14 @@ export class WrapCommand extends AegisCommand {
         "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data",
       ],
       ["Approve a parked call, from another terminal", "aegis approve apr-0b6f2c1e-... --control session.aarl.control"],
+      [
+        "Record every call to a remote Streamable HTTP server, its token from the environment",
+        "aegis wrap --audit session.aarl --signing-key signing.key --url https://mcp.example.com/mcp --header-env Authorization:MCP_AUTHORIZATION",
+      ],
+      [
+        "Serve a stdio server to HTTP clients on loopback, at http://127.0.0.1:8808/mcp",
+        "aegis wrap --audit session.aarl --signing-key signing.key --listen 127.0.0.1:8808 -- npx @modelcontextprotocol/server-filesystem /srv/data",
+      ],
     ],
   });
 
@@ -59,7 +69,14 @@ export class WrapCommand extends AegisCommand {
   allowNet = Option.Array("--allow-net", [], { hidden: true, arity: 1 });
   bestEffort = Option.Boolean("--best-effort", false, { hidden: true });
   allowExecSupport = Option.Boolean("--allow-exec-support", false, { hidden: true });
-  child = Option.Rest({ name: "CMD", required: 1 });
+  url = Option.String("--url", { description: "Wrap the Streamable HTTP server at this URL instead of starting one (no -- <CMD>)" });
+  header = Option.Array("--header", [], { arity: 1, description: "NAME:VALUE: a request header to --url (not for secrets: see --header-env)" });
+  headerEnv = Option.Array("--header-env", [], { arity: 1, description: "NAME:VAR: a request header to --url whose value is the environment variable VAR" });
+  listen = Option.String("--listen", { description: "HOST:PORT: serve Streamable HTTP to clients at http://HOST:PORT/mcp instead of stdio" });
+  listenTokenEnv = Option.String("--listen-token-env", {
+    description: "VAR: the bearer token clients must present, from the environment (needed off loopback)",
+  });
+  child = Option.Rest({ name: "CMD" });
 
   /** wrap's failures to start all exit 1, as the reference's do: its exit code is otherwise the server's. */
   protected override fail(fault: CliFault): ExitCode {
@@ -70,7 +87,9 @@ export class WrapCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     this.refuseConfinement();
     const [command, ...args] = this.child;
-    if (command === undefined || command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    const server = serverOf(command, args, this.url, this.header, this.headerEnv);
+    const listen = this.listen === undefined ? undefined : listenOf(this.listen, this.listenTokenEnv);
+    if (this.listen === undefined && this.listenTokenEnv !== undefined) throw usage("--listen-token-env is read only with --listen");
     if (this.policy === undefined) {
       for (const [flag, value] of [
         ["--bindings", this.bindings],
@@ -90,8 +109,8 @@ export class WrapCommand extends AegisCommand {
     let result;
     try {
       result = await runWrap({
-        command,
-        args,
+        ...server,
+        ...(listen === undefined ? {} : { listen }),
         audit: this.audit,
         key,
         ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup, refusal }),
@@ -119,6 +138,72 @@ export class WrapCommand extends AegisCommand {
     ].filter((f): f is string => f !== undefined);
     if (asked.length > 0) throw new CliError({ code: "no_confinement", flags: asked });
   }
+}
+
+/**
+ * The server to wrap (SPEC §17.10): the command after `--`, or `--url` with its headers. A
+ * header's value is a secret when it comes from the environment (`--header-env`): what is on
+ * a command line, any user of the machine can read (`ps`), so credentials are refused there.
+ */
+function serverOf(
+  command: string | undefined,
+  args: readonly string[],
+  url: string | undefined,
+  header: readonly string[],
+  headerEnv: readonly string[],
+): { command: string; args: readonly string[] } | { url: string; headers: Record<string, string> } {
+  if (url === undefined) {
+    if (header.length + headerEnv.length > 0) throw usage("--header and --header-env are read only with --url: they are sent to the server's URL");
+    if (command === undefined) throw usage("wrap needs the server: -- <CMD> [ARGS...] to start one, or --url <URL> to reach one");
+    if (command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    return { command, args };
+  }
+  if (command !== undefined) throw usage("give the server after -- or with --url, not both");
+  const headers: Record<string, string> = {};
+  for (const given of header) {
+    const [name, value] = splitHeader(given, "--header", "NAME:VALUE");
+    if (SECRET_HEADERS.has(name.toLowerCase())) {
+      throw usage(`--header ${name} puts a credential on the command line, where any user can read it: pass --header-env ${name}:VAR, VAR holding the value`);
+    }
+    headers[name] = value;
+  }
+  for (const given of headerEnv) {
+    const [name, variable] = splitHeader(given, "--header-env", "NAME:VAR");
+    const value = process.env[variable];
+    if (value === undefined || value === "") throw usage(`--header-env ${name}:${variable}: the environment variable ${variable} is not set`);
+    checkHeaderValue(name, value, `the value of ${variable}`);
+    headers[name] = value;
+  }
+  return { url, headers };
+}
+
+/** Headers that carry credentials: from the environment only. */
+const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "cookie"]);
+
+function splitHeader(given: string, flag: string, form: string): [string, string] {
+  const colon = given.indexOf(":");
+  const name = colon === -1 ? "" : given.slice(0, colon).trim();
+  if (colon === -1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw usage(`${flag} takes ${form}, a header name before the colon`);
+  const value = given.slice(colon + 1).trim();
+  if (flag === "--header") checkHeaderValue(name, value, "its value");
+  return [name, value];
+}
+
+function checkHeaderValue(name: string, value: string, what: string): void {
+  // Never echoed: the value may be a secret.
+  if (/[\r\n\0]/.test(value)) throw usage(`the header ${name}: ${what} holds a line break or NUL, which no header may`);
+}
+
+/** `--listen HOST:PORT` (an IPv6 address in brackets), and its token from the environment. */
+function listenOf(given: string, tokenEnv: string | undefined): { host: string; port: number; token?: string } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(given);
+  const port = match === null ? Number.NaN : Number(match[2]);
+  if (match === null || !(port <= 65535)) throw usage(`--listen takes HOST:PORT (127.0.0.1:8808, [::1]:8808), not ${JSON.stringify(given)}`);
+  const host = (match[1] ?? "").replace(/^\[(.*)\]$/, "$1");
+  if (tokenEnv === undefined) return { host, port };
+  const token = process.env[tokenEnv];
+  if (token === undefined || token === "") throw usage(`--listen-token-env ${tokenEnv}: the environment variable ${tokenEnv} is not set`);
+  return { host, port, token };
 }
 
 /** `--refusal`: the two answers SPEC §17.3 names. */
