@@ -25,6 +25,7 @@ const ENTRY_POINTS = [
   ["proof", "packages/proof", "dist/index.d.ts"],
   ["mcp", "packages/mcp", "dist/index.d.ts"],
   ["mcp-internal", "packages/mcp", "dist/internal.d.ts"],
+  ["mcp-v2", "packages/mcp", "dist/v2.d.ts"],
   ["cli", "packages/cli", "dist/index.d.ts"],
   ["cli-internal", "packages/cli", "dist/internal.d.ts"],
 ];

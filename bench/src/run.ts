@@ -15,6 +15,7 @@ const BENCHES = [
   { name: "envelope", what: "the Envelope store: puts, gets, open" },
   { name: "recheck", what: "recheck of a million Lines under two Policy Sets, beside verify" },
   { name: "wrap", what: "what aegis wrap and recordingTransport add to a tools/call" },
+  { name: "wrap-http", what: "what aegis wrap adds to a tools/call over Streamable HTTP, beside the same server direct" },
   { name: "checkpoint", what: "the tree a checkpoint needs, beside hashing the Lines" },
   { name: "report", what: "the page of aegis report on 100,000 calls in headless Chromium, beside aegis verify" },
   { name: "show", what: "aegis show --path and --host on 10,000,000 Lines and a tenth of that, beside aegis verify: time and peak memory" },

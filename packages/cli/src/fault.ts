@@ -233,6 +233,9 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
             : "pass --control <PATH> (a short path, at most 107 bytes, where no other wrap listens)",
         )
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
+        .with({ code: "options" }, () => "give the server after -- or with --url, and a token (--listen-token-env) to listen off loopback")
+        .with({ code: "upstream" }, () => "check --url: wrap reaches it through @modelcontextprotocol/client, which must be installed beside aegis")
+        .with({ code: "listen" }, () => "check --listen HOST:PORT: an address of this machine, a port no other process listens on")
         .with(
           { code: "checkpoints" },
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",

@@ -15,7 +15,33 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
   const wrap = (...args: string[]) => aegis(["wrap", "--audit", audit, "--signing-key", key, ...args]);
 
   it.each([
-    ["no server to start", ["wrap", "--audit", audit, "--signing-key", key], "wrap requires the server to start: -- <CMD> [ARGS...]"],
+    ["no server to start", ["wrap", "--audit", audit, "--signing-key", key], "wrap needs the server: -- <CMD> [ARGS...] to start one, or --url <URL>"],
+    [
+      "a command and a URL",
+      ["wrap", "--audit", audit, "--signing-key", key, "--url", "http://127.0.0.1:1/mcp", "--", "true"],
+      "give the server after -- or with --url, not both",
+    ],
+    [
+      "a credential on the command line",
+      ["wrap", "--audit", audit, "--signing-key", key, "--url", "http://127.0.0.1:1/mcp", "--header", "Authorization: Bearer s3cret"],
+      "--header Authorization puts a credential on the command line",
+    ],
+    [
+      "--header without --url",
+      ["wrap", "--audit", audit, "--signing-key", key, "--header", "X-A: 1", "--", "true"],
+      "--header and --header-env are read only with --url",
+    ],
+    [
+      "--header-env naming a variable that is not set",
+      ["wrap", "--audit", audit, "--signing-key", key, "--url", "http://127.0.0.1:1/mcp", "--header-env", "Authorization:AEGIS_TEST_UNSET_TOKEN"],
+      "the environment variable AEGIS_TEST_UNSET_TOKEN is not set",
+    ],
+    ["--listen that is not HOST:PORT", ["wrap", "--audit", audit, "--signing-key", key, "--listen", "8808", "--", "true"], "--listen takes HOST:PORT"],
+    [
+      "--listen off loopback without a token",
+      ["wrap", "--audit", audit, "--signing-key", key, "--listen", "0.0.0.0:8808", "--", "true"],
+      "listening on 0.0.0.0, off loopback, needs a bearer token",
+    ],
     ["an empty program name", ["wrap", "--audit", audit, "--signing-key", key, "--", ""], "wrap needs the server to start after --"],
     ["no --audit", ["wrap", "--signing-key", key, "--", "true"], "--audit"],
     [
@@ -33,6 +59,11 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
       "confinement asked for",
       ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/srv", "--", "true"],
       "--confine, --allow-read: this build of aegis wrap does not confine the server",
+    ],
+    [
+      "a --refusal style wrap does not know",
+      ["wrap", "--audit", audit, "--signing-key", key, "--refusal", "error", "--", "true"],
+      '--refusal takes tool-result or reference, not "error"',
     ],
     ["approve without an id", ["approve", "--control", "x.sock"], "approve requires <APPROVAL_ID> (or --list)"],
     ["a denial without a reason", ["approve", "apr-1", "--deny", "--control", "x.sock"], "--deny needs --reason <TEXT>"],

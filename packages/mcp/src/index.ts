@@ -24,6 +24,6 @@ export {
 } from "./control.js";
 export { MAX_LISTED_ARGUMENT_BYTES, type ListedArguments, type ParkSummary } from "./park-summary.js";
 export { DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, UNKNOWN_TOOL, UNREADABLE_FRAME_TOOL, unansweredReason, type Unanswered } from "./outcomes.js";
-export { REFUSAL_CODE, REFUSAL_MESSAGE, type RefusalCode, type RefusalDetail } from "./refusal.js";
+export { REFUSAL_CODE, REFUSAL_MESSAGE, REFUSAL_META_KEY, type RefusalCode, type RefusalDetail, type RefusalStyle } from "./refusal.js";
 export { describeNotice, type DroppedWhy, type Notice } from "./notice.js";
 export type { Unreadable } from "./strict-frame.js";

@@ -13,7 +13,7 @@ export { Parks, argumentsOf, covers, scopeOf, type Park, type ParkedArguments } 
 export { MAX_SOCKET_PATH_BYTES, listenControl, type ControlHandler, type ControlServer } from "./control.js";
 export { DEFAULT_MAX_FRAME_BYTES, FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 export { type Governance } from "./outcomes.js";
-export { refusalFrame, type Refusal } from "./refusal.js";
+export { refusalFrame, refusalText, type Refusal } from "./refusal.js";
 export { ToolSpecs, pinListing, pinTool, type ListingChange, type PinnedTool, type ToolSpecSink } from "./pins.js";
 export { canonicalJson } from "./canonical-json.js";
 export { type JsonRecord } from "./message.js";

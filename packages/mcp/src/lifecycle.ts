@@ -31,6 +31,23 @@ export type LifeEvent =
   /** The grace of `draining` or `stopping` ran out. */
   | { readonly code: "grace_over" };
 
+/** What stands on each side of a relay (SPEC §17.10): the reference's is stdio and a child. */
+export interface Sides {
+  readonly client: "stdio" | "http";
+  readonly server: "child" | "url";
+}
+
+/**
+ * Why calls went unanswered, in the words true of these sides: the reference's words speak
+ * of a child and of stdin, and a record states no false fact (SPEC §17.2, §17.10).
+ */
+export function reasonFor(why: Unanswered, sides: Sides): Unanswered {
+  if (why.code === "child_exited" && sides.server === "url") return { code: "connection_lost" };
+  if (why.code === "grace_expired" && (sides.client === "http" || sides.server === "url")) return { code: "server_silent" };
+  if (why.code === "signalled" && sides.server === "url") return { code: "stopped", signal: why.signal };
+  return why;
+}
+
 /** The phase after `event`. Pure: the relay does what entering the new phase asks. */
 export function transition(phase: Phase, event: LifeEvent): Phase {
   switch (phase.code) {

@@ -59,7 +59,7 @@ export type ClientElement =
   /** A `tools/call` without an id (or with `id: null`): nothing can answer it. */
   | { readonly code: "call_notification"; readonly name: string | undefined; readonly message: JsonRecord }
   /** A `tools/call` with an id and no string `params.name`. */
-  | { readonly code: "malformed_call"; readonly id: Json; readonly key: string }
+  | { readonly code: "malformed_call"; readonly id: Json; readonly key: string; readonly message: JsonRecord }
   /** A `tools/list` request, whose answer pins tool definitions. */
   | { readonly code: "list_tools"; readonly id: Json; readonly key: string; readonly continued: boolean }
   /** `notifications/cancelled`: the client gave up on one of its requests. */
@@ -83,7 +83,7 @@ export function classifyClient(element: Json): ClientElement {
     const key = idKeyOf(element);
     if (key === undefined) return { code: "call_notification", name, message: element };
     const id = element["id"] ?? null;
-    return name === undefined ? { code: "malformed_call", id, key } : { code: "call", id, key, name, message: element };
+    return name === undefined ? { code: "malformed_call", id, key, message: element } : { code: "call", id, key, name, message: element };
   }
   if (method === "tools/list") {
     const key = idKeyOf(element);
@@ -104,6 +104,17 @@ export function classifyClient(element: Json): ClientElement {
   }
   const key = idKeyOf(element);
   return key === undefined ? { code: "other" } : { code: "request", id: element["id"] ?? null, key };
+}
+
+/**
+ * Whether a request names its protocol revision in `params._meta`, as every request of MCP
+ * 2026-07-28 and later does (`io.modelcontextprotocol/protocolVersion`): a result answering
+ * it must then say `resultType`.
+ */
+export function namesRevision(message: JsonRecord): boolean {
+  const params = message["params"];
+  const meta = isRecord(params) ? params["_meta"] : undefined;
+  return isRecord(meta) && typeof meta["io.modelcontextprotocol/protocolVersion"] === "string";
 }
 
 /**

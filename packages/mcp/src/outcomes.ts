@@ -41,7 +41,13 @@ export type Unanswered =
   /** aegis-ts: a `tools/call` without an id, which nothing can answer. */
   | { readonly code: "notification" }
   /** aegis-ts: the in-process transport closed before the server answered. */
-  | { readonly code: "transport_closed" };
+  | { readonly code: "transport_closed" }
+  /** aegis-ts: the connection to a Streamable HTTP server ended, or a request to it failed (SPEC §17.10). */
+  | { readonly code: "connection_lost" }
+  /** aegis-ts: as `grace_expired`, where the client is not on stdin or the server is not a child (SPEC §17.10). */
+  | { readonly code: "server_silent" }
+  /** aegis-ts: as `signalled`, where the server is not a child (SPEC §17.10). */
+  | { readonly code: "stopped"; readonly signal: string };
 
 /**
  * The `execution.reason` recorded for a call that went unanswered (SPEC §17.2, [M17.3]): it
@@ -56,6 +62,9 @@ export function unansweredReason(why: Unanswered): string {
     .with({ code: "cancelled" }, () => "cancelled by the client; no response followed")
     .with({ code: "notification" }, () => "sent as a notification; JSON-RPC lets no response answer it")
     .with({ code: "transport_closed" }, () => "the transport closed before the server responded")
+    .with({ code: "connection_lost" }, () => "the connection to the server ended before it responded")
+    .with({ code: "server_silent" }, () => "the client hung up; the server did not answer within the shutdown grace")
+    .with({ code: "stopped" }, (w) => `aegis wrap received ${w.signal} before the server responded`)
     .exhaustive(unreachable);
 }
 

@@ -1,4 +1,4 @@
-import type { ApprovedScope, DecisionPayload, NetGrant } from "@aegis/format";
+import type { Appended, ApprovedScope, ChainWriter, DecisionPayload, NetGrant } from "@aegis/format";
 import type { Derived } from "@aegis/policy";
 import { canonicalJson } from "./canonical-json.js";
 import { isRecord, type Json } from "./message.js";
@@ -122,6 +122,31 @@ export class Parks {
   pending(): Park[] {
     return [...this.parks.values()].filter((p) => p.state.code === "pending");
   }
+}
+
+/**
+ * Record a human's answer to a park as a signed `decision` (SPEC §17.5). Resolves once it is
+ * durable; only then can a call run under it. One function for every relay a wrap runs: a
+ * park made on one connection may be answered while another is open.
+ */
+export async function recordParkAnswer(
+  parks: Parks | undefined,
+  writer: ChainWriter,
+  approvalId: string,
+  answer: ParkAnswer,
+): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
+  if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
+  const decided = parks.decide(approvalId, answer);
+  if (!decided.ok) return decided;
+  let appended: Appended;
+  try {
+    appended = await writer.decision(decided.decision);
+  } catch (error) {
+    parks.unsettle(decided.park);
+    throw error;
+  }
+  parks.settle(decided.park, answer);
+  return { ok: true, appended };
 }
 
 /** The authority approving this call grants: its tool, its paths by access, its endpoint. */

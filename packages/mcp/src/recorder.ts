@@ -3,7 +3,7 @@ import { messageOf, unreachable } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
+import { classifyClient, classifyServer, elementsOf, namesRevision, rootsOf, type ClientElement, type Json, type JsonRecord } from "./message.js";
 import type { DroppedWhy, Notice } from "./notice.js";
 import {
   DROPPED_ANSWER_TOOL,
@@ -22,11 +22,12 @@ import {
   type Governance,
   type Unanswered,
 } from "./outcomes.js";
-import type { ParkAnswer, ParkRefusal } from "./parks.js";
+import { recordParkAnswer, type ParkAnswer, type ParkRefusal } from "./parks.js";
 import { ToolSpecs, type ToolSpecSink } from "./pins.js";
+import { Rounds } from "./rounds.js";
 import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
-import { refusalFrame, type Refusal, type RefusalCode } from "./refusal.js";
+import { refusalFrame, type Refusal, type RefusalCode, type RefusalStyle } from "./refusal.js";
 import { describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
 import { RequestDigest } from "@aegis/format";
 
@@ -42,6 +43,19 @@ export interface RecorderOptions {
   readonly onNotice?: (notice: Notice) => void;
   /** The control socket's path, named in a park's notice. */
   readonly control?: string;
+  /** How a refused `tools/call` is answered (SPEC §17.3): default `tool-result`. */
+  readonly refusal?: RefusalStyle;
+  /** Where `call_id`s come from: one counter for every relay writing the same Session. */
+  readonly callIds?: CallIds;
+}
+
+/** `call-<n>`, counting from 1 in each Session (SPEC §17.2), whichever relay records the call. */
+export class CallIds {
+  private next = 1;
+
+  mint(): string {
+    return `call-${this.next++}`;
+  }
 }
 
 interface PendingCall {
@@ -49,6 +63,10 @@ interface PendingCall {
   readonly toolId: string;
   readonly governance: Governance;
   readonly toolSpec: ToolSpecDigest | undefined;
+  /** The request, read: a round that asks for input is continued by a call repeating its arguments. */
+  readonly request: JsonRecord;
+  /** The round this call continues (SPEC §17.2), when it is one. */
+  readonly continues: string | undefined;
   startedAt: number;
   cancelled: boolean;
 }
@@ -67,15 +85,19 @@ export class McpRecorder {
   /** The server's `roots/list` requests in flight, by the server's id key. */
   private readonly rootsRequests = new Set<string>();
   private readonly specs = new ToolSpecs();
+  private readonly rounds = new Rounds();
   /** Intents being made durable, and outcomes being written: finish() waits for both. */
   private readonly work = new Set<Promise<unknown>>();
-  private nextCall = 1;
   private failure: Error | undefined;
   private finished = false;
   private readonly clock: () => number;
+  private readonly style: RefusalStyle;
+  private readonly callIds: CallIds;
 
   constructor(private readonly options: RecorderOptions) {
     this.clock = options.clock ?? (() => performance.now());
+    this.style = options.refusal ?? "tool-result";
+    this.callIds = options.callIds ?? new CallIds();
   }
 
   /** The first failure to write the record, if any: after it, no call may run. */
@@ -102,7 +124,7 @@ export class McpRecorder {
       return this.admitRead(frame, reading);
     } catch (error) {
       // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.
-      return Promise.resolve(failedVerdict(reading?.ok === true ? reading.value : undefined, this.fail(error)));
+      return Promise.resolve(failedVerdict(reading?.ok === true ? reading.value : undefined, this.fail(error), this.style));
     }
   }
 
@@ -113,22 +135,23 @@ export class McpRecorder {
   refuseOversize(bytes: number, digest: RequestDigest, limit: number): Promise<FrameVerdict> {
     this.notify({ code: "oversize_frame", from: "client", bytes, limit });
     const answer = refusalFrame(
-      [{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${bytes} bytes, over the relay's ${limit}-byte bound` } }],
+      [{ id: null, code: "FRAME_TOO_LARGE", detail: { reason: `the frame was ${bytes} bytes, over the relay's ${limit}-byte bound` }, call: false }],
       false,
+      this.style,
     );
-    if (this.failure !== undefined) return Promise.resolve(failedVerdict(undefined, this.failure));
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(undefined, this.failure, this.style));
     const written = this.options.writer.recordUnrun(
       { call_id: this.mintCallId(), tool_id: UNREADABLE_FRAME_TOOL, policy_set_hash: PASSTHROUGH_POLICY_SET_HASH, request_digest: digest },
       unreadableFrame("too_large"),
     );
     return this.tracked(written).then(
       (): FrameVerdict => ({ code: "answer", frame: answer }),
-      (error: unknown) => failedVerdict(undefined, this.fail(error)),
+      (error: unknown) => failedVerdict(undefined, this.fail(error), this.style),
     );
   }
 
   private admitRead(frame: Buffer, reading: FrameReading): Promise<FrameVerdict> {
-    if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure));
+    if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure, this.style));
     if (!reading.ok) return this.refuseUnreadable(frame, reading.unreadable);
     const parsed = reading.value;
     const elements = elementsOf(parsed).map(classifyClient);
@@ -148,15 +171,16 @@ export class McpRecorder {
   }
 
   private settle(ready: Promise<FrameVerdict>, parsed: Json | undefined): Promise<FrameVerdict> {
-    return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error)));
+    return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error), this.style));
   }
 
   /** A client frame that is not a message: refused with `id` null (it was not read), and recorded by its digest. */
   private refuseUnreadable(frame: Buffer, why: Unreadable): Promise<FrameVerdict> {
     this.notify({ code: "unreadable_frame", from: "client", bytes: frame.length, why });
     const answer = refusalFrame(
-      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` } }],
+      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` }, call: false }],
       false,
+      this.style,
     );
     const written = this.unrun(UNREADABLE_FRAME_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, unreadableFrame(why.code));
     return this.settle(
@@ -176,12 +200,12 @@ export class McpRecorder {
         writes.push(this.unrun(name, PASSTHROUGH_POLICY_SET_HASH, frame, inBatch(), name));
       }
       if (element.code === "call" || element.code === "malformed_call" || element.code === "request" || element.code === "list_tools") {
-        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason } });
+        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason }, call: false });
       }
     }
     this.notify({ code: "batch_refused", calls: writes.length });
     await Promise.all(writes);
-    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true) };
+    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true, this.style) };
   }
 
   /** Record every call the frame carries, then let it through. */
@@ -203,7 +227,7 @@ export class McpRecorder {
           ),
         );
       } else if (plan.code === "allow" && plan.element.code === "call") {
-        const call = this.begin(plan.element, plan.governance, frame, writes);
+        const call = this.begin(plan.element, plan.governance, frame, writes, this.rounds.take(plan.element.name, plan.element.message));
         started.push(call);
       }
     }
@@ -215,13 +239,21 @@ export class McpRecorder {
     return { code: "forward" };
   }
 
-  private begin(element: Extract<ClientElement, { code: "call" }>, governance: Governance, frame: Buffer, writes: Promise<unknown>[]): PendingCall {
+  private begin(
+    element: Extract<ClientElement, { code: "call" }>,
+    governance: Governance,
+    frame: Buffer,
+    writes: Promise<unknown>[],
+    continues: string | undefined,
+  ): PendingCall {
     const callId = this.mintCallId();
     const call: PendingCall = {
       callId,
       toolId: element.name,
       governance,
       toolSpec: this.specs.digestOf(element.name),
+      request: element.message,
+      continues,
       startedAt: this.clock(),
       cancelled: false,
     };
@@ -247,7 +279,9 @@ export class McpRecorder {
       const element = plan.element;
       const toolId = element.code === "call" || element.code === "call_notification" ? (element.name ?? UNKNOWN_TOOL) : UNKNOWN_TOOL;
       const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
-        if (element.code === "call" || element.code === "malformed_call") refusals.push({ id: element.id, code, detail });
+        if (element.code === "call" || element.code === "malformed_call") {
+          refusals.push({ id: element.id, code, detail, call: true, revision: namesRevision(element.message) });
+        }
       };
       match(plan)
         .with({ code: "malformed" }, () => {
@@ -260,18 +294,18 @@ export class McpRecorder {
           if (p.element.code === "call" || p.element.code === "malformed_call") {
             writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
             answer("DUPLICATE_REQUEST_ID", { reason });
-          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason } });
+          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason }, call: false });
         })
         .with({ code: "allow" }, (p) => {
           const governance = p.governance;
           const policy: PolicyOutcome = governance.code === "policy" ? governance.policy : { status: "allowed" };
           const axes = governance.code === "policy" ? governance.axes : {};
-          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId));
+          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId, this.continuation(p.element)));
           answer("HOST_DENIED", { reason: "another call in this batch was refused, so the batch did not reach the server" });
         })
         .with({ code: "refuse" }, (p) => {
           const hash = p.verdict?.decision.policy_set_hash ?? PASSTHROUGH_POLICY_SET_HASH;
-          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId));
+          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId, this.continuation(p.element)));
           const decision = p.verdict?.decision;
           const rule = decision === undefined ? undefined : matchedRuleId(decision.matched);
           answer(p.refusal, {
@@ -286,17 +320,23 @@ export class McpRecorder {
     }
     await Promise.all(writes);
     if (refusals.length === 0) return { code: "drop" };
-    return { code: "answer", frame: refusalFrame(refusals, batch) };
+    return { code: "answer", frame: refusalFrame(refusals, batch, this.style) };
+  }
+
+  /** The round a refused call would have continued (SPEC §17.2): it is a round too, and takes the link. */
+  private continuation(element: ClientElement): string | undefined {
+    return element.code === "call" ? this.rounds.take(element.name, element.message) : undefined;
   }
 
   /** A call that did not run: intent and outcome together. */
-  private unrun(toolId: string, hash: PolicySetHash, frame: Buffer, result: CallResult, specOf?: string): Promise<Appended> {
+  private unrun(toolId: string, hash: PolicySetHash, frame: Buffer, result: CallResult, specOf?: string, continues?: string): Promise<Appended> {
     const spec = specOf === undefined ? undefined : this.specs.digestOf(specOf);
     const callId = this.mintCallId();
+    const linked = continues === undefined ? result : { ...result, continues_call: continues };
     const write = (): Promise<Appended> =>
       this.options.writer.recordUnrun(
         { call_id: callId, tool_id: toolId, policy_set_hash: hash, request: frame },
-        spec === undefined ? result : { ...result, tool_spec_digest: spec },
+        spec === undefined ? linked : { ...linked, tool_spec_digest: spec },
       );
     const waiting = spec === undefined ? undefined : this.specs.keeping(spec);
     return waiting === undefined ? write() : waiting.then(write);
@@ -359,6 +399,7 @@ export class McpRecorder {
       const call = this.calls.get(seen.key);
       if (call !== undefined) {
         this.calls.delete(seen.key);
+        this.rounds.answered(call.callId, call.toolId, call.request, seen.message);
         this.end(call, answered(call.toolId, call.callId, call.governance, this.clock() - call.startedAt), frame);
         continue;
       }
@@ -386,7 +427,8 @@ export class McpRecorder {
     this.tracked(this.unrun(DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, droppedAnswer(code))).catch((error: unknown) => this.fail(error));
   }
 
-  private end(call: PendingCall, result: CallResult, response: Buffer | undefined): void {
+  private end(call: PendingCall, how: CallResult, response: Buffer | undefined): void {
+    const result = call.continues === undefined ? how : { ...how, continues_call: call.continues };
     const withSpec = call.toolSpec === undefined ? result : { ...result, tool_spec_digest: call.toolSpec };
     const writer = this.options.writer;
     const waiting = call.toolSpec === undefined ? undefined : this.specs.keeping(call.toolSpec);
@@ -420,23 +462,11 @@ export class McpRecorder {
    * Record a human's answer to a park as a signed `decision` (SPEC §17.5). Resolves once it
    * is durable; only then can a call run under it.
    */
-  async answerPark(
+  answerPark(
     approvalId: string,
     answer: ParkAnswer,
   ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {
-    const parks = this.options.gate?.parks;
-    if (parks === undefined) return { ok: false, refusal: { code: "unknown_approval", approvalId } };
-    const decided = parks.decide(approvalId, answer);
-    if (!decided.ok) return decided;
-    let appended: Appended;
-    try {
-      appended = await this.tracked(this.options.writer.decision(decided.decision));
-    } catch (error) {
-      parks.unsettle(decided.park);
-      throw error;
-    }
-    parks.settle(decided.park, answer);
-    return { ok: true, appended };
+    return this.tracked(recordParkAnswer(this.options.gate?.parks, this.options.writer, approvalId, answer));
   }
 
   /**
@@ -463,7 +493,7 @@ export class McpRecorder {
   }
 
   private mintCallId(): string {
-    return `call-${this.nextCall++}`;
+    return this.callIds.mint();
   }
 
   private notify(notice: Notice): void {

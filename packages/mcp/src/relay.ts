@@ -4,7 +4,8 @@ import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 import { RequestDigest } from "@aegis/format";
 import type { FrameVerdict } from "./frame-verdict.js";
-import { transition, type LifeEvent, type Phase } from "./lifecycle.js";
+import { reasonFor, transition, type LifeEvent, type Phase, type Sides } from "./lifecycle.js";
+import { readFrame } from "./strict-frame.js";
 import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
 import type { McpRecorder } from "./recorder.js";
@@ -36,6 +37,14 @@ export interface RelayOptions {
   /** After a stop is asked for (a signal), how long answers in flight are still awaited. */
   readonly stopGraceMs: number;
   readonly onNotice: (notice: Notice) => void;
+  /** What stands on each side (default stdio and a child): the reasons recorded say so (SPEC §17.10). */
+  readonly sides?: Sides;
+  /**
+   * Write each client frame that reads strictly as `JSON.stringify` writes its value, before
+   * it is recorded and sent on (SPEC §17.10): a message that crosses HTTP is sent as the SDK's
+   * transport writes it, and the record names exactly the bytes sent.
+   */
+  readonly reencode?: boolean;
 }
 
 /** How the pump ended. */
@@ -124,7 +133,11 @@ export class Relay {
         if (this.grace !== undefined) clearTimeout(this.grace);
         this.grace = undefined;
         this.hangUpClient();
-        this.resolveEnd?.({ why: after.why, serverEndedFirst: after.serverEndedFirst, failure: this.options.recorder.failed });
+        this.resolveEnd?.({
+          why: reasonFor(after.why, this.options.sides ?? { client: "stdio", server: "child" }),
+          serverEndedFirst: after.serverEndedFirst,
+          failure: this.options.recorder.failed,
+        });
         return;
     }
   }
@@ -138,7 +151,8 @@ export class Relay {
         continue;
       }
       if (isBlankFrame(event.bytes)) continue;
-      this.enqueue(this.options.recorder.admit(event.bytes), event.bytes);
+      const bytes = this.options.reencode === true ? reencoded(event.bytes) : event.bytes;
+      this.enqueue(this.options.recorder.admit(bytes), bytes);
     }
   }
 
@@ -243,6 +257,15 @@ export class Relay {
     if (last !== undefined) this.fromServer([last]);
     this.happen({ code: "server_ended" });
   }
+}
+
+/**
+ * A frame that reads strictly, as `JSON.stringify` writes the value read; a frame that does
+ * not read is kept as it came, for the recorder to refuse and record by its own bytes.
+ */
+export function reencoded(frame: Buffer): Buffer {
+  const reading = readFrame(frame);
+  return reading.ok ? Buffer.from(JSON.stringify(reading.value), "utf8") : frame;
 }
 
 /** Frames up to this size are written with their `\n` in one write (one syscall, not two). */

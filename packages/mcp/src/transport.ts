@@ -10,6 +10,7 @@ import type { Notice } from "./notice.js";
 import type { ParkAnswer, ParkRefusal } from "./parks.js";
 import type { FrameVerdict } from "./frame-verdict.js";
 import { McpRecorder } from "./recorder.js";
+import type { RefusalStyle } from "./refusal.js";
 
 /**
  * The options of {@link recordingTransport}, which is `aegis wrap` inside a TypeScript agent
@@ -39,6 +40,12 @@ export interface RecordingOptions {
   readonly followSymlinks?: boolean;
   /** Told what wrap would print on its stderr (parks, changed tools, failures). */
   readonly onNotice?: (notice: Notice) => void;
+  /**
+   * How a refused `tools/call` is answered (SPEC §17.3): `tool-result` (default), a result
+   * with `isError` that `callTool` returns; `reference`, the Rust reference's JSON-RPC error,
+   * which the SDK's `callTool` throws.
+   */
+  readonly refusal?: RefusalStyle;
 }
 
 /**
@@ -70,6 +77,7 @@ export async function recordingTransport(inner: Transport, options: RecordingOpt
     ...(gate === undefined ? {} : { gate }),
     ...(envelope === undefined ? {} : { toolSpecs: envelope }),
     ...(options.onNotice === undefined ? {} : { onNotice: options.onNotice }),
+    ...(options.refusal === undefined ? {} : { refusal: options.refusal }),
   });
   return new RecordingClientTransport(inner, recorder, async () => {
     await writer.close();

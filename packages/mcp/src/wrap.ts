@@ -1,8 +1,5 @@
 import { unreachable } from "@aegis/format/internal";
 import { ChainWriter, ChainWriterError, describeRecoveredLock, type SigningKey } from "@aegis/format";
-import { errnoOf, messageOf } from "@aegis/format/internal";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
@@ -13,22 +10,40 @@ import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { summarizePark } from "./park-summary.js";
-import { programExists } from "./program.js";
-import { McpRecorder } from "./recorder.js";
+import { recordParkAnswer } from "./parks.js";
+import { CallIds, McpRecorder } from "./recorder.js";
+import type { RefusalStyle } from "./refusal.js";
 import { Relay, type RelayEnd } from "./relay.js";
+import { SpawnError } from "./child-server.js";
+import { openServer, type ServerSide, type ServerSpec } from "./server-side.js";
+import { UpstreamError } from "./upstream-http.js";
+import { ListenError, serveHttp } from "./wrap-listen.js";
+import { isLoopback } from "./listener.js";
+import { programExists } from "./program.js";
 import type { LiveExport } from "./otel/live.js";
 import type { OtlpOptions } from "./otel/options.js";
 
 /**
  * The options of {@link runWrap}, which is `aegis wrap` as a library (SPEC §17): start an MCP
- * server as a child process, relay its stdio to this process's, record every `tools/call` it
+ * server as a child process (or reach one over Streamable HTTP), relay between it and the
+ * client (on this process's stdio, or over Streamable HTTP), record every `tools/call` it
  * carries, and (with a Policy Set) refuse the ones the set does not allow.
  */
 export interface WrapOptions {
-  /** The server's program and its arguments. */
-  readonly command: string;
+  /** The server's program: give it, or `url`. */
+  readonly command?: string;
   /** The server's arguments, passed to it as they are (no shell). */
-  readonly args: readonly string[];
+  readonly args?: readonly string[];
+  /** A Streamable HTTP server to relay to instead of a command (SPEC §17.10), through the MCP SDK's client transport. */
+  readonly url?: string;
+  /** Request headers on every request to `url`; a value may be a secret, and is never printed. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Serve Streamable HTTP to clients at `http://<host>:<port>/mcp` instead of relaying this
+   * process's stdio (SPEC §17.10). Off a loopback address, `token` is required: the bearer
+   * token every request must present.
+   */
+  readonly listen?: { readonly host: string; readonly port: number; readonly token?: string };
   /** The record file: a new Session is appended. */
   readonly audit: string;
   /** The key that signs every Line of the Session. */
@@ -60,6 +75,11 @@ export interface WrapOptions {
    * `everyMs` after an uncovered one, and after the close, into `<audit>.checkpoint`.
    */
   readonly checkpoints?: CheckpointingOptions;
+  /**
+   * How a refused `tools/call` is answered (SPEC §17.3): `tool-result` (default), a result
+   * with `isError` that the model is shown; `reference`, the Rust reference's JSON-RPC error.
+   */
+  readonly refusal?: RefusalStyle;
   /** The longest frame read, in bytes (default 256 MiB); a longer one is counted and dropped (SPEC §17.1). */
   readonly maxFrameBytes?: number;
   /** Default 5000: the server's silence wrap waits out after the client hangs up. */
@@ -91,6 +111,12 @@ export type WrapFault =
   | { readonly code: "envelope"; readonly error: EnvelopeError }
   | { readonly code: "control"; readonly error: ControlError }
   | { readonly code: "spawn"; readonly command: string; readonly detail: string }
+  /** Neither a command nor a URL, or both; `listen` off loopback without a token. */
+  | { readonly code: "options"; readonly detail: string }
+  /** The Streamable HTTP server could not be reached through the SDK's transport. */
+  | { readonly code: "upstream"; readonly detail: string }
+  /** The address to serve Streamable HTTP on could not be listened on. */
+  | { readonly code: "listen"; readonly detail: string }
   /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
   | { readonly code: "checkpoints"; readonly detail: string }
   /** `otlp` was asked for and the OpenTelemetry export could not be set up: its packages are missing, or the protocol is not one. */
@@ -115,6 +141,7 @@ export function describeWrapFault(fault: WrapFault): string {
     .with({ code: "envelope" }, (f) => f.error.message)
     .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
+    .with({ code: "options" }, { code: "upstream" }, { code: "listen" }, (f) => f.detail)
     .with({ code: "checkpoints" }, (f) => f.detail)
     .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)
     .exhaustive(unreachable);
@@ -133,11 +160,8 @@ export interface WrapResult {
 }
 
 const GRACE_MS = 5000;
-const REAP_MS = 5000;
 /** A signal's budget: an MCP client's close() sends SIGKILL 2 s after SIGTERM. */
 const STOP_GRACE_MS = 500;
-const STOP_REAP_MS = 500;
-const STDERR_DRAIN_MS = 2000;
 const SIGNAL_NUMBERS: Readonly<Record<string, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 
 /**
@@ -156,10 +180,11 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const say = (text: string): void => void stderr.write(`aegis wrap: ${text}\n`);
+  const server = serverSpecOf(options);
 
   // A server that is not there is refused before the record is touched: no empty Session.
-  if (!(await programExists(options.command, options.env, options.cwd)))
-    throw new WrapError({ code: "spawn", command: options.command, detail: NO_SUCH_PROGRAM });
+  if (server.code === "child" && !(await programExists(server.command, server.env, server.cwd)))
+    throw new WrapError({ code: "spawn", command: server.command, detail: NO_SUCH_PROGRAM });
   // The spans' exporter first: it follows every Line from the open on (SPEC Appendix A.5).
   const live = options.otlp === undefined ? undefined : await startOtlp(options.otlp, say);
   // The record and its Envelope before the server: a wrap that cannot record starts nothing.
@@ -199,21 +224,27 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const controlPath = options.policy === undefined || options.control === null ? undefined : (options.control ?? `${options.audit}.control`);
   const onNotice = (notice: Notice): void => say(describeNotice(notice));
   const gate = gateFor(options);
-  const recorder = new McpRecorder({
-    writer,
-    ...(gate === undefined ? {} : { gate }),
-    ...(envelope === undefined ? {} : { toolSpecs: envelope }),
-    ...(controlPath === undefined ? {} : { control: controlPath }),
-    onNotice,
-  });
+  // One counter for every relay: with --listen, each client session records through its own.
+  const callIds = new CallIds();
+  const newRecorder = (): McpRecorder =>
+    new McpRecorder({
+      writer,
+      ...(gate === undefined ? {} : { gate }),
+      ...(envelope === undefined ? {} : { toolSpecs: envelope }),
+      ...(controlPath === undefined ? {} : { control: controlPath }),
+      ...(options.refusal === undefined ? {} : { refusal: options.refusal }),
+      onNotice,
+      callIds,
+    });
 
   let control: ControlServer | undefined;
-  let child: ChildProcess;
+  let serving: ServerSide | undefined;
+  const recorder = newRecorder();
   try {
     if (controlPath !== undefined && gate !== undefined) {
       control = await listenControl(controlPath, {
         answer: async (id, answer) => {
-          const r = await recorder.answerPark(id, answer);
+          const r = await recordParkAnswer(gate.parks, writer, id, answer);
           return r.ok ? { ok: true, seq: r.appended.seq, lineHash: r.appended.lineHash } : r;
         },
         pending: () => gate.parks.pending().map(summarizePark),
@@ -224,7 +255,8 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
       });
       say(`approvals: control socket ${control.path}${options.controlGroup === undefined ? "" : `, open to group ${options.controlGroup}`}`);
     }
-    child = await start(options);
+    // With --listen, servers are started per client session, as sessions begin.
+    if (options.listen === undefined) serving = await openServer(server, stderr, say).catch(startFault);
   } catch (error) {
     await control?.close();
     await writer.close().catch(() => undefined);
@@ -233,33 +265,45 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     throw error;
   }
 
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  let childExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  void exited.then((e) => (childExit = e));
-  const stderrDone = teeStderr(child, stderr);
-
-  const { stdin: serverIn, stdout: serverOut } = child;
-  if (serverIn === null || serverOut === null) throw new Error("the child was spawned without pipes");
-  const relay = new Relay(
-    { clientIn: stdin, clientOut: stdout, serverIn, serverOut },
-    { recorder, maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, graceMs: options.graceMs ?? GRACE_MS, stopGraceMs: STOP_GRACE_MS, onNotice },
-  );
   const signals = options.signals ?? ["SIGINT", "SIGTERM", "SIGHUP"];
+  const limits = { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, graceMs: options.graceMs ?? GRACE_MS, stopGraceMs: STOP_GRACE_MS };
   let signalled: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signalled ??= signal;
-    relay.stop(signal);
-  };
-  for (const s of signals) process.on(s, onSignal);
-
   let end: RelayEnd | undefined;
   let failure: Error | undefined;
+  let relay: Relay | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signalled ??= signal;
+    relay?.stop(signal);
+  };
   try {
-    end = await relay.run();
-    await recorder.finish(end.why);
-    failure = recorder.failed;
+    if (serving === undefined) {
+      const listen = options.listen ?? { host: "127.0.0.1", port: 0 };
+      const served = await serveHttp({
+        host: listen.host,
+        port: listen.port,
+        token: listen.token,
+        server,
+        recorder: newRecorder,
+        ...limits,
+        signals,
+        stderr,
+        say,
+        onNotice,
+      }).catch(startFault);
+      signalled = served.signalled;
+      failure = served.failure;
+      end = { why: { code: "signalled", signal: signalled ?? "SIGTERM" }, serverEndedFirst: false, failure };
+    } else {
+      for (const s of signals) process.on(s, onSignal);
+      relay = new Relay(
+        { clientIn: stdin, clientOut: stdout, serverIn: serving.serverIn, serverOut: serving.serverOut },
+        // A message that crosses HTTP is written as the SDK's transport writes it (SPEC §17.10).
+        { recorder, ...limits, onNotice, sides: { client: "stdio", server: serving.kind }, reencode: serving.kind === "url" },
+      );
+      end = await relay.run();
+      await recorder.finish(end.why);
+      failure = recorder.failed;
+    }
   } finally {
     try {
       // With checkpoints, the last one is written after the close and covers it.
@@ -269,13 +313,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
       failure ??= error instanceof Error ? error : new Error(String(error));
     }
     await envelope?.close().catch((error: unknown) => void (failure ??= error instanceof Error ? error : new Error(String(error))));
-    // A server still running after its silence outlasted the grace, or after wrap was told
-    // to stop, is asked to terminate at once; one whose output ended is given time to exit.
-    const stillWanted = end?.why.code === "child_exited";
-    await reap(child, exited, signalled === undefined ? REAP_MS : STOP_REAP_MS, !stillWanted);
-    await Promise.race([stderrDone, delay(STDERR_DRAIN_MS)]);
-    // A process of the tree that outlived every signal must not keep wrap alive by its pipes.
-    for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
+    if (serving !== undefined && end !== undefined) await serving.release(end, signalled !== undefined);
     await control?.close();
     // The record is closed and the server gone: the last spans may take their (bounded) time to leave.
     await live?.shutdown();
@@ -284,9 +322,52 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
     if ("destroy" in stdin && typeof stdin.destroy === "function") stdin.destroy();
   }
   if (end === undefined) throw new Error("the relay ended without an end");
-  if (end.serverEndedFirst) say("child process exited before the client closed stdin");
+  if (end.serverEndedFirst)
+    say(serving?.kind === "url" ? "the connection to the server ended before the client closed stdin" : "child process exited before the client closed stdin");
   if (failure !== undefined) say(`the record is incomplete: ${failure.message}`);
-  return { exitCode: exitCodeOf(end, childExit, signalled, failure), end, child: childExit, failure };
+  const child = serving?.exitStatus();
+  // Without a child of its own (a URL; a server per session), wrap's code is 0 unless something failed.
+  const own = serving?.kind === "child" ? child : { code: 0, signal: null };
+  return { exitCode: exitCodeOf(end, own, signalled, failure), end, child, failure };
+}
+
+/** What starts the server (SPEC §17.10): a command or a URL, never both; checked before anything is opened. */
+function serverSpecOf(options: WrapOptions): ServerSpec {
+  const listen = options.listen;
+  if (listen !== undefined && listen.token === undefined && !isLoopback(listen.host)) {
+    throw new WrapError({
+      code: "options",
+      detail: `listening on ${listen.host}, off loopback, needs a bearer token: any page or host that reaches it could call tools`,
+    });
+  }
+  if (options.url !== undefined) {
+    if (options.command !== undefined) throw new WrapError({ code: "options", detail: "give the server as a command or as a URL, not both" });
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw new WrapError({ code: "options", detail: `${JSON.stringify(options.url)} is not a URL` });
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new WrapError({ code: "options", detail: `the server's URL must be http: or https:, not ${url.protocol}` });
+    return { code: "url", url, headers: options.headers ?? {} };
+  }
+  if (options.command === undefined) throw new WrapError({ code: "options", detail: "no server to wrap: give a command or a URL" });
+  return {
+    code: "child",
+    command: options.command,
+    args: options.args ?? [],
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  };
+}
+
+/** A server that could not be started, or an address that could not be listened on: a WrapError, nothing relayed. */
+function startFault(error: unknown): never {
+  if (error instanceof SpawnError) throw new WrapError({ code: "spawn", command: error.command, detail: error.detail });
+  if (error instanceof UpstreamError) throw new WrapError({ code: "upstream", detail: error.message });
+  if (error instanceof ListenError) throw new WrapError({ code: "listen", detail: error.message });
+  throw error;
 }
 
 /** OpenTelemetry is loaded only now, when asked for (ADR 0024). */
@@ -300,6 +381,8 @@ async function startOtlp(otlp: OtlpOptions, say: (text: string) => void): Promis
   }
 }
 
+const NO_SUCH_PROGRAM = "no such program (is it on PATH?)";
+
 async function openEnvelope(dir: string): Promise<EnvelopeStore> {
   try {
     return await EnvelopeStore.open(dir);
@@ -307,78 +390,6 @@ async function openEnvelope(dir: string): Promise<EnvelopeStore> {
     if (error instanceof EnvelopeError) throw new WrapError({ code: "envelope", error });
     throw error;
   }
-}
-
-const NO_SUCH_PROGRAM = "no such program (is it on PATH?)";
-
-/** Spawn the server; resolves once it runs, so a bad command is an error before any relaying. */
-async function start(options: WrapOptions): Promise<ChildProcess> {
-  let child: ChildProcess;
-  try {
-    child = spawn(options.command, [...options.args], {
-      stdio: ["pipe", "pipe", "pipe"],
-      // Its own process group: a server behind a shell or npx is a tree, and wrap ends the
-      // whole tree, not only the process it started (SPEC §17.7).
-      detached: true,
-      ...(options.env === undefined ? {} : { env: options.env }),
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    });
-  } catch (error) {
-    // An empty program name, a NUL in an argument: refused before any process exists.
-    throw new WrapError({ code: "spawn", command: options.command, detail: messageOf(error) });
-  }
-  try {
-    await Promise.race([once(child, "spawn"), once(child, "error").then(([error]: unknown[]) => Promise.reject(error))]);
-  } catch (error) {
-    const detail = errnoOf(error) === "ENOENT" ? NO_SUCH_PROGRAM : error instanceof Error ? error.message : String(error);
-    throw new WrapError({ code: "spawn", command: options.command, detail });
-  }
-  return child;
-}
-
-/** The server's stderr, byte for byte, on ours: never parsed, never merged into stdout. */
-function teeStderr(child: ChildProcess, stderr: Writable): Promise<void> {
-  const source = child.stderr;
-  if (source === null) return Promise.resolve();
-  source.on("data", (chunk: Buffer) => void stderr.write(chunk));
-  return new Promise((resolve) => {
-    source.once("end", resolve);
-    source.once("error", () => resolve());
-  });
-}
-
-/**
- * Wait for the child, bounded; then end its process group. Never an unbounded wait. The
- * group is signalled even when the child itself has exited: a shell or npx in front of the
- * server can exit and leave the server running, holding the pipes.
- */
-async function reap(child: ChildProcess, exited: Promise<unknown>, ms: number, terminate: boolean): Promise<void> {
-  const running = child.exitCode === null && child.signalCode === null;
-  if (running && terminate) signalGroup(child, "SIGTERM");
-  if (running && !(await Promise.race([exited.then(() => true), delay(ms).then(() => false)]))) {
-    signalGroup(child, "SIGKILL");
-    await Promise.race([exited, delay(2000)]);
-  }
-  // What is left of the tree once the child is gone: asked to end, then made to.
-  if (signalGroup(child, "SIGTERM")) {
-    await delay(Math.min(ms, STOP_REAP_MS));
-    signalGroup(child, "SIGKILL");
-  }
-}
-
-/** Signal the child's process group; false when no process of it is left. */
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): boolean {
-  if (child.pid === undefined) return false;
-  try {
-    process.kill(-child.pid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /**

@@ -46,9 +46,10 @@ rules:
 
 async function park(wrap: WrapProcess, id: number, name: string, args: Record<string, unknown>): Promise<string> {
   wrap.send(call(id, name, args));
-  const refusal = (await wrap.nextJson()) as { error: { data: { aegis: { code: string; approval_id: string } } } };
-  expect(refusal.error.data.aegis.code).toBe("PENDING_APPROVAL");
-  const approvalId = refusal.error.data.aegis.approval_id;
+  const refusal = (await wrap.nextJson()) as { result: { _meta: Record<string, { code: string; approval_id: string }> } };
+  const facts = refusal.result._meta["io.github.aegis-ts/refusal"];
+  expect(facts?.code).toBe("PENDING_APPROVAL");
+  const approvalId = facts?.approval_id ?? "";
   await wrap.stderrHas(`parked for approval ${approvalId}`);
   return approvalId;
 }

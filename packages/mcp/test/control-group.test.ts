@@ -59,10 +59,12 @@ function parkingPolicy(dir: string): string {
 
 async function park(wrap: WrapProcess, args: Record<string, unknown>): Promise<string> {
   wrap.send(call(1, "write_note", args));
-  const refusal = (await wrap.nextJson()) as { error: { data: { aegis: { code: string; approval_id: string } } } };
-  expect(refusal.error.data.aegis.code).toBe("PENDING_APPROVAL");
-  await wrap.stderrHas(`parked for approval ${refusal.error.data.aegis.approval_id}`);
-  return refusal.error.data.aegis.approval_id;
+  const refusal = (await wrap.nextJson()) as { result: { _meta: Record<string, { code: string; approval_id: string }> } };
+  const facts = refusal.result._meta["io.github.aegis-ts/refusal"];
+  expect(facts?.code).toBe("PENDING_APPROVAL");
+  const approvalId = facts?.approval_id ?? "";
+  await wrap.stderrHas(`parked for approval ${approvalId}`);
+  return approvalId;
 }
 
 describe("aegis wrap --control-group: approvals an agent cannot give itself", () => {

@@ -3,9 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it, vi } from "vitest";
-import { BIN, FILESYSTEM_SERVER, KEY, ROOT, linesOf } from "./support.js";
+import { BIN, FILESYSTEM_SERVER, KEY, ROOT, linesOf, refusedResult } from "./support.js";
 import { workspace } from "./wrap-process.js";
 
 /**
@@ -23,12 +22,6 @@ async function connect(command: string, args: readonly string[], stderr: string[
   const client = new Client({ name: "e2e", version: "1.0.0" });
   await client.connect(transport);
   return { client, transport };
-}
-
-function refusalOf(error: unknown): { code: number; aegis: Record<string, string> } {
-  if (!(error instanceof McpError)) throw error;
-  const data = error.data as { aegis: Record<string, string> };
-  return { code: error.code, aegis: data.aegis };
 }
 
 describe("aegis wrap in front of @modelcontextprotocol/server-filesystem, driven by the SDK client", () => {
@@ -113,12 +106,14 @@ ${writes}`;
     expect(JSON.stringify(read.content)).toContain("ship on friday");
 
     const outside = join(data, "outside.txt");
-    const denied = refusalOf(await client.callTool({ name: "write_file", arguments: { path: outside, content: "x" } }).catch((e: unknown) => e));
-    expect(denied).toEqual({ code: -32042, aegis: { code: "POLICY_DENIED", layer: "wrap", reason: "no matching rule (default deny)" } });
+    // The SDK client returns the refusal to its caller as the tool's error result; it does not throw.
+    const denied = refusedResult(await client.callTool({ name: "write_file", arguments: { path: outside, content: "x" } }));
+    expect(denied.aegis).toEqual({ code: "POLICY_DENIED", layer: "wrap", reason: "no matching rule (default deny)" });
+    expect(denied.text).toContain("the Policy Set denied it (no matching rule (default deny))");
     expect(existsSync(outside)).toBe(false);
 
     const secret = join(data, "work", "secret.txt");
-    const parked = refusalOf(await client.callTool({ name: "write_file", arguments: { path: secret, content: "s3cret" } }).catch((e: unknown) => e));
+    const parked = refusedResult(await client.callTool({ name: "write_file", arguments: { path: secret, content: "s3cret" } }));
     expect(parked.aegis).toMatchObject({ code: "PENDING_APPROVAL", rule: "park-secrets" });
     const approvalId = parked.aegis["approval_id"] ?? "";
     expect(existsSync(secret)).toBe(false);

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ListRootsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it, vi } from "vitest";
-import { BIN, FILESYSTEM_SERVER, MIRROR, ROOT, outcomes, sha256, verdictOf } from "./support.js";
+import { BIN, FILESYSTEM_SERVER, MIRROR, ROOT, outcomes, refusedResult, sha256, verdictOf } from "./support.js";
 import { WrapProcess, workspace } from "./wrap-process.js";
 
 /**
@@ -115,9 +115,8 @@ rules:
     // The server kept its own directory: the client's root does not exist.
     const allowed = await client.callTool({ name: "list_allowed_directories", arguments: {} });
     expect(JSON.stringify(allowed.content)).toContain(served);
-    const read = await client.callTool({ name: "read_text_file", arguments: { path: "secret.txt" } }).catch((e: unknown) => e);
-    expect(read).toBeInstanceOf(McpError);
-    expect((read as McpError).data).toMatchObject({ aegis: { code: "POLICY_UNEVALUABLE", rule: "read-claimed" } });
+    const read = refusedResult(await client.callTool({ name: "read_text_file", arguments: { path: "secret.txt" } }));
+    expect(read.aegis).toMatchObject({ code: "POLICY_UNEVALUABLE", rule: "read-claimed" });
     await client.close();
     expect(received(tap).some((frame) => frame.includes("secret.txt"))).toBe(false);
     const refused = outcomes(w.audit).find((o) => o["tool_id"] === "read_text_file");

@@ -2,7 +2,7 @@ import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
 import { Gate } from "../src/internal.js";
 import { call, frame, linesOf, outcomes, result, verdictOf } from "./support.js";
-import { answerOf, session } from "./recorder-support.js";
+import { answerOf, refusalOf, session } from "./recorder-support.js";
 
 const POLICY = parsePolicySet(`version: 2
 default: deny
@@ -68,7 +68,10 @@ describe("what a hostile or careless peer sends (review findings)", () => {
       error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } },
     });
     expect(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 8, method: "ping" }))).toEqual({ code: "forward" });
-    expect(answerOf(await s.recorder.admit(call(8, "echo")))).toMatchObject({ id: 8, error: { data: { aegis: { code: "DUPLICATE_REQUEST_ID" } } } });
+    // A request that is not a call is answered with an error; a call, with a tool result.
+    const reused = answerOf(await s.recorder.admit(call(8, "echo")));
+    expect(reused).toMatchObject({ id: 8, result: { isError: true } });
+    expect(refusalOf(reused)).toMatchObject({ code: "DUPLICATE_REQUEST_ID" });
     // A batch holding a call is refused whole, whatever its ids: each request in it is answered.
     expect(answerOf(await s.recorder.admit(frame([{ jsonrpc: "2.0", id: 9, method: "ping" }, JSON.parse(call(9, "echo").toString())])))).toHaveLength(2);
     s.recorder.observe(result(8, {}));
@@ -81,8 +84,7 @@ describe("what a hostile or careless peer sends (review findings)", () => {
   it("records one answer to a park when two race, and lets one retry through", async () => {
     const gate = new Gate({ policy: POLICY });
     const s = await session({ gate });
-    const parked = answerOf(await s.recorder.admit(call(1, "write_note", { path: "/a" }))) as { error: { data: { aegis: { approval_id: string } } } };
-    const id = parked.error.data.aegis.approval_id;
+    const id = String(refusalOf(answerOf(await s.recorder.admit(call(1, "write_note", { path: "/a" }))))["approval_id"]);
     const answers = await Promise.all([
       s.recorder.answerPark(id, { code: "approve" }),
       s.recorder.answerPark(id, { code: "approve" }),
@@ -99,11 +101,9 @@ describe("what a hostile or careless peer sends (review findings)", () => {
   it("lets through, under an approval, only a retry of the very call approved", async () => {
     const gate = new Gate({ policy: POLICY });
     const s = await session({ gate });
-    const parked = answerOf(await s.recorder.admit(call(1, "write_note", { path: "notes.txt" }))) as { error: { data: { aegis: { approval_id: string } } } };
-    await s.recorder.answerPark(parked.error.data.aegis.approval_id, { code: "approve" });
-    expect(answerOf(await s.recorder.admit(call(2, "write_note", { path: "/etc/shadow" })))).toMatchObject({
-      error: { data: { aegis: { code: "PENDING_APPROVAL" } } },
-    });
+    const parked = refusalOf(answerOf(await s.recorder.admit(call(1, "write_note", { path: "notes.txt" }))));
+    await s.recorder.answerPark(String(parked["approval_id"]), { code: "approve" });
+    expect(refusalOf(answerOf(await s.recorder.admit(call(2, "write_note", { path: "/etc/shadow" }))))).toMatchObject({ code: "PENDING_APPROVAL" });
     expect(await s.recorder.admit(call(3, "write_note", { path: "notes.txt" }))).toEqual({ code: "forward" });
     await s.close();
   });

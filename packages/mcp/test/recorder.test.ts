@@ -3,11 +3,11 @@ import { EnvelopeStore } from "@aegis/envelope";
 import { ToolSpecDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { PASSTHROUGH_POLICY_SET_HASH } from "../src/index.js";
+import { PASSTHROUGH_POLICY_SET_HASH, REFUSAL_META_KEY } from "../src/index.js";
 import { Gate, canonicalJson, type Json } from "../src/internal.js";
 import { call, frame, linesOf, outcomes, result, sha256, tempDir, verdictOf } from "./support.js";
 
-import { answerOf, session } from "./recorder-support.js";
+import { answerOf, refusalOf, session } from "./recorder-support.js";
 
 describe("the pass-through recorder (no Policy Set)", () => {
   it("records a call as the reference does, member for member, and the record verifies", async () => {
@@ -207,11 +207,17 @@ describe("the pass-through recorder (no Policy Set)", () => {
     const s = await session();
     await s.recorder.admit(call(5, "first"));
     const verdict = await s.recorder.admit(call(5, "second"));
+    const reason = "a request with this id is still in flight; MCP forbids reusing a request id";
     expect(answerOf(verdict)).toEqual({
-      error: {
-        code: -32042,
-        data: { aegis: { code: "DUPLICATE_REQUEST_ID", layer: "wrap", reason: "a request with this id is still in flight; MCP forbids reusing a request id" } },
-        message: "aegis wrap refused this tools/call",
+      result: {
+        _meta: { [REFUSAL_META_KEY]: { code: "DUPLICATE_REQUEST_ID", layer: "wrap", reason } },
+        content: [
+          {
+            type: "text",
+            text: `aegis wrap refused this tools/call (DUPLICATE_REQUEST_ID): another request with its id is still in flight (${reason}). The call did not run.`,
+          },
+        ],
+        isError: true,
       },
       id: 5,
       jsonrpc: "2.0",
@@ -265,7 +271,7 @@ describe("the pass-through recorder (no Policy Set)", () => {
     await s.writer.close();
     const verdict = await s.recorder.admit(call(9, "echo"));
     expect(verdict.code).toBe("failed");
-    expect(answerOf(verdict)).toMatchObject({ id: 9, error: { code: -32042, data: { aegis: { code: "RECORD_FAILED" } } } });
+    expect(answerOf(verdict)).toMatchObject({ id: 9, result: { isError: true, _meta: { [REFUSAL_META_KEY]: { code: "RECORD_FAILED" } } } });
     expect((await s.recorder.admit(frame({ jsonrpc: "2.0", id: 10, method: "ping" }))).code).toBe("failed");
     expect(s.notices.map((n) => n.code)).toEqual(["record_failed"]);
   });
@@ -288,13 +294,14 @@ rules:
 `);
 
 describe("enforcement with a Policy Set", () => {
-  it("[M17.5] refuses a denied call with the reference's frame (members sorted), and records why", async () => {
+  it("[M17.5] refuses a denied call with a tool result the model is shown (members sorted), and records why", async () => {
     const s = await session({ gate: new Gate({ policy: POLICY, role: "agent" }) });
     const verdict = await s.recorder.admit(call(3, "rm"));
     expect(verdict.code).toBe("answer");
     if (verdict.code !== "answer") return;
     expect(verdict.frame.toString()).toBe(
-      '{"error":{"code":-32042,"data":{"aegis":{"code":"POLICY_DENIED","layer":"wrap","reason":"no matching rule (default deny)"}},"message":"aegis wrap refused this tools/call"},"id":3,"jsonrpc":"2.0"}',
+      '{"id":3,"jsonrpc":"2.0","result":{"_meta":{"io.github.aegis-ts/refusal":{"code":"POLICY_DENIED","layer":"wrap","reason":"no matching rule (default deny)"}},' +
+        '"content":[{"text":"aegis wrap refused this tools/call (POLICY_DENIED): the Policy Set denied it (no matching rule (default deny)). The call did not run.","type":"text"}],"isError":true}}',
     );
     await s.close();
     expect(outcomes(s.path)[0]).toMatchObject({
@@ -305,6 +312,31 @@ describe("enforcement with a Policy Set", () => {
       execution: { status: "host_denied", reason: "not executed" },
       decision_axes: { role: "agent" },
     });
+  });
+
+  it("says resultType complete in the tool result answering a request that names its protocol revision (MCP 2026-07-28)", async () => {
+    const s = await session({ gate: new Gate({ policy: POLICY }) });
+    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" } };
+    const modern = answerOf(await s.recorder.admit(frame({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "rm", _meta: meta } })));
+    expect(modern).toMatchObject({ id: 1, result: { isError: true, resultType: "complete" } });
+    // A 2025-era request gets the 2025 result, without the member.
+    expect(answerOf(await s.recorder.admit(call(2, "rm")))).not.toHaveProperty("result.resultType");
+    await s.close();
+  });
+
+  it("[M17.5] with --refusal reference, answers with the Rust reference's frame, byte for byte, for each of its codes", async () => {
+    const s = await session({ gate: new Gate({ policy: POLICY, role: "agent" }), refusal: "reference" });
+    const frames: string[] = [];
+    for (const f of [call(3, "rm"), call(4, "ping_tool"), call(5, "ping_tool"), call(6, "write_note")]) {
+      const verdict = await s.recorder.admit(f);
+      if (verdict.code === "answer") frames.push(verdict.frame.toString());
+    }
+    // The reference's README prints this frame for a denied call (its ADR 0015): data.aegis
+    // holds layer and code, nothing more, whatever aegis-ts knows of the rule and the reason.
+    const reference = (id: number, code: string) =>
+      `{"error":{"code":-32042,"data":{"aegis":{"code":"${code}","layer":"wrap"}},"message":"aegis wrap refused this tools/call"},"id":${id},"jsonrpc":"2.0"}`;
+    expect(frames).toEqual([reference(3, "POLICY_DENIED"), reference(5, "RATE_LIMITED"), reference(6, "PENDING_APPROVAL")]);
+    await s.close();
   });
 
   it("lets an allowed call through and records the set and the rule", async () => {
@@ -349,7 +381,7 @@ describe("enforcement with a Policy Set", () => {
     const s = await session({ gate: new Gate({ policy: POLICY }) });
     expect((await s.recorder.admit(call(1, "ping_tool"))).code).toBe("forward");
     const refused = await s.recorder.admit(call(2, "ping_tool"));
-    expect(answerOf(refused)).toMatchObject({ error: { data: { aegis: { code: "RATE_LIMITED", rule: "limited" } } } });
+    expect(refusalOf(answerOf(refused))).toMatchObject({ code: "RATE_LIMITED", rule: "limited" });
     await s.close();
   });
 
@@ -357,8 +389,26 @@ describe("enforcement with a Policy Set", () => {
     const gate = new Gate({ policy: POLICY });
     const s = await session({ gate });
     const parked = answerOf(await s.recorder.admit(call(1, "write_note", { path: "/n.txt" })));
-    const approvalId = (parked as { error: { data: { aegis: { approval_id: string } } } }).error.data.aegis.approval_id;
-    expect(parked).toMatchObject({ error: { data: { aegis: { code: "PENDING_APPROVAL", rule: "park-write", reason: "a human looks at every write" } } } });
+    const approvalId = String(refusalOf(parked)["approval_id"]);
+    expect(refusalOf(parked)).toEqual({
+      layer: "wrap",
+      code: "PENDING_APPROVAL",
+      rule: "park-write",
+      reason: "a human looks at every write",
+      approval_id: approvalId,
+    });
+    // The model is told what holds the call, and what a person does to let it run.
+    expect(parked).toMatchObject({
+      result: {
+        isError: true,
+        content: [
+          {
+            type: "text",
+            text: `aegis wrap refused this tools/call (PENDING_APPROVAL): it waits for a person's approval (rule park-write: a human looks at every write). The call did not run. A person approves it with \`aegis approve ${approvalId}\`; then make the same call again, with the same arguments, and it runs once.`,
+          },
+        ],
+      },
+    });
     expect(s.notices).toContainEqual(expect.objectContaining({ code: "parked", approvalId }));
 
     expect(await s.recorder.answerPark("apr-unknown", { code: "approve" })).toEqual({
@@ -371,9 +421,7 @@ describe("enforcement with a Policy Set", () => {
 
     expect(await s.recorder.admit(call(2, "write_note", { path: "/n.txt" }))).toEqual({ code: "forward" });
     s.recorder.observe(result(2));
-    expect(answerOf(await s.recorder.admit(call(3, "write_note", { path: "/n.txt" })))).toMatchObject({
-      error: { data: { aegis: { code: "PENDING_APPROVAL" } } },
-    });
+    expect(refusalOf(answerOf(await s.recorder.admit(call(3, "write_note", { path: "/n.txt" }))))).toMatchObject({ code: "PENDING_APPROVAL" });
     await s.close();
 
     const lines = linesOf(s.path);
@@ -393,12 +441,69 @@ describe("enforcement with a Policy Set", () => {
   it("records a denial of a park, and the retry is parked again", async () => {
     const gate = new Gate({ policy: POLICY });
     const s = await session({ gate });
-    const parked = answerOf(await s.recorder.admit(call(1, "write_note"))) as { error: { data: { aegis: { approval_id: string } } } };
-    const id = parked.error.data.aegis.approval_id;
+    const id = String(refusalOf(answerOf(await s.recorder.admit(call(1, "write_note"))))["approval_id"]);
     expect((await s.recorder.answerPark(id, { code: "deny", reason: "not today" })).ok).toBe(true);
-    expect(answerOf(await s.recorder.admit(call(2, "write_note")))).toMatchObject({ error: { data: { aegis: { code: "PENDING_APPROVAL" } } } });
+    expect(refusalOf(answerOf(await s.recorder.admit(call(2, "write_note"))))).toMatchObject({ code: "PENDING_APPROVAL" });
     await s.close();
     expect(linesOf(s.path).find((l) => l.line_type === "decision")).toMatchObject({ approval_id: id, verdict: { verdict: "denied", reason: "not today" } });
+  });
+});
+
+describe("the rounds of one tools/call (MCP 2026-07-28)", () => {
+  const retry = (id: number, args: Record<string, unknown>, params: Record<string, unknown>) =>
+    frame({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "deploy", arguments: args, ...params } });
+  const asks = (id: number, requestState?: string) =>
+    result(id, {
+      resultType: "input_required",
+      inputRequests: { confirm: { method: "elicitation/create", params: { message: "Deploy?", requestedSchema: { type: "object" } } } },
+      ...(requestState === undefined ? {} : { requestState }),
+    });
+  const answers = { inputResponses: { confirm: { action: "accept", content: { ok: true } } } };
+
+  it("[M17.2] records each round as a Call, and links the one that continues a round which asked for input", async () => {
+    const s = await session();
+    await s.recorder.admit(call(1, "deploy", { env: "prod" }));
+    s.recorder.observe(asks(1, "s1"));
+    // Another requestState, other arguments: neither continues round 1.
+    expect((await s.recorder.admit(retry(2, { env: "prod" }, { ...answers, requestState: "forged" }))).code).toBe("forward");
+    s.recorder.observe(result(2));
+    expect((await s.recorder.admit(retry(3, { env: "staging" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(result(3));
+    expect((await s.recorder.admit(retry(4, { env: "prod" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(asks(4));
+    // A round is continued once; a round without requestState is continued by a retry without one.
+    expect((await s.recorder.admit(retry(5, { env: "prod" }, { ...answers, requestState: "s1" }))).code).toBe("forward");
+    s.recorder.observe(result(5));
+    expect((await s.recorder.admit(retry(6, { env: "prod" }, answers))).code).toBe("forward");
+    s.recorder.observe(result(6, { content: [{ type: "text", text: "deployed" }], resultType: "complete" }));
+    await s.close();
+    expect(outcomes(s.path).map((o) => [o["call_id"], o["continues_call"]])).toEqual([
+      ["call-1", undefined],
+      ["call-2", undefined],
+      ["call-3", undefined],
+      ["call-4", "call-1"],
+      ["call-5", undefined],
+      ["call-6", "call-4"],
+    ]);
+    expect(await verdictOf(s.path)).toBe("verified");
+  });
+
+  it("decides every round on its own arguments: a refused round is recorded, linked, and does not run", async () => {
+    const policy = parsePolicySet(`version: 2
+default: deny
+rules:
+  - { id: deploy-once, action: rate_limit, tool: deploy, rate: { max: 1, per_seconds: 3600 } }
+`);
+    const s = await session({ gate: new Gate({ policy }) });
+    await s.recorder.admit(call(1, "deploy", { env: "prod" }));
+    s.recorder.observe(asks(1));
+    const refused = await s.recorder.admit(retry(2, { env: "prod" }, answers));
+    expect(refusalOf(answerOf(refused))).toMatchObject({ code: "RATE_LIMITED", rule: "deploy-once" });
+    await s.close();
+    expect(outcomes(s.path).map((o) => [o["call_id"], (o["policy"] as { status: string }).status, o["continues_call"]])).toEqual([
+      ["call-1", "allowed", undefined],
+      ["call-2", "rate_limited", "call-1"],
+    ]);
   });
 });
 

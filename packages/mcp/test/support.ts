@@ -54,3 +54,15 @@ export function call(id: unknown, name: string, args: Record<string, unknown> = 
 export function result(id: unknown, value: unknown = { content: [] }): Buffer {
   return frame({ jsonrpc: "2.0", id, result: value });
 }
+
+/**
+ * What a client's `callTool` returned for a call wrap refused (SPEC §17.3): a result with
+ * `isError`, its text, and the facts under aegis-ts's `_meta` member. Throws when the result
+ * is not such a refusal, so a call that ran fails the test.
+ */
+export function refusedResult(result: unknown): { readonly text: string; readonly aegis: Record<string, string> } {
+  const r = result as { isError?: boolean; content?: { type: string; text?: string }[]; _meta?: Record<string, Record<string, string>> };
+  const aegis = r._meta?.["io.github.aegis-ts/refusal"];
+  if (r.isError !== true || aegis === undefined) throw new Error(`not a refusal: ${JSON.stringify(result)}`);
+  return { text: r.content?.map((c) => c.text ?? "").join("") ?? "", aegis };
+}

@@ -8,7 +8,7 @@ import { RequestDigest, ResponseDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
 import { recordingTransport } from "../src/index.js";
-import { EVERYTHING_SERVER, FILESYSTEM_SERVER, KEY, linesOf, outcomes, tempDir, verdictOf } from "./support.js";
+import { EVERYTHING_SERVER, FILESYSTEM_SERVER, KEY, linesOf, outcomes, refusedResult, tempDir, verdictOf } from "./support.js";
 
 /** The in-process use: two lines around the SDK client's own transport. */
 describe("recordingTransport around the SDK client's transport", () => {
@@ -78,11 +78,12 @@ rules:
     const client = new Client({ name: "in-process", version: "1.0.0" });
     await client.connect(transport);
     await client.callTool({ name: "read_text_file", arguments: { path: join(data, "a.txt") } });
-    const refused = await client.callTool({ name: "list_directory", arguments: { path: data } }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(McpError);
-    expect((refused as McpError).code).toBe(-32042);
-    const parked = (await client.callTool({ name: "write_file", arguments: { path: join(data, "b.txt"), content: "b" } }).catch((e: unknown) => e)) as McpError;
-    const approvalId = (parked.data as { aegis: { approval_id: string } }).aegis.approval_id;
+    // The client is answered as a tool that erred: callTool returns the refusal, it does not throw.
+    const refused = refusedResult(await client.callTool({ name: "list_directory", arguments: { path: data } }));
+    expect(refused.aegis).toMatchObject({ code: "POLICY_DENIED", layer: "wrap" });
+    const parked = refusedResult(await client.callTool({ name: "write_file", arguments: { path: join(data, "b.txt"), content: "b" } }));
+    const approvalId = parked.aegis["approval_id"] ?? "";
+    expect(parked.text).toContain(`aegis approve ${approvalId}`);
     expect((await transport.answerPark(approvalId, { code: "approve" })).ok).toBe(true);
     await client.callTool({ name: "write_file", arguments: { path: join(data, "b.txt"), content: "b" } });
     await client.close();
@@ -94,6 +95,29 @@ rules:
       ["write_file", "allowed", "success"],
     ]);
     expect(outcomes(audit)[3]?.["decision_axes"]).toMatchObject({ approval_ref: approvalId });
+    expect(await verdictOf(audit)).toBe("verified");
+  }, 60_000);
+});
+
+describe("recordingTransport with refusal: reference", () => {
+  it("answers a refused call with the reference's JSON-RPC error, which the SDK client throws as McpError -32042", async () => {
+    const dir = tempDir();
+    const audit = join(dir, "record.aarl");
+    const policy = parsePolicySet("version: 2\ndefault: deny\nrules:\n  - { id: echo, action: allow, tool: echo }\n");
+    const transport = await recordingTransport(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], stderr: "pipe" }), {
+      audit,
+      key: KEY,
+      policy,
+      refusal: "reference",
+    });
+    const client = new Client({ name: "reference", version: "1.0.0" });
+    await client.connect(transport);
+    const refused = await client.callTool({ name: "get-env", arguments: {} }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).code).toBe(-32042);
+    expect((refused as McpError).data).toEqual({ aegis: { code: "POLICY_DENIED", layer: "wrap" } });
+    await client.close();
+    expect(outcomes(audit).map((o) => [o["tool_id"], (o["policy"] as { status: string }).status])).toEqual([["get-env", "denied"]]);
     expect(await verdictOf(audit)).toBe("verified");
   }, 60_000);
 });

@@ -211,7 +211,7 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     await wrap.next();
     await wrap.stderrHas("the record cannot be written");
     wrap.send(call(2, "echo"));
-    expect(await wrap.nextJson()).toMatchObject({ id: 2, error: { data: { aegis: { code: "RECORD_FAILED" } } } });
+    expect(await wrap.nextJson()).toMatchObject({ id: 2, result: { isError: true, _meta: { "io.github.aegis-ts/refusal": { code: "RECORD_FAILED" } } } });
     // No end of stdin from the client: wrap goes on its own, within the grace.
     expect((await wrap.finished()).code).toBe(1);
   }, 30_000);
@@ -241,7 +241,10 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(await wrap.nextJson()).toMatchObject({ id: 1, result: { mirrored: "tools/call" } });
     await wrap.stderrHas("the record cannot be written");
     wrap.send(call(2, "echo"));
-    expect(await wrap.nextJson()).toMatchObject({ id: 2, error: { code: -32042, data: { aegis: { code: "RECORD_FAILED", layer: "wrap" } } } });
+    expect(await wrap.nextJson()).toMatchObject({
+      id: 2,
+      result: { isError: true, _meta: { "io.github.aegis-ts/refusal": { code: "RECORD_FAILED", layer: "wrap" } } },
+    });
     wrap.end();
     expect((await wrap.finished()).code).toBe(1);
     expect(wrap.stderr).not.toContain("mirror: received tools/call 2");
@@ -272,5 +275,62 @@ describe("aegis wrap, as a process, between a client and a server", () => {
     expect(wrap.stderr).toMatch(/^error: .*torn final line/m);
     expect(wrap.stderr).toMatch(/^help: /m);
     expect(wrap.stderr).not.toContain("mirror:");
+  });
+});
+
+describe("aegis wrap --policy, as a process: how a refused call is answered (SPEC §17.3)", () => {
+  const POLICY = `version: 2
+default: deny
+rules:
+  - { id: once, action: rate_limit, tool: echo, rate: { max: 1, per_seconds: 3600 } }
+  - { id: park-notes, action: pending_approval, tool: write_note }
+`;
+
+  async function refusing(extra: readonly string[]) {
+    const w = await workspace();
+    const policy = join(w.dir, "policy.yaml");
+    writeFileSync(policy, POLICY);
+    return { w, wrap: wrapMirror(w, ["--policy", policy, "--control", join(w.dir, "c.sock"), ...extra]) };
+  }
+
+  it("[M17.5] by default as a tool result with isError, which a client returns to its caller: the call never reaches the server", async () => {
+    const { w, wrap } = await refusing([]);
+    wrap.send(call(1, "rm"));
+    expect(await wrap.nextJson()).toMatchObject({
+      id: 1,
+      result: { isError: true, content: [{ type: "text" }], _meta: { "io.github.aegis-ts/refusal": { layer: "wrap", code: "POLICY_DENIED" } } },
+    });
+    wrap.end();
+    expect((await wrap.finished()).code).toBe(0);
+    expect(wrap.stderr).not.toContain("mirror: received tools/call 1 ");
+    expect(outcomes(w.audit).map((o) => (o["policy"] as { status: string }).status)).toEqual(["denied"]);
+  });
+
+  it("[M17.5] with --refusal reference, as the Rust reference's -32042 error, byte for byte, for each of its codes", async () => {
+    const { w, wrap } = await refusing(["--refusal", "reference"]);
+    // The frame the reference's README prints for a refused call (its ADR 0015): data.aegis
+    // holds layer and code and nothing more; members sorted, no white space.
+    const reference = (id: number, code: string): string =>
+      `{"error":{"code":-32042,"data":{"aegis":{"code":"${code}","layer":"wrap"}},"message":"aegis wrap refused this tools/call"},"id":${id},"jsonrpc":"2.0"}`;
+    wrap.send(call(1, "rm"));
+    expect((await wrap.next()).toString("utf8")).toBe(reference(1, "POLICY_DENIED"));
+    wrap.send(call(2, "echo", { text: "first" }));
+    expect(await wrap.nextJson()).toMatchObject({ id: 2, result: { frame_sha256: sha256(call(2, "echo", { text: "first" })) } });
+    wrap.send(call(3, "echo", { text: "second" }));
+    expect((await wrap.next()).toString("utf8")).toBe(reference(3, "RATE_LIMITED"));
+    wrap.send(call(4, "write_note", { note: "n" }));
+    expect((await wrap.next()).toString("utf8")).toBe(reference(4, "PENDING_APPROVAL"));
+    // The park's id, which the reference's frame has no room for, is on wrap's stderr.
+    await wrap.stderrHas("call to write_note parked for approval ");
+    wrap.end();
+    expect((await wrap.finished()).code).toBe(0);
+    for (const refused of [1, 3, 4]) expect(wrap.stderr).not.toContain(`mirror: received tools/call ${refused} `);
+    expect(outcomes(w.audit).map((o) => [o["tool_id"], (o["policy"] as { status: string }).status])).toEqual([
+      ["rm", "denied"],
+      ["echo", "allowed"],
+      ["echo", "rate_limited"],
+      ["write_note", "pending_approval"],
+    ]);
+    expect(await verdictOf(w.audit)).toBe("verified");
   });
 });

@@ -86,6 +86,13 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       ),
     ),
     c(
+      "verified_continues_call",
+      "positive",
+      ["5.3", "17.2"],
+      "An outcome carrying the aegis-ts extension member continues_call (a round of an MCP 2026-07-28 tools/call that asked for input, linked to the round before), as aegis wrap writes it: signed and hashed like any member.",
+      seal(edit(2, (l) => ({ ...l, continues_call: "call-0" }))),
+    ),
+    c(
       "verified_time_member",
       "positive",
       ["5.1", "12", "13.7"],

@@ -42,6 +42,8 @@ interface Case {
   readonly events: readonly RelayEvent[];
   readonly policy?: boolean;
   readonly role?: string;
+  /** How refused calls are answered (SPEC §17.3); absent, the default (`tool-result`). */
+  readonly refusal?: "reference";
 }
 
 /** Frames that forgiving readers take differently, each a tools/call of `rm` to them (SPEC §17.1). */
@@ -264,6 +266,42 @@ const CASES: readonly Case[] = [
     events: [client(call(1, "echo")), server(ok(1)), { record_fails: true }, client(call(2, "echo")), { end: "child_exited" }],
   },
   {
+    name: "rounds_linked",
+    polarity: "positive",
+    spec: ["17.2"],
+    description:
+      "MCP 2026-07-28: a tools/call answered input_required, made again with inputResponses and the requestState echoed: two Calls, the second's outcome naming the first in continues_call; a retry with another requestState continues nothing.",
+    events: [
+      client(call(1, "deploy", { env: "prod" })),
+      server(
+        ok(1, {
+          resultType: "input_required",
+          inputRequests: { confirm: { method: "elicitation/create", params: { message: "Deploy to prod?", requestedSchema: { type: "object" } } } },
+          requestState: "s1",
+        }),
+      ),
+      client(
+        json({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "deploy", arguments: { env: "prod" }, inputResponses: { confirm: { action: "accept" } }, requestState: "s2" },
+        }),
+      ),
+      server(ok(2)),
+      client(
+        json({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "deploy", arguments: { env: "prod" }, inputResponses: { confirm: { action: "accept" } }, requestState: "s1" },
+        }),
+      ),
+      server(ok(3, { content: [{ type: "text", text: "deployed" }], resultType: "complete" })),
+      { end: "child_exited" },
+    ],
+  },
+  {
     name: "pinned",
     polarity: "positive",
     spec: ["17.6"],
@@ -328,7 +366,7 @@ const CASES: readonly Case[] = [
     name: "policy_denied",
     polarity: "negative",
     spec: ["17.3"],
-    description: "A call no rule allows: refused with the -32042 frame, recorded with the set's hash.",
+    description: "A call no rule allows: answered with a tool result with isError, naming the rule and the reason; recorded with the set's hash.",
     policy: true,
     role: "agent",
     events: [client(call(1, "rm", { path: "/" })), { end: "child_exited" }],
@@ -436,6 +474,34 @@ const CASES: readonly Case[] = [
     ],
   },
   {
+    name: "policy_reference_refusals",
+    polarity: "negative",
+    spec: ["17.3"],
+    description:
+      "--refusal reference: each refused call answered with the Rust reference's JSON-RPC error, -32042 and data.aegis holding layer and code only, whatever the code; an unreadable frame likewise.",
+    policy: true,
+    refusal: "reference",
+    events: [
+      client(call(1, "rm", { path: "/" })),
+      client(call(2, "search")),
+      server(ok(2)),
+      client(call(3, "search")),
+      client(call(4, "write_note")),
+      client(call(5, "pay").replace('"arguments":{}', '"arguments":{"amount":1000.0}')),
+      client(json({ jsonrpc: "2.0", id: 6, method: "tools/call", params: {} })),
+      client("{not json"),
+      { end: "child_exited" },
+    ],
+  },
+  {
+    name: "duplicate_id_reference",
+    polarity: "negative",
+    spec: ["17.2", "17.3"],
+    description: "--refusal reference without a Policy Set: a call reusing an id in flight gets the reference's error shape with aegis-ts's code.",
+    refusal: "reference",
+    events: [client(call(5, "first")), client(call(5, "second")), server(ok(5)), { end: "child_exited" }],
+  },
+  {
     name: "policy_park_deny",
     polarity: "negative",
     spec: ["17.5"],
@@ -449,7 +515,7 @@ export async function relayVectors(set: VectorSet): Promise<void> {
   const policy = set.file("relay/policy.yaml", `${POLICY}\n`);
   const bindings = set.file("relay/bindings.yaml", BINDINGS);
   for (const c of CASES) {
-    const transcript: RelayTranscript = { role: c.role ?? null, session: null, events: c.events };
+    const transcript: RelayTranscript = { role: c.role ?? null, session: null, ...(c.refusal === undefined ? {} : { refusal: c.refusal }), events: c.events };
     const path = set.file(`relay/${c.name}.json`, `${JSON.stringify(transcript, null, 2)}\n`);
     const withPolicy = c.policy === true;
     set.add({

@@ -11,7 +11,7 @@ export class ApproveCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Answer a call that aegis wrap parked for approval",
     details: `
-      Asks the running \`aegis wrap\` listening at \`--control\` to record a signed \`decision\` Line for the park \`<APPROVAL_ID>\`: approved, with the scope of the parked call (its tool, and the paths or endpoint it named), or with \`--deny\`, denied for \`--reason\`. The client's refusal carried the id (\`data.aegis.approval_id\`), and wrap printed it on its stderr with the control socket's path.
+      Asks the running \`aegis wrap\` listening at \`--control\` to record a signed \`decision\` Line for the park \`<APPROVAL_ID>\`: approved, with the scope of the parked call (its tool, and the paths or endpoint it named), or with \`--deny\`, denied for \`--reason\`. The client's refusal carried the id (in its text, and as \`approval_id\` under \`_meta["io.github.aegis-ts/refusal"]\`; the reference's error, with \`--refusal reference\`, has no room for it), and wrap printed it on its stderr with the control socket's path.
 
       An approval lets one call through: the next retry of that very call (the same tool and arguments) within the scope runs, and its outcome names the approval as \`decision_axes.approval_ref\`. An unknown id, or one already answered, is refused. \`--list\` prints the calls parked now: for each, its tool, the rule that parked it, when, its arguments (their canonical JSON, cut at 4096 bytes with the full size given) and the scope an approval would record (the tool, and the paths by access and the endpoint the call named). The agent chose the tool and the arguments: they are printed as JSON, with control, format and bidirectional characters escaped.
 

@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
-import { WrapError, runWrap } from "@aegis/mcp";
+import { WrapError, runWrap, type RefusalStyle } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
 import { resolveControlGroup } from "../control-group.js";
 import { readSigningKey } from "../signing-key.js";
@@ -19,11 +19,13 @@ export class WrapCommand extends AegisCommand {
 
       With \`--envelope\`, the verbatim bytes of each request and response, and each tool definition the server lists, are kept in an Envelope store. Outcomes name the digest of the tool's definition as last listed (\`tool_spec_digest\`), so a server that changes a tool between calls is on record.
 
-      With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a JSON-RPC error -32042 saying why. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
+      With \`--policy\`, each call is decided by the Policy Set first: a denied, rate-limited or parked call never reaches the server, and the client gets a tool result with \`isError: true\` saying what refused it (the rule and reason, or the approval it waits for and how it is given), the facts under \`_meta["io.github.aegis-ts/refusal"]\`; \`--refusal reference\` answers with the Rust reference's JSON-RPC error -32042 instead. A frame that is not one call (unreadable, or a batch) is always answered with that error. \`--bindings\` says, per tool, which capability it exercises and where its path or URL argument is, so that rules on \`capability\`, \`fs\` and \`net\` can match. A parked call is approved with \`aegis approve\` over the control socket (default \`<audit>.control\`, printed on stderr) and then retried.
 
       Whoever can connect to the control socket can approve. It is created mode 0600, wrap's own user's alone: an agent running as that user can approve its own parked call, whose id its refusal carries. \`--control-group <NAME|GID>\` makes the socket mode 0660, owned by that group; run wrap as a user of its own (\`sudo -n -u aegis-wrap\` on one fixed script that runs \`aegis wrap ... --control-group approvers\`), with the approvers in the group and the agent's user in neither, and the agent can no longer reach the socket, the record or the Envelope (README, "Approvals an agent cannot give itself").
 
       With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
+
+      With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Off loopback it needs \`--listen-token-env VAR\`, the bearer token every request must present; a request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
 
       With \`--otlp\`, each call's OpenTelemetry span (as \`aegis export\` makes it) is exported as the call ends, over OTLP/HTTP to where \`OTEL_EXPORTER_OTLP_ENDPOINT\`, \`_HEADERS\` and \`_PROTOCOL\` say, through a batching processor: no call waits for it, and an endpoint that is down changes nothing in the record (wrap says so on stderr). A \`tools/call\` whose \`params._meta\` carries a W3C \`traceparent\` gets its span in that trace. \`--otlp-content\` adds each call's arguments and result, which may hold secrets.
 
@@ -39,6 +41,14 @@ export class WrapCommand extends AegisCommand {
         "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data",
       ],
       ["Approve a parked call, from another terminal", "aegis approve apr-0b6f2c1e-... --control session.aarl.control"],
+      [
+        "Record every call to a remote Streamable HTTP server, its token from the environment",
+        "aegis wrap --audit session.aarl --signing-key signing.key --url https://mcp.example.com/mcp --header-env Authorization:MCP_AUTHORIZATION",
+      ],
+      [
+        "Serve a stdio server to HTTP clients on loopback, at http://127.0.0.1:8808/mcp",
+        "aegis wrap --audit session.aarl --signing-key signing.key --listen 127.0.0.1:8808 -- npx @modelcontextprotocol/server-filesystem /srv/data",
+      ],
     ],
   });
 
@@ -52,6 +62,9 @@ export class WrapCommand extends AegisCommand {
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
   controlGroup = Option.String("--control-group", { description: "Let this group's members approve: the control socket is then theirs too (mode 0660)" });
   checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
+  refusal = Option.String("--refusal", {
+    description: "How a refused call is answered: tool-result (default) or reference (the Rust reference's JSON-RPC error)",
+  });
   otlp = Option.Boolean("--otlp", false, { description: "Export each call's OpenTelemetry span as it ends (OTEL_EXPORTER_OTLP_* variables)" });
   otlpContent = Option.Boolean("--otlp-content", false, { description: "With --otlp: put each call's arguments and result on its span" });
   confine = Option.Boolean("--confine", false, { hidden: true });
@@ -60,7 +73,14 @@ export class WrapCommand extends AegisCommand {
   allowNet = Option.Array("--allow-net", [], { hidden: true, arity: 1 });
   bestEffort = Option.Boolean("--best-effort", false, { hidden: true });
   allowExecSupport = Option.Boolean("--allow-exec-support", false, { hidden: true });
-  child = Option.Rest({ name: "CMD", required: 1 });
+  url = Option.String("--url", { description: "Wrap the Streamable HTTP server at this URL instead of starting one (no -- <CMD>)" });
+  header = Option.Array("--header", [], { arity: 1, description: "NAME:VALUE: a request header to --url (not for secrets: see --header-env)" });
+  headerEnv = Option.Array("--header-env", [], { arity: 1, description: "NAME:VAR: a request header to --url whose value is the environment variable VAR" });
+  listen = Option.String("--listen", { description: "HOST:PORT: serve Streamable HTTP to clients at http://HOST:PORT/mcp instead of stdio" });
+  listenTokenEnv = Option.String("--listen-token-env", {
+    description: "VAR: the bearer token clients must present, from the environment (needed off loopback)",
+  });
+  child = Option.Rest({ name: "CMD" });
 
   /** wrap's failures to start all exit 1, as the reference's do: its exit code is otherwise the server's. */
   protected override fail(fault: CliFault): ExitCode {
@@ -71,7 +91,9 @@ export class WrapCommand extends AegisCommand {
   protected async run(): Promise<ExitCode> {
     this.refuseConfinement();
     const [command, ...args] = this.child;
-    if (command === undefined || command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    const server = serverOf(command, args, this.url, this.header, this.headerEnv);
+    const listen = this.listen === undefined ? undefined : listenOf(this.listen, this.listenTokenEnv);
+    if (this.listen === undefined && this.listenTokenEnv !== undefined) throw usage("--listen-token-env is read only with --listen");
     if (this.policy === undefined) {
       for (const [flag, value] of [
         ["--bindings", this.bindings],
@@ -83,6 +105,7 @@ export class WrapCommand extends AegisCommand {
         if (value !== undefined) throw usage(`${flag} is read only with --policy: without a Policy Set, nothing is decided`);
       }
     }
+    const refusal = refusalStyle(this.refusal);
     if (this.otlpContent && !this.otlp) throw usage("--otlp-content is read only with --otlp: without it, no span is exported");
     const key = await readSigningKey(this.signingKey);
     const policy = this.policy === undefined ? undefined : await readPolicy(this.policy);
@@ -91,11 +114,11 @@ export class WrapCommand extends AegisCommand {
     let result;
     try {
       result = await runWrap({
-        command,
-        args,
+        ...server,
+        ...(listen === undefined ? {} : { listen }),
         audit: this.audit,
         key,
-        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup }),
+        ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup, refusal }),
         ...(this.checkpoints ? { checkpoints: {} } : {}),
         ...(this.otlp ? { otlp: { content: this.otlpContent } } : {}),
         stdin: process.stdin,
@@ -121,6 +144,78 @@ export class WrapCommand extends AegisCommand {
     ].filter((f): f is string => f !== undefined);
     if (asked.length > 0) throw new CliError({ code: "no_confinement", flags: asked });
   }
+}
+
+/**
+ * The server to wrap (SPEC §17.10): the command after `--`, or `--url` with its headers. A
+ * header's value is a secret when it comes from the environment (`--header-env`): what is on
+ * a command line, any user of the machine can read (`ps`), so credentials are refused there.
+ */
+function serverOf(
+  command: string | undefined,
+  args: readonly string[],
+  url: string | undefined,
+  header: readonly string[],
+  headerEnv: readonly string[],
+): { command: string; args: readonly string[] } | { url: string; headers: Record<string, string> } {
+  if (url === undefined) {
+    if (header.length + headerEnv.length > 0) throw usage("--header and --header-env are read only with --url: they are sent to the server's URL");
+    if (command === undefined) throw usage("wrap needs the server: -- <CMD> [ARGS...] to start one, or --url <URL> to reach one");
+    if (command === "") throw usage("wrap needs the server to start after --: aegis wrap ... -- <CMD> [ARGS...]");
+    return { command, args };
+  }
+  if (command !== undefined) throw usage("give the server after -- or with --url, not both");
+  const headers: Record<string, string> = {};
+  for (const given of header) {
+    const [name, value] = splitHeader(given, "--header", "NAME:VALUE");
+    if (SECRET_HEADERS.has(name.toLowerCase())) {
+      throw usage(`--header ${name} puts a credential on the command line, where any user can read it: pass --header-env ${name}:VAR, VAR holding the value`);
+    }
+    headers[name] = value;
+  }
+  for (const given of headerEnv) {
+    const [name, variable] = splitHeader(given, "--header-env", "NAME:VAR");
+    const value = process.env[variable];
+    if (value === undefined || value === "") throw usage(`--header-env ${name}:${variable}: the environment variable ${variable} is not set`);
+    checkHeaderValue(name, value, `the value of ${variable}`);
+    headers[name] = value;
+  }
+  return { url, headers };
+}
+
+/** Headers that carry credentials: from the environment only. */
+const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "cookie"]);
+
+function splitHeader(given: string, flag: string, form: string): [string, string] {
+  const colon = given.indexOf(":");
+  const name = colon === -1 ? "" : given.slice(0, colon).trim();
+  if (colon === -1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw usage(`${flag} takes ${form}, a header name before the colon`);
+  const value = given.slice(colon + 1).trim();
+  if (flag === "--header") checkHeaderValue(name, value, "its value");
+  return [name, value];
+}
+
+function checkHeaderValue(name: string, value: string, what: string): void {
+  // Never echoed: the value may be a secret.
+  if (/[\r\n\0]/.test(value)) throw usage(`the header ${name}: ${what} holds a line break or NUL, which no header may`);
+}
+
+/** `--listen HOST:PORT` (an IPv6 address in brackets), and its token from the environment. */
+function listenOf(given: string, tokenEnv: string | undefined): { host: string; port: number; token?: string } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(given);
+  const port = match === null ? Number.NaN : Number(match[2]);
+  if (match === null || !(port <= 65535)) throw usage(`--listen takes HOST:PORT (127.0.0.1:8808, [::1]:8808), not ${JSON.stringify(given)}`);
+  const host = (match[1] ?? "").replace(/^\[(.*)\]$/, "$1");
+  if (tokenEnv === undefined) return { host, port };
+  const token = process.env[tokenEnv];
+  if (token === undefined || token === "") throw usage(`--listen-token-env ${tokenEnv}: the environment variable ${tokenEnv} is not set`);
+  return { host, port, token };
+}
+
+/** `--refusal`: the two answers SPEC §17.3 names. */
+function refusalStyle(value: string | undefined): RefusalStyle | undefined {
+  if (value === undefined || value === "tool-result" || value === "reference") return value;
+  throw usage(`--refusal takes tool-result or reference, not ${JSON.stringify(value)}`);
 }
 
 function usage(message: string): CliError {

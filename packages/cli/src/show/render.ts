@@ -72,6 +72,7 @@ function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, m
   rows.push(["capability", capabilityText(o)]);
   rows.push(["execution", executionText(o)]);
   if (o.grant_id !== undefined) rows.push(["grant", o.grant_id]);
+  if (o.continues_call !== undefined) rows.push(["continues", `call ${o.continues_call}, whose answer asked the client for input`]);
   rows.push(["request", o.request_digest]);
   if (o.response_digest !== undefined) rows.push(["response", o.response_digest]);
   rows.push(["policy set", o.policy_set_hash]);

@@ -149,6 +149,8 @@ export type RelayEvent =
 export interface RelayTranscript {
   readonly role: string | null;
   readonly session: string | null;
+  /** How a refused call is answered (SPEC §17.3); absent: `tool-result`. */
+  readonly refusal?: "tool-result" | "reference";
   readonly events: readonly RelayEvent[];
 }
 

@@ -314,7 +314,12 @@ export async function relayAnswer(transcript: RelayTranscript, policy: string | 
             now: () => 0,
             mintApprovalId: () => `apr-vector-${++parks}`,
           });
-    const recorder = new McpRecorder({ writer, ...(gate === undefined ? {} : { gate }), clock: () => 0 });
+    const recorder = new McpRecorder({
+      writer,
+      ...(gate === undefined ? {} : { gate }),
+      ...(transcript.refusal === undefined ? {} : { refusal: transcript.refusal }),
+      clock: () => 0,
+    });
     const steps: RelayExpected["steps"][number][] = [];
     let ended: Unanswered = { code: "child_exited" };
     for (const [event, e] of transcript.events.entries()) {

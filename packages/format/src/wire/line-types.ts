@@ -185,6 +185,13 @@ export interface OutcomePayload {
   readonly tool_spec_digest?: ToolSpecDigest;
   /** aegis-ts extension (SPEC §14.11): as on the Call's intent. */
   readonly envelope_access?: EnvelopeAccess;
+  /**
+   * aegis-ts extension (SPEC §17.2): the `call_id` of the Call, earlier in the Session, that
+   * this Call continues: a `tools/call` the server answered by asking the client for input
+   * (MCP 2026-07-28), made again with the answers. A verifier that does not know it ignores
+   * it and hashes it.
+   */
+  readonly continues_call?: string;
 }
 
 /** What a caller supplies for a `decision`: a human's answer to a parked Call (SPEC §5.3). */

@@ -1,0 +1,63 @@
+import type { Readable, Writable } from "node:stream";
+import { ChildServer, type ChildExit } from "./child-server.js";
+import type { RelayEnd } from "./relay.js";
+import { HttpUpstream } from "./upstream-http.js";
+
+/**
+ * The server a relay pumps (SPEC §17.7, §17.10): a child process on stdio, or a Streamable
+ * HTTP endpoint through the SDK's client transport. Either is two byte streams of frames and
+ * a way to let it go once the relay has ended.
+ */
+export interface ServerSide {
+  readonly kind: "child" | "url";
+  readonly serverIn: Writable;
+  readonly serverOut: Readable;
+  /** A child's own exit, once it has exited; never for a URL. */
+  exitStatus(): ChildExit | undefined;
+  /** Let the server go, bounded: reap the child (its whole group), or end the HTTP session. */
+  release(end: RelayEnd, stopping: boolean): Promise<void>;
+}
+
+/** What starts the server: a command, or a URL with its headers. */
+export type ServerSpec =
+  | {
+      readonly code: "child";
+      readonly command: string;
+      readonly args: readonly string[];
+      readonly env?: NodeJS.ProcessEnv;
+      readonly cwd?: string;
+    }
+  | { readonly code: "url"; readonly url: URL; readonly headers: Readonly<Record<string, string>> };
+
+/** After the client hangs up, how long a child that still runs is given to exit before it is ended. */
+const REAP_MS = 5000;
+/** The same after a signal: an MCP client's close() sends SIGKILL 2 s after SIGTERM. */
+const STOP_REAP_MS = 500;
+
+/**
+ * Start the server. Throws `SpawnError` when a command cannot be started, `UpstreamError`
+ * when the SDK's transport cannot be loaded; nothing is relayed then.
+ */
+export async function openServer(spec: ServerSpec, stderr: Writable, say: (text: string) => void): Promise<ServerSide> {
+  if (spec.code === "url") {
+    const upstream = await HttpUpstream.open({ url: spec.url, headers: spec.headers, onFailure: say });
+    return {
+      kind: "url",
+      serverIn: upstream.serverIn,
+      serverOut: upstream.serverOut,
+      exitStatus: () => undefined,
+      release: () => upstream.close(),
+    };
+  }
+  const child = await ChildServer.start(spec);
+  child.teeStderr(stderr);
+  return {
+    kind: "child",
+    serverIn: child.serverIn,
+    serverOut: child.serverOut,
+    exitStatus: () => child.exitStatus,
+    // A server still running after its silence outlasted the grace, or after wrap was told to
+    // stop, is asked to terminate at once; one whose output ended is given time to exit.
+    release: (end, stopping) => child.release(stopping ? STOP_REAP_MS : REAP_MS, end.why.code !== "child_exited"),
+  };
+}

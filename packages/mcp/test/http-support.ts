@@ -1,0 +1,83 @@
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { EVERYTHING_SERVER } from "./support.js";
+import { WrapProcess } from "./wrap-process.js";
+import { fileURLToPath } from "node:url";
+
+const HTTP_SPY = fileURLToPath(new URL("./fixtures/http-spy-server.mjs", import.meta.url));
+
+/** A port no process listens on now, on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `@modelcontextprotocol/server-everything` in its Streamable HTTP mode, at `url`. */
+export async function everythingHttp(): Promise<{ readonly url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let said = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${said}`)), 30_000);
+    child.stderr.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+      if (said.includes("listening on port")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once("exit", () => reject(new Error(`server-everything exited: ${said}`)));
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** `aegis wrap --listen 127.0.0.1:0 ...` as a process, once it listens: its URL, read off its stderr. */
+export async function listening(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ readonly wrap: WrapProcess; readonly url: string }> {
+  const wrap = new WrapProcess(args, { env });
+  await wrap.stderrHas("listening on http://");
+  const url = /listening on (http:\/\/\S+\/mcp)/.exec(wrap.stderr)?.[1];
+  if (url === undefined) throw new Error(`no URL in ${wrap.stderr}`);
+  return { wrap, url };
+}
+
+/** The HTTP spy (fixtures/http-spy-server.mjs): every body it was sent, and the headers asked about. */
+export async function httpSpy(log: string, headers: readonly string[] = []): Promise<{ readonly url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [HTTP_SPY], {
+    env: { ...process.env, SPY_LOG: log, SPY_HEADERS: headers.join(",") },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let said = "";
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+      const found = /spy listening on (\d+)/.exec(said)?.[1];
+      if (found !== undefined) resolve(found);
+    });
+    child.once("exit", () => reject(new Error(`the spy exited: ${said}`)));
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
