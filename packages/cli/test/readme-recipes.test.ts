@@ -3,7 +3,6 @@ import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from "node:f
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { BUNDLE_SCRIPT } from "../../../test/packaging/commands.js";
 import { ROOT, tempDir } from "./support.js";
@@ -150,13 +149,12 @@ describe("the README's recipes, as written", () => {
     const read = await client.callTool({ name: "read_text_file", arguments: { path: join(data, "notes.md") } });
     expect(JSON.stringify(read.content)).toContain("ship on friday");
     const refusal = async (name: string, args: Record<string, unknown>): Promise<Record<string, string>> => {
-      const error: unknown = await client.callTool({ name, arguments: args }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      if (!(error instanceof McpError)) throw new Error(`${name} was not refused`);
-      expect(error.code).toBe(-32042);
-      return (error.data as { aegis: Record<string, string> }).aegis;
+      // A refusal is a tool result that erred (ADR 0021): the client returns it, it does not throw.
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, `${name} was not refused`).toBe(true);
+      const facts = (result._meta as Record<string, unknown> | undefined)?.["io.github.aegis-ts/refusal"];
+      expect(facts).toBeTypeOf("object");
+      return facts as Record<string, string>;
     };
     expect(await refusal("read_text_file", { path: "/etc/hostname" })).toMatchObject({ code: "POLICY_DENIED" });
     const plan = join(data, "plan.md");
