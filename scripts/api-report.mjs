@@ -6,9 +6,11 @@
 import { Extractor, ExtractorConfig } from "@microsoft/api-extractor";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const update = process.argv.includes("--update");
+const quiet = process.argv.includes("--silent") || process.env.npm_config_loglevel === "silent";
 
 /**
  * [report name, package directory, declaration file of the entry point]. An `-internal` entry is
@@ -83,4 +85,58 @@ for (const [name, dir, entry] of ENTRY_POINTS) {
     );
   }
 }
+// The public face is deliberate (ADR 0030). A name is public only when a
+// README example or a public signature needs it; what sibling packages share sits behind an
+// `-internal` entry, which counts too. The bounds are held here so CI holds them.
+const PUBLIC_PER_ENTRY = 70;
+const PUBLIC_TOTAL = 250;
+const ALL_TOTAL = 350;
+const counts = ENTRY_POINTS.map(([name]) => [name, exportedNames(name).length]);
+const isBrowser = (name) => name === "format-browser";
+const isInternal = (name) => name.endsWith("-internal");
+const sum = (rows) => rows.reduce((total, [, count]) => total + count, 0);
+const publicRows = counts.filter(([name]) => !isInternal(name) && !isBrowser(name));
+const internalRows = counts.filter(([name]) => isInternal(name));
+const publicTotal = sum(publicRows);
+const allTotal = publicTotal + sum(internalRows);
+if (!quiet) {
+  for (const [name, count] of counts) {
+    const kind = isBrowser(name) ? "browser" : isInternal(name) ? "internal" : "public";
+    console.log(`api: ${name.padEnd(16)} ${String(count).padStart(4)} ${kind}`);
+  }
+  console.log(`api: public ${publicTotal}/${PUBLIC_TOTAL}, public and internal ${allTotal}/${ALL_TOTAL}`);
+}
+for (const [name, count] of publicRows) {
+  if (count > PUBLIC_PER_ENTRY) {
+    failed += 1;
+    console.error(`api: ${name} exports ${count} names; a public entry point exports at most ${PUBLIC_PER_ENTRY}`);
+  }
+}
+if (publicTotal > PUBLIC_TOTAL) {
+  failed += 1;
+  console.error(`api: the public entry points export ${publicTotal} names together; at most ${PUBLIC_TOTAL}`);
+}
+if (allTotal > ALL_TOTAL) {
+  failed += 1;
+  console.error(`api: public and internal entry points export ${allTotal} names together; at most ${ALL_TOTAL}`);
+}
 if (failed > 0) process.exitCode = 1;
+
+/** The names an entry point's checked-in report exports, one per declaration (overloads once). */
+function exportedNames(name) {
+  const report = readFileSync(join(root, "api", `${name}.api.md`), "utf8");
+  const names = new Set();
+  for (const match of report.matchAll(/^export (?:declare )?(?:abstract )?(?:function|type|interface|const|let|var|class|enum|namespace) (\w+)/gm)) {
+    names.add(match[1]);
+  }
+  for (const match of report.matchAll(/^export \{([^}]*)\}/gm)) {
+    for (const part of match[1].split(",")) {
+      const alias = part
+        .trim()
+        .split(/\s+as\s+/)
+        .pop();
+      if (alias) names.add(alias);
+    }
+  }
+  return [...names];
+}

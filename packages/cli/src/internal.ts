@@ -7,7 +7,6 @@
  * @packageDocumentation
  */
 export {
-  runVector,
   canonicalAnswer,
   chainAnswer,
   checkpointedAnswer,
@@ -18,23 +17,7 @@ export {
   recheckAnswer,
   relayAnswer,
 } from "./vectors/run.js";
-export type { VectorResult, Ed25519Case } from "./vectors/run.js";
-export { MANIFEST_SCHEMA, readManifest } from "./vectors/manifest.js";
-export { expireEntries, parseBefore, planExpiry, RETENTION_REASON, type ExpiryPlan, type ExpiryTally, type Expired } from "./envelope/expiry.js";
-export type {
-  Manifest,
-  Vector,
-  VectorKind,
-  VectorHeader,
-  CanonicalExpected,
-  ChainExpected,
-  EnvelopeExpected,
-  DecisionInput,
-  PolicyExpected,
-  ProofExpected,
-  CheckpointedExpected,
-  RecheckExpected,
-  RelayEvent,
-  RelayTranscript,
-  RelayExpected,
-} from "./vectors/manifest.js";
+export type { Ed25519Case } from "./vectors/run.js";
+export { MANIFEST_SCHEMA } from "./vectors/manifest.js";
+export { expireEntries, planExpiry, type Expired } from "./envelope/expiry.js";
+export type { Manifest, Vector, DecisionInput, RelayEvent, RelayTranscript } from "./vectors/manifest.js";

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RequestDigest, ResponseDigest, tryParseDigest } from "@aegis/format";
-import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope, type EnvelopeEntry } from "../src/index.js";
+import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope } from "../src/index.js";
+import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";
 
 const FIXED = new Date("2025-06-01T12:00:00.000Z");

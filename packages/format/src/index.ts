@@ -4,6 +4,9 @@
  * wire types, the canonical form, strict Ed25519, signing keys, the writer and the streaming
  * verifier.
  *
+ * For: whoever verifies a record or writes one from their own runtime, and authors of a second
+ * implementation. What aegis's own packages share is in `@aegis/format/internal`.
+ *
  * @packageDocumentation
  */
 export {
@@ -24,7 +27,7 @@ export {
 export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
 export type { HexFault } from "./wire/hex.js";
 export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
-export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
+export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
 export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
 export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
 export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
@@ -41,7 +44,6 @@ export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./c
 export {
   KNOWN_LINE_TYPES,
   SCHEMA_VERSION,
-  lineTypeOf,
   type ApprovalVerdict,
   type ApprovedScope,
   type CapabilityGrant,
@@ -65,10 +67,9 @@ export {
   type OutcomeLine,
   type OutcomePayload,
   type PolicyOutcome,
-  type PublicKeyHex,
   type SignatureBlock,
   type SignatureHex,
-  type SignedPayload,
+  type PublicKeyHex,
 } from "./wire/line-types.js";
 export { readTypedLine, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
 export { readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
@@ -77,20 +78,17 @@ export { signingInput } from "./crypto/signing.js";
 export {
   describeIndeterminate,
   describePosition,
-  describeSignatureFault,
   describeTampered,
   describeVerdict,
   type IndeterminateReason,
   type Position,
-  type ReasonCode,
   type SignatureFault,
   type TamperedReason,
   type TrustLabel,
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
-export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
-export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
+export { type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
 export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
 export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
@@ -109,4 +107,4 @@ export {
 export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
 export { describeRecoveredLock, type LockHolder, type RecoveredLock } from "./durable/lock.js";
-export { InputFileError, describeInputFileFault, type FileKind, type InputFileFault } from "./durable/input-file.js";
+export { InputFileError, type FileKind, type InputFileFault } from "./durable/input-file.js";

@@ -7,8 +7,8 @@
  *
  * @packageDocumentation
  */
-export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-commit.js";
-export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
+export { GroupCommit, type CommitTarget } from "./durable/group-commit.js";
+export { errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
 export {
   PRIVATE_DIRECTORY_MODE,
   PRIVATE_FILE_MODE,
@@ -18,29 +18,24 @@ export {
   replaceFileDurably,
   replaceFileFromParts,
 } from "./durable/files.js";
-export { openRegularFd, openRegularFile, openRegularFileSync, type RegularAccess } from "./durable/regular-file.js";
+export { openRegularFd, openRegularFile, openRegularFileSync } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
-export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
+export { acquireLockFile, lockPathFor, processRuns, processStart } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
-export { isPublicKeyFileText, publicKeyFileText, readKeyList, type KeyListReading } from "./crypto/public-key-file.js";
+export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
 export { unreachable } from "./unreachable.js";
-export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { decodeUtf8, detachedString } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
-export { describeFileKind, describeInputFileFault, kindOf, type FileKind, type InputFileFault } from "./durable/input-file.js";
-export { readRow, type ReadRow } from "./wire/row-read.js";
-export { JsonSyntaxError, OutOfSpaceNumber, isJsonObject, parseJson, parseRow, type ParsedRow, type OutOfSpaceKind } from "./wire/json.js";
-export { SMALL_ORDER_ENCODINGS } from "./crypto/ed25519.js";
-export { isLineTime, readLineBody, type LineBody } from "./wire/line-read.js";
-export { bodyOf } from "./wire/record-reader.js";
-export { checkLineSignature, sealLine, type SealedLine, type SessionKey } from "./crypto/signing.js";
+export { describeFileKind, kindOf, type FileKind } from "./durable/input-file.js";
+export { readRow } from "./wire/row-read.js";
+export { JsonSyntaxError, OutOfSpaceNumber, isJsonObject, parseJson } from "./wire/json.js";
+export { isLineTime, readLineBody } from "./wire/line-read.js";
+export { checkLineSignature, sealLine, type SealedLine } from "./crypto/signing.js";
 export { RowSplitter, type Row } from "./wire/row-splitter.js";
-export { readRows } from "./wire/row-file.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
-export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
-export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.
-export type { HexFault, JsonArray, JsonObject, JsonValue, LockHolder, WalkOptions } from "./index.js";
+export type { JsonObject, JsonValue, LockHolder } from "./index.js";

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  DigestParseError,
   KeyId,
   LineHash,
   PolicySetHash,
@@ -16,6 +15,7 @@ import {
   type ResponseDigest as ResponseDigestT,
   type ToolSpecDigest as ToolSpecDigestT,
 } from "../src/index.js";
+import { DigestParseError } from "../src/wire/digest.js";
 
 const hex64 = "ab".repeat(32);
 

@@ -15,7 +15,9 @@ import {
   type VerifyOptions,
   type WalkedLine,
 } from "../src/index.js";
-import { sealLine, verifyChainBytesParallel, verifyChainFileTuned, type Tuning } from "../src/internal.js";
+import { sealLine } from "../src/internal.js";
+import { verifyChainBytesParallel, verifyChainFileTuned } from "../src/verify/verify.js";
+import { type Tuning } from "../src/verify/deferred-checks.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { outcome, tempDir } from "./support/chains.js";

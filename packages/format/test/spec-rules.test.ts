@@ -14,7 +14,8 @@ import {
   verifyChainFile,
   type Verification,
 } from "../src/index.js";
-import { JsonSyntaxError, SMALL_ORDER_ENCODINGS, parseJson } from "../src/internal.js";
+import { JsonSyntaxError, parseJson } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
 

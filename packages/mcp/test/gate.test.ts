@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { parseBindings, parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { Gate, McpRecorder, Relay, resolveOnDisk } from "../src/internal.js";
+import { Gate, McpRecorder, Relay } from "../src/internal.js";
+import { resolveOnDisk } from "../src/gate.js";
 import { call, openWriter, tempDir } from "./support.js";
 
 describe("bound paths resolved on the disk (SPEC §17.4)", () => {

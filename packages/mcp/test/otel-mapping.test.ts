@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, PolicySetHash, verifyChainFile, type CallResult } from "@aegis/format";
-import { RecordFollower, SpanPlanner, callSpanId, parseTraceparent, requestFacts, responseFacts, sessionSpanId, type CallRecord } from "@aegis/mcp/internal";
+import { RecordFollower, SpanPlanner, requestFacts, responseFacts, type CallRecord } from "@aegis/mcp/internal";
+import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";
 
 const PASSTHROUGH = PolicySetHash.parse("7b30695c7a4df1b6a226bdd591c6d75b9917bb3af078af2d01be295e4df96974");

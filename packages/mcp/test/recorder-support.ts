@@ -1,8 +1,11 @@
 import { join } from "node:path";
 import type { EnvelopeStore } from "@aegis/envelope";
 import { ChainWriter } from "@aegis/format";
-import { REFUSAL_META_KEY, type Notice, type RefusalStyle } from "../src/index.js";
-import { McpRecorder, type FrameVerdict, type Gate, type Json } from "../src/internal.js";
+import { type RefusalStyle } from "../src/index.js";
+import { REFUSAL_META_KEY } from "../src/refusal.js";
+import { type Notice } from "../src/notice.js";
+import { McpRecorder, type Gate, type Json } from "../src/internal.js";
+import { type FrameVerdict } from "../src/frame-verdict.js";
 import { KEY, openWriter, tempDir } from "./support.js";
 
 /** A recorder over a real writer in a fresh directory; `close` finishes both. */

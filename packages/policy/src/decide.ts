@@ -79,7 +79,7 @@ export type DecisionCode = Decision["code"];
  *
  * @throws TypeError when the selected rule is a `rate_limit` rule and `live.windows` was
  * not given: counting is state, and this package keeps none of its own
- * ({@link needsRateWindows} says ahead of time whether a set can need it).
+ * (`needsRateWindows` says ahead of time whether a set can need it).
  * @example
  * ```ts
  * const windows = new RateWindows();

@@ -46,7 +46,7 @@ export function policySetProjection(set: ProjectionSource): string {
 }
 
 /**
- * `policy_set_hash` (SPEC §15.4): SHA-256 of {@link policySetProjection}. A parsed set
+ * `policy_set_hash` (SPEC §15.4): SHA-256 of `policySetProjection`. A parsed set
  * already carries it as `hash`.
  */
 export function policySetHashOf(set: ProjectionSource): PolicySetHash {

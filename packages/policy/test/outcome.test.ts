@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChainWriter, SigningKey, verifyChainFile, type OutcomeLine } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type DecidedCall, type Decision, type RecheckVerdict } from "../src/index.js";
+import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type Decision, type RecheckVerdict } from "../src/index.js";
+import { type DecidedCall } from "../src/outcome.js";
 import { policy } from "./support/policies.js";
 import { tempDir } from "./support/records.js";
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  PolicyParseError,
-  describePolicyProblem,
-  needsEnvelope,
-  needsRateWindows,
-  parsePolicySet,
-  tryParsePolicySet,
-  type PolicyProblem,
-} from "../src/index.js";
+import { PolicyParseError, describePolicyProblem, needsEnvelope, parsePolicySet, tryParsePolicySet } from "../src/index.js";
+import { needsRateWindows } from "../src/model.js";
+import { type PolicyProblem } from "../src/problems.js";
 import { fixtureText } from "./support/fixtures.js";
 import { SPEC_EXAMPLE, policy } from "./support/policies.js";
 

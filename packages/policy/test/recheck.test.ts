@@ -5,23 +5,21 @@ import { describe, expect, it } from "vitest";
 import {
   RateWindows,
   compareRecorded,
-  describeRecheck,
   describeRecheckLine,
   explainIndeterminate,
-  nothingRechecked,
   recheck,
   recheckBytes,
   recheckConclusion,
   recheckExitCode,
-  summarizeRecheck,
   type EnvelopeRead,
   type NowClass,
   type PolicySet,
-  type PolicyStatus,
   type RecheckTarget,
   type RecheckVerdict,
   type SkippedRow,
 } from "../src/index.js";
+import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
+import { nothingRechecked, summarizeRecheck } from "../src/summary.js";
 import { policy } from "./support/policies.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 

@@ -8,13 +8,13 @@ import {
   leafHash,
   openCheckpoint,
   parseTlogProof,
-  recordConsistencyProof,
   recordInclusionProof,
   recordTree,
   signCheckpoint,
   verifyConsistency,
-  verifyInclusion,
 } from "../src/index.js";
+import { recordConsistencyProof } from "../src/record-tree.js";
+import { verifyInclusion } from "../src/merkle.js";
 
 /**
  * Checkpoints and proofs over the reference's golden Session made by Go's own C2SP code

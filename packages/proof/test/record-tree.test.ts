@@ -14,9 +14,9 @@ import {
   recordInclusionProof,
   recordTree,
   signCheckpoint,
-  verifyInclusion,
   verifyWithCheckpoints,
 } from "../src/index.js";
+import { verifyInclusion } from "../src/merkle.js";
 
 const KEY = SigningKey.generate();
 const HASH = PolicySetHash.of("proof-tests");

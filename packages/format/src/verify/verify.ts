@@ -13,7 +13,7 @@ export { ChainReadError, RowVerifier, nextRows, progressOf } from "./row-verifie
 export interface VerifyOptions extends WalkOptions {
   /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
-  /** The row bound; defaults to {@link MAX_ROW_BYTES}. */
+  /** The row bound; defaults to `MAX_ROW_BYTES`. */
   readonly maxRowBytes?: number;
   /**
    * How many worker threads check signatures while the walk goes on (SPEC §8 is unchanged:

@@ -20,7 +20,7 @@ export const MAX_SAFE_INTEGER = 9007199254740991;
 /**
  * Why a value has no canonical form (SPEC §3.2). `path` names the first such value met in
  * canonical order, `$` for the whole value (e.g. `$.decision_axes.fs.path_raw`);
- * {@link describeCanonicalFault} gives the text.
+ * `describeCanonicalFault` gives the text.
  */
 export type CanonicalFault =
   /** A number the row writes as a float (SPEC §3.3): with a fraction or an exponent, `-0`, or an integer beyond 64 bits. */

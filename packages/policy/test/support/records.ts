@@ -2,7 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChainWriter, RequestDigest, insecureDevKey, type OutcomePayload } from "@aegis/format";
-import { decide, type CallAxes, type Decision, type EnvelopeLookup, type EnvelopeRead, type LiveState, type PolicySet } from "../../src/index.js";
+import { decide, type CallAxes, type Decision, type EnvelopeLookup, type EnvelopeRead, type PolicySet } from "../../src/index.js";
+import { type LiveState } from "../../src/decide.js";
 
 export const DEV = insecureDevKey();
 
