@@ -1,6 +1,4 @@
-import { pathExists } from "@aegis/format/internal";
-import { unreachable } from "@aegis/format/internal";
-import { type LockHolder, describeIoError } from "@aegis/format/internal";
+import { pathExists, unreachable, type LockHolder, describeIoError } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 
 /** Why an Envelope operation failed (SPEC §14). Each code is stable; match on it. */

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { link, open, readdir, unlink, type FileHandle } from "node:fs/promises";
-import { PRIVATE_FILE_MODE, openRegularFile } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, openRegularFile, errnoOf, processRuns, processStart, syncDirectory } from "@aegis/format/internal";
 import { basename, dirname, join } from "node:path";
 import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
@@ -24,7 +24,6 @@ import {
 } from "./layout.js";
 import { scanFrames } from "./scan.js";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
-import { errnoOf, processRuns, processStart, syncDirectory } from "@aegis/format/internal";
 import { WindowReader, readAt } from "./window.js";
 
 /**

@@ -1,5 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
-import { errnoOf, messageOf } from "@aegis/format/internal";
+import { unreachable, errnoOf, messageOf } from "@aegis/format/internal";
 import { chmod, lchown, link, lstat, mkdtemp, rm, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { connect, createServer, type Server, type Socket } from "node:net";

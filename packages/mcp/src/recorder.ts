@@ -1,4 +1,13 @@
-import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
+import {
+  ChainWriterError,
+  type Appended,
+  type CallResult,
+  type ChainWriter,
+  type PolicyOutcome,
+  type PolicySetHash,
+  type ToolSpecDigest,
+  RequestDigest,
+} from "@aegis/format";
 import { messageOf, unreachable } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
@@ -29,7 +38,6 @@ import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
 import { refusalFrame, type Refusal, type RefusalCode, type RefusalStyle } from "./refusal.js";
 import { describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
-import { RequestDigest } from "@aegis/format";
 
 export interface RecorderOptions {
   /** The record. The recorder writes through it and never closes it. */

@@ -1,6 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, decodeUtf8, type JsonValue } from "@aegis/format/internal";
 import { posix } from "node:path";
-import { decodeUtf8, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Node as YamlNode } from "yaml";
 import type { CallAxes } from "./decide.js";
@@ -55,7 +54,7 @@ export interface ToolBinding {
 export interface Bindings {
   /** Declared bases for relative paths: a relative path is resolved only when there is one. */
   readonly roots: readonly string[];
-  /** In file order: an exact name wins over a glob, then the first glob that matches ({@link bindingFor}). */
+  /** In file order: an exact name wins over a glob, then the first glob that matches (`bindingFor`). */
   readonly tools: readonly ToolBinding[];
 }
 

@@ -1,6 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, JsonSyntaxError, decodeUtf8, parseJson, type JsonValue } from "@aegis/format/internal";
 import { RequestDigest, sameDigest, type EnvelopeLookup } from "@aegis/format";
-import { JsonSyntaxError, decodeUtf8, parseJson, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
 

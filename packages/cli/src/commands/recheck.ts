@@ -1,6 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
 import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
-import { messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp/internal";

@@ -3,11 +3,10 @@ import { ChainReadError, verifyChainFiles, type FileVerification } from "@aegis/
 import { lstat, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, describeIoError as ioErrorText } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readProofInput, statedCheckpoint } from "../proof-files.js";
 import { describeFinding } from "../checkpoint-finding.js";
-import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";

@@ -1,7 +1,6 @@
 import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
-import { describeIoError, detachedString, isLineTime, type WalkedLine } from "@aegis/format/internal";
+import { describeIoError, detachedString, isLineTime, type WalkedLine, unreachable } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
-import { unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
@@ -15,7 +15,6 @@ import {
   verifyingKey,
   type Verification,
 } from "@aegis/format";
-import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";

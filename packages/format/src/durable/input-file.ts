@@ -1,6 +1,5 @@
-import { constants } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
-import type { Stats } from "node:fs";
 import { match } from "ts-pattern";
 import { unreachable } from "../unreachable.js";
 

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unreachable, messageOf } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";
@@ -7,7 +7,6 @@ import { CliError } from "../../fault.js";
 import { parseDigestArgument } from "../../envelope/digest-argument.js";
 import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
 import { MAX_REASON_BYTES, describeDamage, describeEnvelopeFault, type EnvelopeSource } from "@aegis/envelope";
-import { messageOf } from "@aegis/format/internal";
 import { beginAccess, type AccessCall } from "../../envelope/access-record.js";
 import { readSigningKey } from "../../signing-key.js";
 
