@@ -14,6 +14,7 @@ export default defineConfig({
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
       { find: /^@aegis\/proof$/, replacement: src("proof/src/index.ts") },
       { find: /^@aegis\/policy\/testing$/, replacement: src("policy/src/testing.ts") },
+      { find: /^@aegis\/policy\/internal$/, replacement: src("policy/src/internal.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
       { find: /^@aegis\/cli\/internal$/, replacement: src("cli/src/internal.ts") },
       { find: /^@aegis\/mcp\/internal$/, replacement: src("mcp/src/internal.ts") },

@@ -24,6 +24,7 @@ const ENTRY_POINTS = [
   ["envelope", "packages/envelope", "dist/index.d.ts"],
   ["policy", "packages/policy", "dist/index.d.ts"],
   ["policy-testing", "packages/policy", "dist/testing.d.ts"],
+  ["policy-internal", "packages/policy", "dist/internal.d.ts"],
   ["proof", "packages/proof", "dist/index.d.ts"],
   ["mcp", "packages/mcp", "dist/index.d.ts"],
   ["mcp-internal", "packages/mcp", "dist/internal.d.ts"],

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyChainFile } from "@aegis/format";
-import { sealLine } from "@aegis/format/internal";
+import { PolicySetHash, PrevHash, RequestDigest, SigningKey } from "@aegis/format";
+import { verifyChainFile, sealLine } from "@aegis/format/internal";
 import { TreeHasher, leafHash, recordTree } from "@aegis/proof";
 import { median } from "./measure.js";
 

@@ -5,17 +5,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PrevHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
 import { sealLine, type SealedLine } from "@aegis/format/internal";
-import {
-  compareRecorded,
-  decide,
-  parsePolicySet,
-  type CallAxes,
-  type Decision,
-  type NowClass,
-  type RecheckSummary,
-  type RecheckVerdictCode,
-  matchedRuleId,
-} from "@aegis/policy";
+import { decide, parsePolicySet, type CallAxes, type Decision, type RecheckSummary, type RecheckVerdictCode } from "@aegis/policy";
+import { compareRecorded, type NowClass, matchedRuleId } from "@aegis/policy/internal";
 import { fmt } from "./measure.js";
 
 /**

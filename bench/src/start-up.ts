@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { verifyChainFile } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { median, verdict } from "./measure.js";
 
 /**

@@ -1,4 +1,5 @@
-import { verifyChainFile, describeVerdict } from "@aegis/format";
+import { describeVerdict } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 
 /**
  * Verify one file in a process of its own, so that peak RSS is the verifier's alone (its

@@ -1,15 +1,6 @@
-import { sha256Hex, unreachable } from "@aegis/format/internal";
+import { sha256Hex, unreachable, describeIndeterminate, describeTampered } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import {
-  describeIndeterminate,
-  describeTampered,
-  describeVerdict,
-  type IndeterminateReason,
-  type Position,
-  type TamperedReason,
-  type UnfinishedCalls,
-  type Verification,
-} from "@aegis/format";
+import { describeVerdict, type IndeterminateReason, type Position, type TamperedReason, type UnfinishedCalls, type Verification } from "@aegis/format";
 import { exitCodeOfVerdict, type ExitCode } from "./exit-code.js";
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INSECURE_DEV_SEED, SigningKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { INSECURE_DEV_SEED } from "@aegis/format/internal";
 import { SIGNATURE_TYPE, cosignCheckpoint, formatVerifierKey, noteVerifier, signCheckpoint } from "@aegis/proof";
 import { describe, expect, it } from "vitest";
 import { GOLDEN, ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";

@@ -4,9 +4,11 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, verifyChainBytes } from "@aegis/format";
+import { ChainWriter, PolicySetHash, RequestDigest, SigningKey } from "@aegis/format";
+import { verifyChainBytes } from "@aegis/format/internal";
 import { EnvelopeError, EnvelopeStore, openEnvelope } from "@aegis/envelope";
-import { parsePolicySet, recheckBytes, tryParseBindings, tryParsePolicySet, type PolicySet } from "@aegis/policy";
+import { parsePolicySet, type PolicySet } from "@aegis/policy";
+import { recheckBytes, tryParseBindings, tryParsePolicySet } from "@aegis/policy/internal";
 import { entries } from "../src/show/entries-file.js";
 import { STACK_TRACE, tempDir } from "./support.js";
 

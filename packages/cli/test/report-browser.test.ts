@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { verifyChainFile } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-report.js";

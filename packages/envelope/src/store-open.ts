@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, ftruncateSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { describeFileKind, kindOf, acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/internal";
-import type { RecoveredLock } from "@aegis/format";
+import { type RecoveredLock } from "@aegis/format";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, verifyChainFile, type EnvelopeSink } from "@aegis/format";
+import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 

@@ -2,7 +2,8 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RequestDigest, ResponseDigest, tryParseDigest } from "@aegis/format";
+import { RequestDigest, ResponseDigest } from "@aegis/format";
+import { tryParseDigest } from "@aegis/format/internal";
 import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope } from "../src/index.js";
 import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";

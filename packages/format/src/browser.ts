@@ -117,3 +117,4 @@ export function* rowsOfBytes(bytes: Uint8Array, maxRowBytes: number = MAX_ROW_BY
   yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   yield* splitter.end();
 }
+export { FaultError } from "./fault-error.js";

@@ -18,29 +18,17 @@ export {
   ResponseDigest,
   ToolSpecDigest,
   DigestParseError,
-  chainsTo,
-  sameDigest,
-  tryParseDigest,
   type Digest,
   type DigestKind,
 } from "./wire/digest.js";
 export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
 export type { HexFault } from "./wire/hex.js";
-export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
-export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
+export { type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
+export { CanonicalFormError, type CanonicalFault } from "./wire/canonical.js";
 export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
 export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
-export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
-export {
-  KeyFileError,
-  describeKeyFileFault,
-  readKeyFile,
-  writeKeyFile,
-  type KeyFileFault,
-  type PublicKeyFound,
-  type ReadKeyFileOptions,
-} from "./crypto/key-file.js";
-export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
+export { SigningKey, insecureDevKey } from "./crypto/keys.js";
+export { KeyFileError, readKeyFile, writeKeyFile, type KeyFileFault, type PublicKeyFound, type ReadKeyFileOptions } from "./crypto/key-file.js";
 export {
   KNOWN_LINE_TYPES,
   SCHEMA_VERSION,
@@ -71,14 +59,11 @@ export {
   type SignatureHex,
   type PublicKeyHex,
 } from "./wire/line-types.js";
-export { readTypedLine, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
-export { readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+export { type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
+export { type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
 export { readRecord } from "./wire/record-file.js";
 export { signingInput } from "./crypto/signing.js";
 export {
-  describeIndeterminate,
-  describePosition,
-  describeTampered,
   describeVerdict,
   type IndeterminateReason,
   type Position,
@@ -90,9 +75,8 @@ export {
 } from "./verify/verdict.js";
 export { type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
-export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
+export { ChainReadError, type VerifyOptions } from "./verify/verify.js";
 export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
-export { verifyChainFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
 export {
   ChainWriter,
   type Appended,
@@ -104,7 +88,11 @@ export {
   type ChainWriterOptions,
   type EndOptions,
 } from "./write/writer.js";
-export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
+export { ChainWriterError, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
-export { describeRecoveredLock, type LockHolder, type RecoveredLock } from "./durable/lock.js";
-export { InputFileError, type FileKind, type InputFileFault } from "./durable/input-file.js";
+export { type InputFileFault } from "./durable/input-file.js";
+export { verifyRecord, type RecordSource } from "./verify/verify-record.js";
+export { OutOfSpaceNumber } from "./wire/json.js";
+export type { FileKind } from "./durable/input-file.js";
+export type { LockHolder, RecoveredLock } from "./durable/lock.js";
+export { FaultError } from "./fault-error.js";

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalize, tryCanonicalize } from "../src/index.js";
+import { canonicalize, tryCanonicalize, parseJson } from "../src/internal.js";
 import { CanonicalFormError } from "../src/wire/canonical.js";
-import { parseJson, type JsonValue } from "../src/internal.js";
+import { type JsonValue } from "../src/index.js";
 import { parseRow } from "../src/wire/json.js";
 import { readVector } from "./support/vectors.js";
 

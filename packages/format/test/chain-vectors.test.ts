@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { verifyChainFile } from "../src/index.js";
+import { verifyChainFile } from "../src/internal.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
 

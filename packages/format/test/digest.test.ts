@@ -7,7 +7,6 @@ import {
   RequestDigest,
   ResponseDigest,
   ToolSpecDigest,
-  chainsTo,
   type LineHash as LineHashT,
   type PolicySetHash as PolicySetHashT,
   type PrevHash as PrevHashT,
@@ -15,6 +14,7 @@ import {
   type ResponseDigest as ResponseDigestT,
   type ToolSpecDigest as ToolSpecDigestT,
 } from "../src/index.js";
+import { chainsTo } from "../src/internal.js";
 import { DigestParseError } from "../src/wire/digest.js";
 
 const hex64 = "ab".repeat(32);

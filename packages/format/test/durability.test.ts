@@ -35,7 +35,8 @@ vi.mock("node:fs", async (importOriginal) => {
   };
 });
 
-const { ChainWriter, ChainWriterError, RequestDigest, verifyChainFile } = await import("../src/index.js");
+const { ChainWriter, ChainWriterError, RequestDigest } = await import("../src/index.js");
+const { verifyChainFile } = await import("../src/internal.js");
 const { DEV, POLICY, outcome, readLines, tempDir } = await import("./support/chains.js");
 
 beforeEach(() => {

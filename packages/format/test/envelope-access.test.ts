@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, KeyId, PolicySetHash, RequestDigest, readTypedLine, verifyChainFile, type EnvelopeAccess } from "../src/index.js";
-import { parseJson, type JsonObject } from "../src/internal.js";
+import { ChainWriter, KeyId, PolicySetHash, RequestDigest, type EnvelopeAccess, type JsonObject } from "../src/index.js";
+import { readTypedLine, verifyChainFile, parseJson } from "../src/internal.js";
 import { DEV, readLines, tempDir } from "./support/chains.js";
 
 const ACCESS: EnvelopeAccess = {

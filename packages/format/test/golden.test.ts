@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, KeyId, LineHash, canonicalize, describeVerdict, insecureDevKey, readTypedLine, signingInput, verifyChainFile } from "../src/index.js";
-import { parseJson } from "../src/internal.js";
+import { ChainWriter, KeyId, LineHash, describeVerdict, insecureDevKey, signingInput } from "../src/index.js";
+import { canonicalize, readTypedLine, verifyChainFile, parseJson } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { readVector, vectorPath } from "./support/vectors.js";
 

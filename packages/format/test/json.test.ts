@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/internal.js";
+import { JsonSyntaxError, parseJson } from "../src/internal.js";
+import { OutOfSpaceNumber } from "../src/index.js";
 
 /**
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a

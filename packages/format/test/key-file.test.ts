@@ -1,17 +1,8 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  KeyFileError,
-  PUBLIC_KEY_FILE_HEADER,
-  SigningKey,
-  publicKeyPathOf,
-  readKeyFile,
-  writeKeyFile,
-  writePublicKeyFile,
-  type KeyFileFault,
-} from "../src/index.js";
-import { isPublicKeyFileText, readKeyList } from "../src/internal.js";
+import { KeyFileError, SigningKey, readKeyFile, writeKeyFile, type KeyFileFault } from "../src/index.js";
+import { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile, isPublicKeyFileText, readKeyList } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 

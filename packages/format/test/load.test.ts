@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, verifyChainFile } from "../src/index.js";
+import { ChainWriter, RequestDigest } from "../src/index.js";
+import { verifyChainFile } from "../src/internal.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 
 const CHILD = fileURLToPath(new URL("./support/append-child.mjs", import.meta.url));
@@ -99,8 +100,8 @@ describe("many Sessions (issue 12: key ids were looked up in a list)", () => {
     "2,000 Sessions, each under its own key: every key_id once, in first-seen order (kept in a Set, not scanned for in a list)",
     { timeout: 120_000 },
     async () => {
-      const { PrevHash, SigningKey, verifyChainBytes } = await import("../src/index.js");
-      const { sealLine } = await import("../src/internal.js");
+      const { PrevHash, SigningKey } = await import("../src/index.js");
+      const { sealLine, verifyChainBytes } = await import("../src/internal.js");
       const rows: string[] = [];
       const keyIds: string[] = [];
       let tail: { readonly lineHash: Parameters<typeof PrevHash.after>[0] } | undefined;

@@ -2,20 +2,8 @@ import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ChainWriter,
-  PrevHash,
-  RequestDigest,
-  SigningKey,
-  verifyChainBytes,
-  verifyChainFile,
-  verifyChainFiles,
-  type FileVerification,
-  type Verification,
-  type VerifyOptions,
-  type WalkedLine,
-} from "../src/index.js";
-import { sealLine } from "../src/internal.js";
+import { ChainWriter, PrevHash, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
+import { verifyChainBytes, verifyChainFile, verifyChainFiles, type FileVerification, sealLine } from "../src/internal.js";
 import { verifyChainBytesParallel, verifyChainFileTuned } from "../src/verify/verify.js";
 import { type Tuning } from "../src/verify/deferred-checks.js";
 import { sharedPool } from "../src/verify/signature-pool.js";

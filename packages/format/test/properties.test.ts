@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, verifyChainBytes, verifyChainFile } from "../src/index.js";
+import { ChainWriter, RequestDigest } from "../src/index.js";
+import { verifyChainBytes, verifyChainFile } from "../src/internal.js";
 import { DEV, outcome, tempDir, writeSession } from "./support/chains.js";
 
 describe("every altered byte is found", () => {

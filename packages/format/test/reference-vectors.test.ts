@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { verifyChainFile, type Verification } from "../src/index.js";
+import { type Verification } from "../src/index.js";
+import { verifyChainFile } from "../src/internal.js";
 import { readVectorJson, vectorPath } from "./support/vectors.js";
 
 /**

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SigningKey, describeVerdict, verifyChainBytes, verifyChainFile, type Verification } from "../src/index.js";
+import { SigningKey, describeVerdict, type Verification } from "../src/index.js";
+import { verifyChainBytes, verifyChainFile } from "../src/internal.js";
 import { DEV, readLines, reseal, tempDir, writeSession, type Line } from "./support/chains.js";
 
 /**

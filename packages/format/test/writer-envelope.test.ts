@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, ChainWriterError, RequestDigest, ResponseDigest, verifyChainFile, type EnvelopeSink, type WriterFault } from "../src/index.js";
+import { ChainWriter, ChainWriterError, RequestDigest, ResponseDigest, type EnvelopeSink, type WriterFault } from "../src/index.js";
+import { verifyChainFile } from "../src/internal.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, readTypedLine, verifyChainFile } from "../src/index.js";
-import { isLineTime } from "../src/internal.js";
+import { ChainWriter, RequestDigest } from "../src/index.js";
+import { readTypedLine, verifyChainFile, isLineTime } from "../src/internal.js";
 import { DEV, outcome, readLines, tempDir } from "./support/chains.js";
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

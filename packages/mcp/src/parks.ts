@@ -1,5 +1,5 @@
 import type { Appended, ApprovedScope, ChainWriter, DecisionPayload, NetGrant } from "@aegis/format";
-import type { Derived } from "@aegis/policy";
+import type { Derived } from "@aegis/policy/internal";
 import { canonicalJson } from "./canonical-json.js";
 import { isRecord, type Json } from "./message.js";
 

@@ -9,7 +9,7 @@ import {
   RequestDigest,
 } from "@aegis/format";
 import { messageOf, unreachable } from "@aegis/format/internal";
-import { matchedRuleId } from "@aegis/policy";
+import { matchedRuleId } from "@aegis/policy/internal";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
 import { classifyClient, classifyServer, elementsOf, namesRevision, rootsOf, type ClientElement, type Json, type JsonRecord } from "./message.js";

@@ -1,5 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
-import { ChainWriter, ChainWriterError, describeRecoveredLock, type SigningKey } from "@aegis/format";
+import { unreachable, describeRecoveredLock } from "@aegis/format/internal";
+import { ChainWriter, ChainWriterError, type SigningKey } from "@aegis/format";
 import type { Readable, Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, verifyChainFile, type CallResult } from "@aegis/format";
+import { ChainWriter, PolicySetHash, type CallResult } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { RecordFollower, SpanPlanner, requestFacts, responseFacts, type CallRecord } from "@aegis/mcp/internal";
 import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";

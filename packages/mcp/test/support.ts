@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ChainWriter, SigningKey, verifyChainFile } from "@aegis/format";
+import { ChainWriter, SigningKey } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = join(ROOT, "packages/cli/bin/aegis.js");

@@ -1,4 +1,5 @@
-import { unreachable, decodeUtf8, type JsonValue } from "@aegis/format/internal";
+import { unreachable, decodeUtf8 } from "@aegis/format/internal";
+import { type JsonValue } from "@aegis/format";
 import { posix } from "node:path";
 import { match } from "ts-pattern";
 import type { Node as YamlNode } from "yaml";
@@ -50,7 +51,7 @@ export interface ToolBinding {
   readonly net?: NetBinding;
 }
 
-/** A bindings file, read and checked (SPEC §17.4): what {@link deriveAxes} derives a call's axes from. */
+/** A bindings file, read and checked (SPEC §17.4): what `deriveAxes` derives a call's axes from. */
 export interface Bindings {
   /** Declared bases for relative paths: a relative path is resolved only when there is one. */
   readonly roots: readonly string[];
@@ -63,7 +64,7 @@ const TOOL_KEYS = ["tool", "capability", "paths", "net"] as const;
 const PATH_KEYS = ["pointer", "access"] as const;
 const NET_KEYS = ["url", "host", "port"] as const;
 
-/** What {@link tryParseBindings} answers: the bindings, or every problem of the file at once. */
+/** What `tryParseBindings` answers: the bindings, or every problem of the file at once. */
 export type BindingsParseResult = { readonly ok: true; readonly bindings: Bindings } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** A bindings file that could not be read; the message lists every problem. */
@@ -244,17 +245,17 @@ export interface BoundPath {
   readonly access: PathAccess;
 }
 
-/** What {@link deriveAxes} makes of one call. */
+/** What `deriveAxes` makes of one call. */
 export interface Derived {
   /** The derived axes: `capability`, and `fs` or `net` when the call named exactly one. */
   readonly axes: CallAxes;
   /** Every path the call named, resolved (for an approval's scope), when all resolved. */
   readonly paths: readonly BoundPath[];
-  /** Why bound parameters gave no axis, for an operator ({@link describeUnresolved}); empty when none failed. */
+  /** Why bound parameters gave no axis, for an operator (`describeUnresolved`); empty when none failed. */
   readonly unresolved: readonly UnresolvedBinding[];
 }
 
-/** What {@link deriveAxes} may learn beyond the bindings file: whether the client moved the server's roots, and the host's own reading of a path. */
+/** What `deriveAxes` may learn beyond the bindings file: whether the client moved the server's roots, and the host's own reading of a path. */
 export interface DeriveContext {
   /**
    * The client has named roots other than the file's (answering the server's `roots/list`).

@@ -24,7 +24,7 @@ export interface DecisionRequest {
   readonly axes?: CallAxes;
   /**
    * The verbatim request bytes. Needed only when the set has argument matchers
-   * ({@link needsEnvelope}); without them such a rule is unbound and the call is denied.
+   * (`needsEnvelope`); without them such a rule is unbound and the call is denied.
    */
   readonly request?: Uint8Array;
 }

@@ -7,7 +7,6 @@
  */
 export {
   POLICY_VERSIONS,
-  needsEnvelope,
   type ArgumentMatcher,
   type ArgumentTest,
   type ArgumentValue,
@@ -25,48 +24,40 @@ export {
   type RuleMatchers,
 } from "./model.js";
 export type { Glob } from "./glob.js";
-export { loadPolicySet, parsePolicySet, tryParsePolicySet, type PolicyParseResult } from "./parse.js";
-export { PolicyParseError, describePolicyProblem, type PolicyProblem } from "./problems.js";
-export { policySetHashOf, type ProjectionSource } from "./projection.js";
-export { matchedRuleId, type Matched, type UnboundParameter } from "./select.js";
-export { decide, mintApprovalId, type CallAxes, type Decision, type DecisionCommon, type DecisionRequest, type DenialCause, type LiveState } from "./decide.js";
+export { parsePolicySet, type PolicyParseResult } from "./parse.js";
+export { PolicyParseError, type PolicyProblem } from "./problems.js";
+export { type ProjectionSource } from "./projection.js";
+export { type Matched, type UnboundParameter } from "./select.js";
+export { decide, type CallAxes, type Decision, type DecisionCommon, type DecisionRequest, type DenialCause, type LiveState } from "./decide.js";
 export { RateWindows } from "./rate-windows.js";
 export { callOpening, outcomeOf, refusedOutcome, trapOf, type CallEnded, type CallEndedWithResponse, type DecidedCall, type GrantTerms } from "./outcome.js";
 export {
   BindingsParseError,
-  deriveAxes,
-  describeUnresolved,
-  loadBindings,
   parseBindings,
-  tryParseBindings,
   type BindingsParseResult,
   type Bindings,
   type BoundPath,
   type DeriveContext,
-  type Derived,
   type NetBinding,
   type PathAccess,
   type PathBinding,
   type ToolBinding,
-  type UnresolvedBinding,
 } from "./bindings.js";
 export type { EnvelopeLookup, EnvelopeRead } from "@aegis/format";
 export {
-  compareRecorded,
   describeRecheckLine,
-  explainIndeterminate,
   type ChangeCode,
   type Definite,
-  type NowClass,
   type NowRule,
   type PolicyStatus,
   type RecheckIndeterminate,
   type RecheckIndeterminateCode,
   type RecheckSubject,
   type RecheckVerdict,
-  type RecheckVerdictCode,
   type Recorded,
   type ToolSpecCheck,
 } from "./recheck-verdict.js";
-export { recheck, recheckBytes, recheckRecord, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
-export { RecheckTally, recheckConclusion, recheckExitCode, type RecheckConclusion, type RecheckExitCode, type RecheckSummary } from "./summary.js";
+export { recheck, recheckRecord, type RecheckOptions, type RecheckTarget } from "./recheck.js";
+export { type RecheckSummary } from "./summary.js";
+export type { RecheckVerdictCode } from "./recheck-verdict.js";
+export type { SkippedRow } from "./recheck.js";

@@ -1,5 +1,5 @@
-import { unreachable } from "@aegis/format/internal";
-import { PolicySetHash, canonicalize } from "@aegis/format";
+import { unreachable, canonicalize } from "@aegis/format/internal";
+import { PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
 

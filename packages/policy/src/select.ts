@@ -1,5 +1,5 @@
-import { unreachable, type JsonValue } from "@aegis/format/internal";
-import type { DecisionAxes } from "@aegis/format";
+import { unreachable } from "@aegis/format/internal";
+import { type JsonValue, type DecisionAxes } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
 import { isJsonInteger, readsAsInteger, resolvePointer } from "./pointer.js";

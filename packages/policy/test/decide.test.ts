@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RateWindows, decide, matchedRuleId, mintApprovalId, type Decision, type PolicySet } from "../src/index.js";
+import { RateWindows, decide, type Decision, type PolicySet } from "../src/index.js";
+import { matchedRuleId, mintApprovalId } from "../src/internal.js";
 import { type DecisionRequest } from "../src/decide.js";
 import { policy } from "./support/policies.js";
 

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  PolicyParseError,
-  describeRecheckLine,
-  parsePolicySet,
-  recheck,
-  recheckBytes,
-  recheckExitCode,
-  RecheckTally,
-  type RecheckVerdict,
-} from "../src/index.js";
+import { PolicyParseError, describeRecheckLine, parsePolicySet, recheck, type RecheckVerdict } from "../src/index.js";
+import { recheckBytes, recheckExitCode, RecheckTally } from "../src/internal.js";
 import { fixturePath, fixtureText } from "./support/fixtures.js";
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChainWriter, SigningKey, verifyChainFile, type OutcomeLine } from "@aegis/format";
+import { ChainWriter, SigningKey, type OutcomeLine } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type Decision, type RecheckVerdict } from "../src/index.js";
 import { type DecidedCall } from "../src/outcome.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PolicyParseError, describePolicyProblem, needsEnvelope, parsePolicySet, tryParsePolicySet } from "../src/index.js";
+import { PolicyParseError, parsePolicySet } from "../src/index.js";
+import { describePolicyProblem, needsEnvelope, tryParsePolicySet } from "../src/internal.js";
 import { needsRateWindows } from "../src/model.js";
 import { type PolicyProblem } from "../src/problems.js";
 import { fixtureText } from "./support/fixtures.js";

@@ -1,23 +1,19 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RequestDigest, verifyChainFile } from "@aegis/format";
+import { RequestDigest } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import {
   RateWindows,
-  compareRecorded,
   describeRecheckLine,
-  explainIndeterminate,
   recheck,
-  recheckBytes,
-  recheckConclusion,
-  recheckExitCode,
   type EnvelopeRead,
-  type NowClass,
   type PolicySet,
   type RecheckTarget,
   type RecheckVerdict,
   type SkippedRow,
 } from "../src/index.js";
+import { compareRecorded, explainIndeterminate, recheckBytes, recheckConclusion, recheckExitCode, type NowClass } from "../src/internal.js";
 import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
 import { nothingRechecked, summarizeRecheck } from "../src/summary.js";
 import { policy } from "./support/policies.js";

@@ -1,4 +1,5 @@
-import { verifyChainFile, verifyChainStream, type TamperedReason, type Verification, type VerifyOptions } from "@aegis/format";
+import { type TamperedReason, type Verification, type VerifyOptions } from "@aegis/format";
+import { verifyChainFile, verifyChainStream } from "@aegis/format/internal";
 import { openCheckpoint, type Checkpoint } from "./checkpoint.js";
 import { leafHash, TreeHasher } from "./merkle.js";
 

@@ -1,4 +1,5 @@
-import { verifyChainFile, type LineHash, type Verification, type VerifyOptions, type WalkedLine } from "@aegis/format";
+import { type LineHash, type Verification, type VerifyOptions, type WalkedLine } from "@aegis/format";
+import { verifyChainFile } from "@aegis/format/internal";
 import { consistencyRanges, inclusionRanges, leafHash, RangeHasher, TreeHasher, type LeafRange } from "./merkle.js";
 
 /**

@@ -5,18 +5,8 @@ import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp/internal";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss, openSource } from "../envelope/source.js";
-import {
-  RecheckTally,
-  describeRecheckLine,
-  explainIndeterminate,
-  recheckRecord,
-  recheckConclusion,
-  recheckExitCode,
-  type PolicySet,
-  type RecheckTarget,
-  type RecheckVerdict,
-  type SkippedRow,
-} from "@aegis/policy";
+import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
+import { RecheckTally, explainIndeterminate, recheckConclusion, recheckExitCode } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFile, type Verification } from "@aegis/format";
-import { describeIoError as ioErrorText } from "@aegis/format/internal";
+import { ChainReadError, type Verification } from "@aegis/format";
+import { verifyChainFile, describeIoError as ioErrorText } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

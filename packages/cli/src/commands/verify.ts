@@ -1,9 +1,9 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFiles, type FileVerification } from "@aegis/format";
+import { ChainReadError } from "@aegis/format";
+import { verifyChainFiles, type FileVerification, unreachable, describeIoError as ioErrorText } from "@aegis/format/internal";
 import { lstat, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
-import { unreachable, describeIoError as ioErrorText } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readProofInput, statedCheckpoint } from "../proof-files.js";
 import { describeFinding } from "../checkpoint-finding.js";

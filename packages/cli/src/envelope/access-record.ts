@@ -6,14 +6,13 @@ import {
   PolicySetHash,
   RequestDigest,
   ResponseDigest,
-  canonicalize,
   type CallResult,
   type DecisionAxes,
   type EnvelopeAccess,
   type EnvelopeRead,
   type SigningKey,
 } from "@aegis/format";
-import { unreachable } from "@aegis/format/internal";
+import { canonicalize, unreachable } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 

@@ -1,5 +1,5 @@
-import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
-import { describeIoError, detachedString, isLineTime, type WalkedLine, unreachable } from "@aegis/format/internal";
+import { ChainReadError, describeVerdict, type RequestDigest } from "@aegis/format";
+import { tryParseDigest, verifyChainFile, describeIoError, detachedString, isLineTime, type WalkedLine, unreachable } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";

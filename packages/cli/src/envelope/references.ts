@@ -1,5 +1,5 @@
-import { readRecord, tryParseDigest, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
-import { type JsonObject } from "@aegis/format/internal";
+import { readRecord, type RequestDigest, type ResponseDigest, type ToolSpecDigest, type JsonObject } from "@aegis/format";
+import { tryParseDigest } from "@aegis/format/internal";
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {

@@ -1,5 +1,5 @@
-import { ChainReadError, describePosition, tryParseDigest, verifyChainFile, verifyChainStream, type Verification, type VerifyOptions } from "@aegis/format";
-import { describeIoError } from "@aegis/format/internal";
+import { ChainReadError, type Verification, type VerifyOptions } from "@aegis/format";
+import { describePosition, tryParseDigest, verifyChainFile, verifyChainStream, describeIoError } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import {
   RecordFollower,

@@ -1,7 +1,8 @@
-import { ChainReadError, describeVerdict, tryParseDigest, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
-import { describeIoError, unreachable } from "@aegis/format/internal";
+import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
+import { tryParseDigest, describeIoError, unreachable } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
-import { describeRecheckLine, explainIndeterminate, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
+import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
+import { explainIndeterminate } from "@aegis/policy/internal";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { describeFinding } from "../checkpoint-finding.js";

@@ -1,5 +1,5 @@
-import { readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
-import { detachedString } from "@aegis/format/internal";
+import { type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
+import { readTypedLine, detachedString } from "@aegis/format/internal";
 
 /** One thing `show` reports, in file order. */
 export type Entry =

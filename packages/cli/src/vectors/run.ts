@@ -1,39 +1,16 @@
-import { unreachable, JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
+import { unreachable, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyChainFile } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import {
-  ChainWriter,
-  LineHash,
-  SigningKey,
-  describeVerdict,
-  tryCanonicalize,
-  verifyChainFile,
-  verifyStrict,
-  verifyingKey,
-  type Verification,
-} from "@aegis/format";
+import { ChainWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
-import {
-  RateWindows,
-  RecheckTally,
-  decide,
-  describeRecheckLine,
-  loadPolicySet,
-  needsEnvelope,
-  recheck,
-  recheckConclusion,
-  recheckExitCode,
-  parseBindings,
-  parsePolicySet,
-  tryParsePolicySet,
-  matchedRuleId,
-} from "@aegis/policy";
+import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
+import { RecheckTally, loadPolicySet, needsEnvelope, recheckConclusion, recheckExitCode, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
 import { checkRecordAgainst } from "../envelope/check-record.js";
 import { isLoss } from "../envelope/source.js";
 import { expireEntries, parseBefore, planExpiry } from "../envelope/expiry.js";

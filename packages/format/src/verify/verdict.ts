@@ -31,7 +31,7 @@ export type SignatureFault =
 
 /**
  * Why a file is Tampered: it contradicts itself (SPEC §8.3). The first one met ends the walk.
- * Each variant has the fields of its row in the SPEC table; {@link describeTampered} gives
+ * Each variant has the fields of its row in the SPEC table; `describeTampered` gives
  * its text.
  */
 export type TamperedReason =
@@ -76,7 +76,7 @@ export type TamperedReason =
 /**
  * Why a file is Indeterminate: nothing in it contradicts itself, but something cannot be
  * decided (SPEC §8.3). The first one met is the one reported, unless a Tampered reason comes
- * later. {@link describeIndeterminate} gives its text.
+ * later. `describeIndeterminate` gives its text.
  */
 export type IndeterminateReason =
   /** A `line_type` this verifier does not know, kept exactly as written (SPEC §5.2). */

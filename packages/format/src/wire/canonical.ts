@@ -1,6 +1,7 @@
 import { match } from "ts-pattern";
 import { OutOfSpaceNumber, PARSED_OBJECT_PROTOTYPE, type JsonValue } from "./json.js";
 import { unreachable } from "../unreachable.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * The canonical form (SPEC §3): RFC 8785 (JCS) over the restricted value space. Every
@@ -46,22 +47,17 @@ export function describeCanonicalFault(fault: CanonicalFault): string {
 }
 
 /**
- * Thrown by {@link canonicalize} for a value outside the value space (SPEC §3.2);
- * {@link tryCanonicalize} returns the fault instead.
+ * Thrown by `canonicalize` for a value outside the value space (SPEC §3.2);
+ * `tryCanonicalize` returns the fault instead.
  */
-export class CanonicalFormError extends Error {
-  /** `"CanonicalFormError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "CanonicalFormError";
-  constructor(
-    /** Which value is outside the space, and where. */
-    readonly fault: CanonicalFault,
-  ) {
-    super(describeCanonicalFault(fault));
+export class CanonicalFormError extends FaultError<CanonicalFault> {
+  constructor(fault: CanonicalFault) {
+    super("CanonicalFormError", fault, describeCanonicalFault);
   }
 }
 
 /**
- * The canonical form of `value`, or a thrown {@link CanonicalFormError} naming the path of
+ * The canonical form of `value`, or a thrown `CanonicalFormError` naming the path of
  * the first value outside the value space (in canonical member order).
  *
  * `omitTopLevel` drops one top-level member: the signing input is the canonical form
@@ -75,7 +71,7 @@ export function canonicalize(value: unknown, omitTopLevel?: string): string {
   return write(value, []);
 }
 
-/** Like {@link canonicalize}, returning the fault instead of throwing. */
+/** Like `canonicalize`, returning the fault instead of throwing. */
 export function tryCanonicalize(
   value: JsonValue,
   omitTopLevel?: string,

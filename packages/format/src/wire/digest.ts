@@ -8,13 +8,13 @@ import { checkHex, describeHexFault, type HexFault } from "./hex.js";
  */
 declare const digestKind: unique symbol;
 
-/** The name of each digest brand (SPEC §2), as {@link tryParseDigest} and {@link DigestParseError} take it. */
+/** The name of each digest brand (SPEC §2), as `tryParseDigest` and {@link DigestParseError} take it. */
 export type DigestKind = "LineHash" | "PrevHash" | "PolicySetHash" | "RequestDigest" | "ResponseDigest" | "ToolSpecDigest" | "KeyId";
 
 /**
  * A digest of kind `K`: 64 lowercase hex with a required brand, so that one kind cannot
  * stand where another belongs. Made only by hashing (a kind's `of`) or by checking text (its
- * `parse`, or {@link tryParseDigest}); never cast a string to one.
+ * `parse`, or `tryParseDigest`); never cast a string to one.
  */
 export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
 
@@ -35,7 +35,7 @@ export type KeyId = Digest<"KeyId">;
 
 /**
  * Thrown by a kind's `parse` (`LineHash.parse`, `KeyId.parse`, ...) for text that is not 64
- * lowercase hex (SPEC §2); {@link tryParseDigest} returns the fault instead.
+ * lowercase hex (SPEC §2); `tryParseDigest` returns the fault instead.
  */
 export class DigestParseError extends Error {
   /** `"DigestParseError"`, the name a stack trace and `String(error)` show. */

@@ -30,7 +30,7 @@ export type RecordRow =
   /** A row over the row bound (SPEC §13.1): not read. */
   | { readonly code: "too_long"; readonly row: number; readonly sessionIndex: number; readonly length: number; readonly limit: number };
 
-/** How `readRecord` and {@link readRecordBytes} read rows. */
+/** How `readRecord` and `readRecordBytes` read rows. */
 export interface RecordReadOptions {
   /** Also refuse rows outside the canonical value space (SPEC §3.2), as the verifier does. */
   readonly canonical?: boolean;
