@@ -68,13 +68,21 @@ export function describeForeignKey(v: Verification, keys: readonly string[], tru
  * record. Said plainly on stderr, or undefined. `start`: the file's first bytes.
  */
 export function describeNotARecord(v: Verification, shown: string, start: Uint8Array): string | undefined {
-  if (v.sessions > 0 || v.verdict.status === "verified") return undefined;
-  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
-  if (reason !== "torn_final_line" && reason !== "malformed_line") return undefined;
+  if (!mayBeNotARecord(v)) return undefined;
   // A record's rows are JSON objects; a first row torn by a crash still begins as one.
   const first = Buffer.from(start).toString("latin1").trimStart();
   if (first === "" || first.startsWith("{")) return undefined;
   return `${shown} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on`;
+}
+
+/**
+ * Whether a verification leaves room for the file not being a record at all: no Session
+ * began and the first row did not parse. Only then are its first bytes worth reading again.
+ */
+export function mayBeNotARecord(v: Verification): boolean {
+  if (v.sessions > 0 || v.verdict.status === "verified") return false;
+  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
+  return reason === "torn_final_line" || reason === "malformed_line";
 }
 
 /** How many unfinished calls the stderr line names before it says how many more there are. */
