@@ -6,6 +6,17 @@ import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/internal.js
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a
  * row one implementation reads and the other refuses gets two verdicts.
  */
+/** The message of the JsonSyntaxError the reader throws on `text`. */
+function refusal(text: string): string {
+  try {
+    parseJson(text);
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return error.message;
+    throw error;
+  }
+  throw new Error(`read without error: ${text}`);
+}
+
 describe("[M3.3] a strict JSON reader", () => {
   const refused: [string, string][] = [
     ["trailing comma in an object", '{"a":1,}'],
@@ -39,6 +50,77 @@ describe("[M3.3] a strict JSON reader", () => {
     expect(() => parseJson('{"é":1,}')).toThrow("trailing comma at line 1 column 9");
     expect(() => parseJson("not json")).toThrow("expected ident at line 1 column 2");
     expect(() => parseJson("")).toThrow("EOF while parsing a value at line 1 column 0");
+  });
+
+  it("numbers cut short or misspelt: serde_json's message, at serde_json's column", () => {
+    // serde_json reports EOF at the end of the text, a peeked byte at its own column, and a
+    // consumed byte one column before the next.
+    const cases: [string, string][] = [
+      ["1.", "EOF while parsing a value at line 1 column 2"],
+      ["[1.]", "invalid number at line 1 column 4"],
+      ["1e", "EOF while parsing a value at line 1 column 2"],
+      ["1e+", "EOF while parsing a value at line 1 column 3"],
+      ["1ex", "invalid number at line 1 column 3"],
+      ["[1E-]", "invalid number at line 1 column 5"],
+      ["-", "EOF while parsing a value at line 1 column 1"],
+      ["-x", "invalid number at line 1 column 2"],
+      ["[-]", "invalid number at line 1 column 3"],
+      ["01", "invalid number at line 1 column 2"],
+      ["-01", "invalid number at line 1 column 3"],
+      ["[1e400]", "number out of range at line 1 column 6"],
+      [`[1${"0".repeat(400)}]`, "number out of range at line 1 column 402"],
+      ["[1,]", "trailing comma at line 1 column 4"],
+      ["[1 2]", "expected `,` or `]` at line 1 column 4"],
+      ['{"a" 1}', "expected `:` at line 1 column 6"],
+      ['{"a":1 "b":2}', "expected `,` or `}` at line 1 column 8"],
+      ["{1:2}", "key must be a string at line 1 column 2"],
+      ['{"a":1', "EOF while parsing an object at line 1 column 6"],
+      ['{"a"', "EOF while parsing an object at line 1 column 4"],
+      ["{", "EOF while parsing an object at line 1 column 1"],
+      ["[1", "EOF while parsing a list at line 1 column 2"],
+      ["tru", "EOF while parsing a value at line 1 column 3"],
+      ["nul", "EOF while parsing a value at line 1 column 3"],
+      ["fals", "EOF while parsing a value at line 1 column 4"],
+      ["trUe", "expected ident at line 1 column 3"],
+      ["x", "expected value at line 1 column 1"],
+      ["[1] x", "trailing characters at line 1 column 5"],
+    ];
+    for (const [text, message] of cases) expect(refusal(text), text).toBe(message);
+  });
+
+  it("escapes and strings cut short or misspelt: serde_json's message", () => {
+    const cases: [string, string][] = [
+      ['"\\', "EOF while parsing a string at line 1 column 2"],
+      ['"\\u12', "EOF while parsing a string at line 1 column 5"],
+      ['"\\u12g4"', "invalid escape at line 1 column 6"],
+      ['"\\uD800"', "unexpected end of hex escape at line 1 column 8"],
+      ['"\\uD800', "EOF while parsing a string at line 1 column 7"],
+      ['"\\uD800\\', "EOF while parsing a string at line 1 column 8"],
+      ['"\\uD800\\n"', "unexpected end of hex escape at line 1 column 9"],
+      ['"\\uD800\\u0041"', "lone leading surrogate in hex escape at line 1 column 13"],
+      ['"\\uDC00"', "lone leading surrogate in hex escape at line 1 column 7"],
+      ['"\\q"', "invalid escape at line 1 column 3"],
+      ['"a\u0001"', "control character (\\u0000-\\u001F) found while parsing a string at line 1 column 3"],
+      ['"\\n\u001f"', "control character (\\u0000-\\u001F) found while parsing a string at line 1 column 4"],
+    ];
+    for (const [text, message] of cases) expect(refusal(text), text).toBe(message);
+  });
+
+  it("reads every spelling of a number the grammar allows, judged by how it is written", () => {
+    expect(parseJson("[0, 7, 123456789012345, 1234567890123456, 9007199254740991]")).toEqual([0, 7, 123456789012345, 1234567890123456, 9007199254740991]);
+    expect(parseJson("[1e+5, 1E-5, 1e5, 0.5, -1.5, -1e2, -0.0]")).toEqual(
+      ["1e+5", "1E-5", "1e5", "0.5", "-1.5", "-1e2", "-0.0"].map((lexeme) => new OutOfSpaceNumber(lexeme, "float")),
+    );
+    expect(parseJson("[9007199254740992, 18446744073709551615, 18446744073709551616]")).toEqual([
+      new OutOfSpaceNumber("9007199254740992", "too_large"),
+      new OutOfSpaceNumber("18446744073709551615", "too_large"),
+      new OutOfSpaceNumber("18446744073709551616", "float"),
+    ]);
+    expect(parseJson("[-9223372036854775808, -9223372036854775809, -7]")).toEqual([
+      new OutOfSpaceNumber("-9223372036854775808", "negative"),
+      new OutOfSpaceNumber("-9223372036854775809", "float"),
+      new OutOfSpaceNumber("-7", "negative"),
+    ]);
   });
 
   it("keeps numbers outside the value space as their lexeme", () => {
