@@ -81,6 +81,15 @@ describe("steps 1-2: a row is read, canonicalized and hashed (SPEC §3, ADR 0003
     expect(v).toEqual(want);
   });
 
+  it("signed Lines of 100 KB to 900 KB verify, in ASCII and not (the verifier's buffers grow to hold them)", () => {
+    const big = (note: string): string => reseal([open(), { ...outcome(1, "c"), note }, close(2)]);
+    for (const note of ["a".repeat(100_000), "é".repeat(100_000), "b".repeat(300_000), "é".repeat(300_000), "c".repeat(900_000), "ü".repeat(450_000)]) {
+      const v = verifyChainBytes(big(note));
+      expect(describeVerdict(v), `${note.length} × ${note[0] ?? ""}`).toBe("Verified (unpinned)");
+      expect(v.coverage).toEqual({ session_index: 0, seq: 2 });
+    }
+  });
+
   it("an otherwise canonical row with an integer outside the value space is Tampered, with the reference's text", () => {
     const cases: [string, string][] = [
       ["18446744073709551616", "floating-point value at $.n is outside the JCS value space"],
