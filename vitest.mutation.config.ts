@@ -19,6 +19,7 @@ const FILES = [
   "golden",
   "rows",
   "walk",
+  "signing",
   "verdict-reasons",
   "spec-rules",
   "line-read",

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { LineHash, PrevHash, SigningKey, canonicalize, describeVerdict, verifyChainBytes, type Verification } from "../src/index.js";
-import { verifyChainBytesParallel } from "../src/internal.js";
+import { ChainWalk, verifyChainBytesParallel } from "../src/internal.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { DEV, reseal, type Line } from "./support/chains.js";
 
@@ -121,6 +121,46 @@ describe("steps 1-2: a row is read, canonicalized and hashed (SPEC §3, ADR 0003
     const last = verifyChainBytes(file([...rows.slice(0, 2), cut]));
     expect(describeVerdict(last)).toBe("Indeterminate: final line 3 does not parse; torn write");
     expect(last.lines).toBe(3);
+  });
+});
+
+describe("step 3 and the result's members", () => {
+  it("a Line with no prev_hash member is malformed: no prev_hash", () => {
+    const rows = rowsOf(reseal([open(), intent(1, "c"), close(2)]));
+    const withoutPrev = JSON.parse(rows[1] ?? "") as Line;
+    delete withoutPrev["prev_hash"];
+    rows[1] = canonicalize(withoutPrev);
+    expect(describeVerdict(verifyChainBytes(file(rows)))).toBe("Tampered: line 2: no prev_hash");
+  });
+
+  it("coverage and head are absent, not undefined, when there are none", () => {
+    expect(Object.keys(verifyChainBytes("")).sort()).toEqual(["key_ids", "lines", "sessions", "trust", "unfinished_calls", "verdict"]);
+    const refused = verifyChainBytes(reseal([open(), close(1)]), { trust: [] });
+    expect(Object.keys(refused).sort()).toEqual(["key_ids", "lines", "sessions", "trust", "unfinished_calls", "verdict"]);
+  });
+
+  it("a Tampered file counts no unfinished call of a Session it closed before the break", () => {
+    const rows = rowsOf(reseal([open(), intent(1, "waits"), close(2)]));
+    const v = verifyChainBytes(file([...rows, "not json", "{}"]));
+    expect(describeVerdict(v)).toBe("Tampered: line 4: not JSON: expected ident at line 1 column 2");
+    expect(v.unfinished_calls).toEqual({ count: 0, calls: [] });
+    const closed = verifyChainBytes(file(rows));
+    expect(closed.unfinished_calls).toEqual({ count: 1, calls: [{ call_id: "waits", session_index: 0 }] });
+  });
+
+  it("the walk is done at its first Tampered row, and not before", () => {
+    const rows = rowsOf(reseal([open(), intent(1, "c"), close(2)]));
+    const walk = new ChainWalk();
+    let offset = 0;
+    const done: boolean[] = [];
+    for (const [i, text] of [rows[0], rows[1], "[]", rows[2]].entries()) {
+      const bytes = Buffer.from(text ?? "");
+      walk.step({ code: "row", number: i + 1, offset, bytes });
+      offset += bytes.length + 1;
+      done.push(walk.done);
+    }
+    expect(done).toEqual([false, false, true, true]);
+    expect(describeVerdict(walk.finish())).toBe("Tampered: line 3: no line_type");
   });
 });
 
@@ -256,6 +296,16 @@ describe("[M8.9] the parallel walk stops where the sequential one does", () => {
     expect(sequential.key_ids).toEqual([DEV.keyId]);
     // Every check in one batch, sent after the last row: the walk has read the second open by then.
     const parallel = await verifyChainBytesParallel(bytes, { threads: 1 }, { inline: 0, inlineWhenRunning: 0, eager: true, batch: 1000, windowPerThread: 1 });
-    expect(parallel).toEqual(sequential);
+    expect(parallel).toStrictEqual(sequential);
+  });
+
+  it("a signature that fails at the first Line: no coverage and no head, as in the sequential walk", async () => {
+    const wrong = Buffer.from(DEV.sign(Buffer.from("another message"))).toString("hex");
+    const bytes = chained([{ ...open(), key_id: DEV.keyId, signature: wrong }, close(1), open(), close(1)], [DEV, DEV, OTHER, OTHER]);
+    const sequential = verifyChainBytes(bytes);
+    expect(describeVerdict(sequential)).toBe("Tampered: line at session 0 seq 0: signature does not match this line");
+    const parallel = await verifyChainBytesParallel(bytes, { threads: 1 }, { inline: 0, inlineWhenRunning: 0, eager: true, batch: 1000, windowPerThread: 1 });
+    expect(parallel).toStrictEqual(sequential);
+    expect("coverage" in parallel || "head" in parallel).toBe(false);
   });
 });
