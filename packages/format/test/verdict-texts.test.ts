@@ -118,3 +118,25 @@ describe("SPEC §8.6: the verdict line", () => {
     expect(describeVerdict({ ...base, verdict: { status: "indeterminate", reason: { code: "empty_chain" } } })).toBe("Indeterminate: no lines to verify");
   });
 });
+
+describe("a reason this build does not know gets no other reason's text", () => {
+  // A verdict read from elsewhere (a newer build's --json, a hand-edited report) can carry a
+  // code outside this build's union: describing it as the last case of a table would print
+  // a false reason, so the describers refuse it.
+  const unknown = { code: "a_newer_reason", at: { session_index: 0, seq: 1 }, line: 1, limit: 1, origin: "o", size: 1, first: "a", second: "b" };
+
+  it("neither a Tampered nor an Indeterminate reason, nor a signature fault, nor a status", () => {
+    expect(() => describeTampered(unknown as unknown as TamperedReason)).toThrow("unreachable");
+    expect(() => describeIndeterminate(unknown as unknown as IndeterminateReason)).toThrow("unreachable");
+    expect(() => describeTampered({ code: "bad_signature", at, source: { code: "a_newer_fault" } } as unknown as TamperedReason)).toThrow("unreachable");
+    const verification = {
+      verdict: { status: "withdrawn", reason: { code: "empty_chain" } },
+      key_ids: [],
+      trust: "unpinned",
+      lines: 1,
+      sessions: 1,
+      unfinished_calls: { count: 0, calls: [] },
+    };
+    expect(() => describeVerdict(verification as unknown as Verification)).toThrow("unreachable");
+  });
+});
