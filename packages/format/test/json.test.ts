@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonSyntaxError, OutOfSpaceNumber, parseJson } from "../src/internal.js";
+import { LineHash } from "../src/index.js";
+import { JsonSyntaxError, OutOfSpaceNumber, parseJson, readRow } from "../src/internal.js";
 
 /**
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a
@@ -179,5 +180,92 @@ describe("[M3.3] a strict JSON reader", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("[M3.3] the reader's edges: nesting, escapes, and what a hash is taken over", () => {
+  it("128 levels of arrays or objects: serde_json's recursion limit, at the bracket that passes it", () => {
+    expect(refusal(`${"[".repeat(128)}${"]".repeat(128)}`)).toBe("recursion limit exceeded at line 1 column 128");
+    expect(refusal(`${'{"a":'.repeat(128)}1${"}".repeat(128)}`)).toBe("recursion limit exceeded at line 1 column 636");
+    expect(refusal(`[${'{"a":'.repeat(127)}1${"}".repeat(127)}]`)).toBe("recursion limit exceeded at line 1 column 632");
+    expect(parseJson(`${'{"a":'.repeat(127)}1${"}".repeat(127)}`)).toBeTypeOf("object");
+  });
+
+  it("a value that does not begin like one: expected value, not a number misspelt; a sign with no digit: invalid number", () => {
+    expect(refusal("+1")).toBe("expected value at line 1 column 1");
+    expect(refusal("[/]")).toBe("expected value at line 1 column 2");
+    expect(refusal("-,")).toBe("invalid number at line 1 column 2");
+    expect(refusal("[-/]")).toBe("invalid number at line 1 column 3");
+  });
+
+  it("decodes every short escape and hex in either case", () => {
+    expect(parseJson('"\\"\\\\\\/\\b\\f\\n\\r\\t"')).toBe('"\\/\b\f\n\r\t');
+    expect(parseJson('"\\u00A9\\u00a9\\u00FF\\u00ff\\u0Fe0"')).toBe("\u00a9\u00a9\u00ff\u00ff\u0fe0");
+    expect(refusal('"\\u00:0"')).toBe("invalid escape at line 1 column 6");
+    expect(refusal('"\\u00G0"')).toBe("invalid escape at line 1 column 6");
+  });
+
+  it("surrogate escapes: a pair at either end of the range decodes; a lone low half or a bad second half is refused", () => {
+    expect(parseJson('"\\udbff\\udfff\\ud800\\udc00"')).toBe("\u{10ffff}\u{10000}");
+    expect(refusal('"\\udfff"')).toBe("lone leading surrogate in hex escape at line 1 column 7");
+    expect(refusal('"\\ud800\\ue000"')).toBe("lone leading surrogate in hex escape at line 1 column 13");
+    expect(refusal('"\\udbff\\udbff"')).toBe("lone leading surrogate in hex escape at line 1 column 13");
+  });
+
+  it("a reader's error is a JsonSyntaxError by name, as a stack trace shows it", () => {
+    expect(() => parseJson("x")).toThrow(expect.objectContaining({ name: "JsonSyntaxError" }));
+  });
+
+  it("an object read has no members it did not write, constructor included", () => {
+    const value = parseJson("{}") as Record<string, unknown>;
+    expect(value["constructor"]).toBeUndefined();
+    expect("constructor" in value).toBe(false);
+  });
+
+  /** ADR 0003: a row is hashed as its canonical form, however it spells it. */
+  function hashOf(row: string): LineHash | string {
+    const read = readRow(Buffer.from(row));
+    return read.ok ? read.lineHash : read.detail;
+  }
+
+  it("a string escaped otherwise than JCS writes it hashes as JCS writes it (SPEC §3.1)", () => {
+    // JCS: \b \t \n \f \r in their short forms, other controls as lowercase \u00xx, the rest as themselves.
+    const cases: [string, string][] = [
+      ['{"a":"\\u0008"}', '{"a":"\\b"}'],
+      ['{"a":"\\u0009"}', '{"a":"\\t"}'],
+      ['{"a":"\\u000a"}', '{"a":"\\n"}'],
+      ['{"a":"\\u000c"}', '{"a":"\\f"}'],
+      ['{"a":"\\u000d"}', '{"a":"\\r"}'],
+      ['{"a":"\\u001F"}', '{"a":"\\u001f"}'],
+      ['{"a":"\\u0020"}', '{"a":" "}'],
+      ['{"a":"\\u00e9"}', '{"a":"\u00e9"}'],
+      ['{"a":"\\ud83d\\ude02"}', '{"a":"\u{1f602}"}'],
+      ['{"a":"\\/"}', '{"a":"/"}'],
+      ['{"a":1,"a":1}', '{"a":1}'],
+    ];
+    for (const [row, canonical] of cases) {
+      expect(hashOf(row), row).toBe(LineHash.of(canonical));
+      expect(hashOf(row), row).not.toBe(LineHash.of(row));
+    }
+    // Already canonical: hashed as written.
+    for (const row of ['{"a":"\\u0001"}', '{"a":"\\u001f"}', '{"a":"\\b\\t\\n\\f\\r"}']) expect(hashOf(row), row).toBe(LineHash.of(row));
+  });
+
+  it("the signing input is the row without its top-level signature member, wherever it stands (SPEC §4)", () => {
+    const input = (row: string): string => {
+      const read = readRow(Buffer.from(row));
+      if (!read.ok) throw new Error(read.detail);
+      const cut = read.signingCut;
+      // The same bytes, whether taken from the text or cut out of the row.
+      if (cut !== undefined)
+        expect(Buffer.concat([Buffer.from(row).subarray(0, cut.start), Buffer.from(row).subarray(cut.end)]).toString()).toBe(read.signingInput());
+      return read.signingInput();
+    };
+    expect(input('{"signature":"ab"}')).toBe("{}");
+    expect(input('{"signature":"ab","z":1}')).toBe('{"z":1}');
+    expect(input('{"a":1,"signature":"ab"}')).toBe('{"a":1}');
+    expect(input('{"a":1,"signature":"ab","z":1}')).toBe('{"a":1,"z":1}');
+    expect(input('{"a":{"signature":"n"},"signature":"ab","z":{"signature":"m"}}')).toBe('{"a":{"signature":"n"},"z":{"signature":"m"}}');
+    expect(input('{"signature":"ab","z":[{"signature":"m"}]}')).toBe('{"z":[{"signature":"m"}]}');
   });
 });
