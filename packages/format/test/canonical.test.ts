@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CanonicalFormError, canonicalize, tryCanonicalize } from "../src/index.js";
+import { CanonicalFormError, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "../src/index.js";
 import { parseJson, parseRow, type JsonValue } from "../src/internal.js";
 import { readVector } from "./support/vectors.js";
 
@@ -195,5 +195,32 @@ describe("the canonical fast path of the row reader", () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("the canonical form of a value that is not an object, and faults that are not the value's", () => {
+  it("a top-level value of each kind: written, or refused at $", () => {
+    expect(canonicalize("x")).toBe('"x"');
+    expect(canonicalize(7)).toBe("7");
+    expect(canonicalize(0)).toBe("0");
+    expect(canonicalize(9007199254740991)).toBe("9007199254740991");
+    expect(canonicalize(true)).toBe("true");
+    expect(canonicalize([2, "b", { z: 1, a: [] }])).toBe('[2,"b",{"a":[],"z":1}]');
+    expect(() => canonicalize(null)).toThrow(new CanonicalFormError({ code: "null_not_allowed", path: "$" }));
+    expect(() => canonicalize(undefined)).toThrow("not serializable as JSON: a value of type undefined at $");
+    expect(() => canonicalize(9007199254740992)).toThrow("integer 9007199254740992 at $ is at or above 2^53 (max 9007199254740991)");
+  });
+
+  it("an error that is not a canonical-form fault is thrown on, not returned as one", () => {
+    const value = {
+      get a(): number {
+        throw new RangeError("a getter failed");
+      },
+    };
+    expect(() => tryCanonicalize(value as unknown as JsonValue)).toThrow("a getter failed");
+  });
+
+  it("a fault code this build does not know gets no other fault's text", () => {
+    expect(() => describeCanonicalFault({ code: "a_newer_fault", path: "$" } as unknown as CanonicalFault)).toThrow("unreachable");
   });
 });
