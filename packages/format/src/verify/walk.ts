@@ -407,6 +407,7 @@ export class ChainWalk {
 }
 
 function parsedPrev(text: string): PrevHash | undefined {
+  // Stryker disable next-line StringLiteral: equivalent E9
   const parsed = tryParseDigest("PrevHash", text);
   return parsed.ok ? parsed.digest : undefined;
 }

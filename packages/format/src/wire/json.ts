@@ -95,6 +95,7 @@ class Reader {
   }
 
   private column(index: number): number {
+    // Stryker disable next-line StringLiteral: equivalent E7
     return Buffer.byteLength(this.s.slice(0, index), "utf8");
   }
 
@@ -343,6 +344,7 @@ class Reader {
     }
   }
 
+  // Stryker disable next-line BooleanLiteral: equivalent E8
   private object(depth: number, top = false): JsonObject {
     if (depth === 0) this.fail("recursion limit exceeded", this.i + 1);
     this.i++;
