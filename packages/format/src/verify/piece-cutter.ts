@@ -46,9 +46,7 @@ export class PieceCutter {
     private readonly limit: number,
     private readonly onRead: (bytes: number) => void,
   ) {
-    // A piece holds at least one row of the bound and its `\r\n`, so that a full buffer
-    // without a `\n` holds a row over the bound.
-    this.capacity = Math.max(pieceBytes, limit + 2);
+    this.capacity = pieceBytes;
   }
 
   /** A buffer a worker handed back, to read a later piece into. */
@@ -60,11 +58,22 @@ export class PieceCutter {
   async next(): Promise<Piece | LongRow | undefined> {
     for (;;) {
       if (this.ended && this.carry.length === 0) return undefined;
-      const bytes = this.free.pop() ?? new ArrayBuffer(this.capacity);
-      const buffer = Buffer.from(bytes);
+      const kept = this.carry.length < this.capacity ? this.free.pop() : undefined;
+      let bytes = kept ?? new ArrayBuffer(Math.max(this.capacity, this.carry.length + 1));
+      let buffer = Buffer.from(bytes);
       let filled = this.carry.copy(buffer, 0);
-      while (filled < buffer.length && !this.ended) filled += await this.fill(buffer.subarray(filled));
-      const nl = filled === 0 ? -1 : buffer.lastIndexOf(0x0a, filled - 1);
+      let nl = -1;
+      for (;;) {
+        while (filled < buffer.length && !this.ended) filled += await this.fill(buffer.subarray(filled));
+        nl = filled === 0 ? -1 : buffer.lastIndexOf(0x0a, filled - 1);
+        // A piece holds at least one row of the bound and its `\r\n`: a full piece without a
+        // `\n` grows to that, once, so that a full buffer without one holds a row over the bound.
+        if (nl >= 0 || this.ended || buffer.length >= this.limit + 2) break;
+        bytes = new ArrayBuffer(Math.min(this.limit + 2, 2 * buffer.length));
+        const grown = Buffer.from(bytes);
+        buffer.copy(grown, 0, 0, filled);
+        buffer = grown;
+      }
       if (nl >= 0 || this.ended) {
         const length = nl >= 0 ? nl + 1 : filled;
         this.carry = Buffer.from(buffer.subarray(length, filled));

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import type { PieceReply, PieceRequest } from "./row-worker.js";
 import { startWorker } from "./worker-url.js";
@@ -11,7 +12,7 @@ import { startWorker } from "./worker-url.js";
  * V8's default lets each isolate grow tens of MiB before it collects, which is what made
  * memory grow with the thread count (issue 31, ADR 0027).
  */
-export const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 } as const;
+export const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
 
 /** A piece to read: `length` bytes at the start of `bytes`, which is handed over and comes back with the answer. */
 export type PieceToRead = Omit<PieceRequest, "id">;
@@ -90,8 +91,18 @@ class RowThread {
 
 const pools = new Map<number, RowPool>();
 
-/** The row pool of `threads` threads this process shares. */
-export function sharedRowPool(threads: number): RowPool {
+/**
+ * The row pool this process shares for `threads` threads: no more threads than cores this
+ * process may use. A thread beyond them reads nothing sooner, and each is an isolate of
+ * its own, some 8 MiB before it reads a byte: memory would grow with `--threads` for no
+ * gain (issue 31, ADR 0027).
+ */
+export function sharedRowPool(threads: number, cores: number = availableParallelism()): RowPool {
+  return rowPoolOf(Math.max(1, Math.min(threads, cores)));
+}
+
+/** The row pool of exactly `threads` threads (tests). */
+export function rowPoolOf(threads: number): RowPool {
   let pool = pools.get(threads);
   if (pool === undefined) {
     pool = new RowPool(threads);

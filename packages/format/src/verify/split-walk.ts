@@ -30,11 +30,14 @@ export interface SplitTuning {
   readonly budgetBytes: number;
 }
 
-export const DEFAULT_SPLIT: SplitTuning = { pieceBytes: 256 << 10, budgetBytes: 8 << 20 };
+export const DEFAULT_SPLIT: SplitTuning = { pieceBytes: 256 << 10, budgetBytes: 4 << 20 };
 
-/** Pieces out at once: two a thread, so none waits for the walk, within the budget. */
+/**
+ * Pieces out at once: two a thread and one being walked, so that no thread waits for the
+ * walk, within the budget, which no thread count raises.
+ */
 export function windowOf(tuning: SplitTuning, threads: number): number {
-  return Math.max(2, Math.min(2 * threads + 1, Math.floor(tuning.budgetBytes / tuning.pieceBytes)));
+  return Math.max(2, Math.min(2 * threads + 1, Math.floor(tuning.budgetBytes / Math.max(1, tuning.pieceBytes))));
 }
 
 /** The worker's answer for the row the walk is on: its signature check, when the key it guessed is the Session's. */
