@@ -28,6 +28,8 @@ export type RowItem =
       /** The signature's curve check under key `k` of the piece: 1 passed, 0 failed, -1 not made. */
       readonly s: 1 | 0 | -1;
       readonly k: number;
+      /** 1 when `prev_hash` is the line hash of the row before it in the piece, and left out of `v`. */
+      readonly p?: 1;
     }
   /** No Line: why (row-read.ts). */
   | { readonly f: "does_not_parse" | "outside_value_space"; readonly d: string }
@@ -57,14 +59,23 @@ function sessionKeyOf(hex: string): SessionKey {
   return key;
 }
 
-function linked(value: JsonObject): JsonObject {
+/**
+ * A signature the walk will find well formed (SPEC §4: 128 lowercase hex) travels as this:
+ * the walk only asks whether it is, and the check itself was made here. Should the calling
+ * thread have to check it again, it reads the row again (split-walk.ts).
+ */
+export const WELL_FORMED_SIGNATURE = "0".repeat(128);
+
+function linked(value: JsonObject, linksBack: boolean): JsonObject {
   const kept: Record<string, string | number | null> = {};
   for (const name of LINKED_MEMBERS) {
-    if (!(name in value)) continue;
+    if (!(name in value) || (linksBack && name === "prev_hash")) continue;
     const member = value[name];
     // The walk asks of each only whether it is a string or a number (or present at all).
     kept[name] = typeof member === "string" || typeof member === "number" ? member : null;
   }
+  const signature = kept["signature"];
+  if (typeof signature === "string" && checkHex(signature, 128) === undefined) kept["signature"] = WELL_FORMED_SIGNATURE;
   return kept;
 }
 
@@ -88,7 +99,10 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
   };
   if (hint !== undefined && checkHex(hint, 64) === undefined) use(hint);
   const rows = [...splitter.push(piece), ...splitter.end()];
+  let before: string | undefined;
   for (const row of rows) {
+    const last = before;
+    before = undefined;
     if (row.code === "too_long") {
       at.push(row.offset, row.offset);
       items.push({ t: row.length });
@@ -115,7 +129,10 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
       const claim = signatureClaim(value, session);
       if (claim.code === "check") checked = checkNow(claim, { text: read.signingInput, row: row.bytes, cut: read.signingCut }) ? 1 : 0;
     }
-    items.push({ v: linked(value), h: read.lineHash, s: checked, k: checked === -1 ? -1 : key });
+    // Most rows link to the row before: the calling thread has that hash already.
+    const linksBack = last !== undefined && value["prev_hash"] === last;
+    items.push({ v: linked(value, linksBack), h: read.lineHash, s: checked, k: checked === -1 ? -1 : key, ...(linksBack ? { p: 1 as const } : {}) });
+    before = read.lineHash;
   }
   return { items, at: Uint32Array.from(at), keys };
 }

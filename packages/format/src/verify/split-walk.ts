@@ -1,5 +1,6 @@
 import type { SignatureToCheck } from "../crypto/signing.js";
 import { readRow, type ReadRow } from "../wire/row-read.js";
+import { isJsonObject } from "../wire/json.js";
 import type { LineHash } from "../wire/digest.js";
 import type { Row } from "../wire/row-splitter.js";
 import { ChainReadError } from "./row-verifier.js";
@@ -44,12 +45,17 @@ export function windowOf(tuning: SplitTuning, threads: number): number {
 class WorkerAnswers implements SignatureChecker {
   item: Extract<RowItem, { v: unknown }> | undefined;
   keys: readonly string[] = [];
+  /** The row's bytes, read again only for a check made here. */
+  row: Buffer | undefined;
 
   check(claim: SignatureToCheck, input: SigningInput): boolean {
     const item = this.item;
     if (item !== undefined && item.s !== -1 && this.keys[item.k] === claim.key.hex) return item.s === 1;
-    // A wrong guess of key (an `open` the reader's search missed): checked here, the same check.
-    return checkNow(claim, input);
+    // A wrong guess of key (an `open` the reader's search missed): checked here, the same
+    // check, on the row's own signature (the worker sent a stand-in, row-work.ts).
+    const read = this.row === undefined ? undefined : readRow(this.row);
+    const signature = read?.ok === true && isJsonObject(read.value) ? read.value["signature"] : undefined;
+    return typeof signature === "string" && checkNow({ ...claim, signature }, input);
   }
 }
 
@@ -114,6 +120,7 @@ function walkPiece(walk: ChainWalk, answers: WorkerAnswers, part: Extract<Part, 
   const bytes = Buffer.from(part.reply.bytes, 0, part.piece.length);
   answers.keys = keys;
   let rows = before;
+  let previous: string | undefined;
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (item === undefined) break;
@@ -126,6 +133,10 @@ function walkPiece(walk: ChainWalk, answers: WorkerAnswers, part: Extract<Part, 
     } else {
       const row: Extract<Row, { code: "row" }> = { code: "row", number: rows, offset, bytes: bytes.subarray(start, at[2 * i + 1] ?? start) };
       answers.item = "v" in item ? item : undefined;
+      answers.row = row.bytes;
+      // The worker left out a `prev_hash` that is the row before's hash: it is that string.
+      if ("v" in item && item.p === 1 && item.v !== null) (item.v as Record<string, unknown>)["prev_hash"] = previous;
+      previous = "h" in item ? item.h : undefined;
       walk.step(row, "f" in item ? { ok: false, fault: item.f, detail: item.d } : full ? readRow(row.bytes) : linkedRead(item.v, item.h, row.bytes));
     }
     if (walk.done) break;
