@@ -38,6 +38,8 @@ export { RowSplitter, type Row } from "./wire/row-splitter.js";
 export { readRows } from "./wire/row-file.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
 export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
+export { verifySplitBytes, verifySplitFile } from "./verify/split-file.js";
+export type { SplitTuning } from "./verify/split-walk.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
 export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";

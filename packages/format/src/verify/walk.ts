@@ -2,7 +2,7 @@ import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash } from "../wir
 import { verifyingKey } from "../crypto/ed25519.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../wire/json.js";
-import { readRow, unreadFinalRow } from "../wire/row-read.js";
+import { readRow, unreadFinalRow, type ReadRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
 import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
@@ -140,7 +140,11 @@ export class ChainWalk {
     return this.stopped !== undefined;
   }
 
-  step(row: Row): void {
+  /**
+   * Walk one row. `read`, when given, is `readRow(row.bytes)` made elsewhere (a worker thread,
+   * split-walk.ts); it must be exactly that, or a value holding every member this walk reads.
+   */
+  step(row: Row, read?: ReadRow): void {
     this.lastValue = undefined;
     if (this.stopped !== undefined) return;
     if (this.unparsed !== undefined) {
@@ -156,7 +160,7 @@ export class ChainWalk {
       this.stopped = { status: "indeterminate", reason: this.cap };
       return;
     }
-    const result = this.accept(row);
+    const result = this.accept(row, read ?? readRow(row.bytes));
     if (result !== undefined) this.stopped = result;
   }
 
@@ -208,10 +212,9 @@ export class ChainWalk {
     };
   }
 
-  private accept(row: Extract<Row, { code: "row" }>): Stop | undefined {
+  private accept(row: Extract<Row, { code: "row" }>, read: ReadRow): Stop | undefined {
     const line = row.number; // SPEC §8.3 names a row number `line`
-    // Steps 1-2: parse, canonicalize, hash.
-    const read = readRow(row.bytes);
+    // Steps 1-2: parse, canonicalize, hash (`read`).
     if (!read.ok) {
       // Only a row that could be torn waits to learn whether it is the last (step 1).
       if (unreadFinalRow(read) === "tampered") return malformed(line, read.detail);
