@@ -6,6 +6,7 @@ import { checkHex, messageOf, verifyRecordBytes, type Verification } from "@aegi
 import type { ReportData } from "../../src/report/data.js";
 import { verifyJson } from "../../src/verify-report.js";
 import { readAccount, type Account } from "./account.js";
+import { keepAwakeWhile } from "./awake.js";
 import { embeddedRecord } from "./decode.js";
 import { WorkerPool } from "./pool.js";
 import type { Backend } from "./signature-messages.js";
@@ -42,6 +43,8 @@ function yieldToPage(): Promise<void> {
 /** The signature workers, started once: before the record is decoded, so their start costs no time of their own. */
 function workers(): WorkerPool {
   pool ??= new WorkerPool(workerSource, Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8)), wantedBackend());
+  // How many workers check: bench/src/report.ts gives aegis verify as many threads.
+  document.body.dataset["workers"] = String(pool.size);
   pool.start();
   return pool;
 }
@@ -66,21 +69,26 @@ async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): P
       : "SHA-256 by @noble/hashes; Ed25519 by @noble/ed25519, under the strict rule of SPEC §8.5";
   const pinned = keys !== undefined;
   const json = verifyJson(verification, pinned);
-  return { verification, json, where: json["position"] as Where, pinned, milliseconds, backend };
+  return { verification, json, where: json["position"] as Where, pinned, keyCount: keys?.length ?? 0, milliseconds, backend };
 }
 
 const COLUMNS: readonly Column[] = [
-  { key: "line", title: "Line", width: "4.5em" },
-  { key: "time", title: "Time (UTC)", width: "15.5em" },
-  { key: "session", title: "Session", width: "4.8em" },
-  { key: "what", title: "Call", width: "minmax(8em, 1.2fr)" },
-  { key: "tool", title: "Tool", width: "minmax(6em, 1fr)" },
-  { key: "capability", title: "Capability", width: "minmax(6em, 0.8fr)" },
-  { key: "decision", title: "Decision", width: "minmax(10em, 1.5fr)" },
-  { key: "outcome", title: "Outcome", width: "minmax(8em, 1.2fr)" },
-  { key: "duration", title: "Duration", width: "6em" },
-  { key: "approval", title: "Approval", width: "minmax(8em, 1.2fr)" },
+  { key: "line", title: "Line", width: "4em" },
+  { key: "time", title: "Time (UTC)", width: "14.5em" },
+  { key: "session", title: "Session", width: "5em" },
+  { key: "what", title: "Call", width: "minmax(5em, 1fr)" },
+  { key: "tool", title: "Tool", width: "minmax(5em, 1fr)" },
+  { key: "decision", title: "Decision", width: "minmax(9em, 1.5fr)" },
 ];
+/** Recheck beside Decision: what an operator compares first (with `--policy`). */
+const RECHECK: Column = { key: "recheck", title: "Recheck", width: "minmax(9em, 1.2fr)" };
+const AFTER: readonly Column[] = [
+  { key: "outcome", title: "Outcome", width: "minmax(7em, 1fr)" },
+  { key: "capability", title: "Capability", width: "minmax(6em, 0.8fr)" },
+  { key: "duration", title: "Duration", width: "6em" },
+  { key: "approval", title: "Approval", width: "minmax(6em, 1fr)" },
+];
+const ENVELOPE: Column = { key: "envelope", title: "Envelope", width: "minmax(6em, 0.8fr)" };
 
 async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<void> {
   document.body.dataset["state"] = "verifying";
@@ -109,11 +117,7 @@ async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Prom
   const account = await readAccount(bytes, stopped ? v.lines : v.lines + 1);
   const context = rowContext(account, data);
   const cells: Cells[] = account.entries.map((e) => cellsOf(e, context));
-  const columns = [
-    ...COLUMNS,
-    ...(data.recheck === null ? [] : [{ key: "recheck", title: "Recheck", width: "minmax(8em, 1fr)" } as const]),
-    ...(data.envelope === null ? [] : [{ key: "envelope", title: "Envelope", width: "minmax(8em, 1fr)" } as const]),
-  ];
+  const columns = [...COLUMNS, ...(data.recheck === null ? [] : [RECHECK]), ...AFTER, ...(data.envelope === null ? [] : [ENVELOPE])];
   const details = byId("details", HTMLElement);
   const table = new VirtualTable(
     columns,
@@ -179,7 +183,13 @@ function dropPage(): void {
   const keysBox = byId("drop-keys", HTMLTextAreaElement);
   const problem = byId("drop-error", HTMLElement);
   keysBox.value = data.keys.join("\n");
-  const take = async (file: File | undefined): Promise<void> => {
+  /** The record chosen last: keys pasted after it verify it again, pinned to them. */
+  let chosen: File | undefined;
+  /** One verification at a time, the latest asked for; one asked for meanwhile replaces any other waiting. */
+  let running: Promise<void> = Promise.resolve();
+  let asked = 0;
+  const verifyChosen = (): void => {
+    const file = chosen;
     if (file === undefined) return;
     // Rows beginning with # are comments, as in a trust store: a public key file aegis wrote
     // (its first row `# aegis ed25519 public key`, SPEC §13.6) can be pasted whole.
@@ -195,10 +205,20 @@ function dropPage(): void {
       return;
     }
     problem.textContent = "";
-    byId("record-name", HTMLElement).textContent = file.name;
-    await run(new Uint8Array(await file.arrayBuffer()), words.length === 0 ? undefined : words);
+    const mine = ++asked;
+    running = running.then(async () => {
+      if (mine !== asked) return;
+      byId("record-name", HTMLElement).textContent = file.name;
+      await run(new Uint8Array(await file.arrayBuffer()), words.length === 0 ? undefined : words);
+    });
   };
-  input.addEventListener("change", () => void take(input.files?.[0]));
+  const take = (file: File | undefined): void => {
+    if (file === undefined) return;
+    chosen = file;
+    verifyChosen();
+  };
+  input.addEventListener("change", () => take(input.files?.[0]));
+  keysBox.addEventListener("input", verifyChosen);
   document.addEventListener("dragover", (event) => {
     event.preventDefault();
     section.classList.add("is-dragging");
@@ -207,7 +227,7 @@ function dropPage(): void {
   document.addEventListener("drop", (event) => {
     event.preventDefault();
     section.classList.remove("is-dragging");
-    void take(event.dataTransfer?.files[0]);
+    take(event.dataTransfer?.files[0]);
   });
 }
 
@@ -217,7 +237,7 @@ if (record === null) {
   dropPage();
 } else {
   workers();
-  void embeddedRecord(record).then(
+  void keepAwakeWhile(embeddedRecord(record).then(
     (bytes) => {
       performance.mark("aegis-decoded");
       return run(bytes, data.keys.length === 0 ? undefined : data.keys);
@@ -227,5 +247,5 @@ if (record === null) {
       replaceChildren(banner, h("p", { class: "verdict-word" }, "Not verified"), h("p", {}, `The record in this page cannot be read: ${messageOf(error)}`));
       document.body.dataset["state"] = "error";
     },
-  );
+  ));
 }
