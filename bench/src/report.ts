@@ -88,7 +88,9 @@ try {
   const perSignature = (median(rounds.map((r) => r.verifying)) * 1000) / written.signed;
   out("");
   out(`Ed25519 in the page: ${rounds[0]?.backend ?? "?"}, ${perSignature.toFixed(1)} µs per signature on this machine's cores`);
-  out(`first verdict, median: ${ms(first)}, ${(first / verifyMs).toFixed(2)}x aegis verify --threads ${workers} (target 1.0x: ${verdict(first <= verifyMs)}); bound ${ms(BOUND_MS)}: ${verdict(first < BOUND_MS)}`);
+  out(
+    `first verdict, median: ${ms(first)}, ${(first / verifyMs).toFixed(2)}x aegis verify --threads ${workers} (target 1.0x: ${verdict(first <= verifyMs)}); bound ${ms(BOUND_MS)}: ${verdict(first < BOUND_MS)}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

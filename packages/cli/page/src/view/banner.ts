@@ -111,7 +111,10 @@ function sessionsText(v: Verification, sessions: readonly SessionEntry[]): strin
   const opened = sessions.map((s) => `session ${s.session_index}: public key ${s.public_key}${s.time === undefined ? "" : `, opened ${s.time}`}`);
   // Only a Verified record has verified Sessions: beside Tampered or Indeterminate, "verified"
   // would vouch for what the verdict does not.
-  const count = v.verdict.status === "verified" ? `${v.sessions} verified` : `${v.sessions} opened by an accepted open Line; not verified, as the record is ${WORD[v.verdict.status]}`;
+  const count =
+    v.verdict.status === "verified"
+      ? `${v.sessions} verified`
+      : `${v.sessions} opened by an accepted open Line; not verified, as the record is ${WORD[v.verdict.status]}`;
   return [count, ...opened].join("\n");
 }
 
