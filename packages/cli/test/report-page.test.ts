@@ -49,7 +49,7 @@ describe("the report page's table and states", () => {
     // visible height must be there (a table sized to a guess of 600 px rendered 34).
     const seen = await page.$eval(".grid-viewport", (viewport) => {
       const bottom = viewport.getBoundingClientRect().bottom;
-      const rows = [...viewport.querySelectorAll(".grid-body .grid-row")];
+      const rows = Array.from(viewport.querySelectorAll(".grid-body .grid-row"));
       return { height: viewport.clientHeight, visible: rows.filter((r) => r.getBoundingClientRect().top < bottom).length };
     });
     expect(seen.height).toBeGreaterThan(35 * 28);
