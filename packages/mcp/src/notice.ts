@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { describeUnresolved, type UnresolvedBinding } from "@aegis/policy";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -71,7 +71,7 @@ export function describeNotice(notice: Notice): string {
       { code: "envelope_refused" },
       (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`,
     )
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function describeDropped(why: DroppedWhy): string {
@@ -80,5 +80,5 @@ function describeDropped(why: DroppedWhy): string {
     .with({ code: "no_id" }, () => "it is an answer without an id")
     .with({ code: "method_and_answer" }, () => "it holds both a method and a result or error, which clients read differently")
     .with({ code: "unreadable" }, (w) => describeUnreadable(w.unreadable))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

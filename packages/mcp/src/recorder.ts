@@ -1,5 +1,5 @@
 import { ChainWriterError, type Appended, type CallResult, type ChainWriter, type PolicyOutcome, type PolicySetHash, type ToolSpecDigest } from "@aegis/format";
-import { messageOf, unreachable } from "@aegis/format/internal";
+import { messageOf, unmatched } from "@aegis/format/internal";
 import { matchedRuleId } from "@aegis/policy";
 import { match } from "ts-pattern";
 import type { Gate } from "./gate.js";
@@ -316,7 +316,7 @@ export class McpRecorder {
           const parked = p.verdict?.parked;
           if (parked !== undefined) this.notify({ code: "parked", approvalId: parked.approvalId, toolId, rule: parked.rule, control: this.options.control });
         })
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
     }
     await Promise.all(writes);
     if (refusals.length === 0) return { code: "drop" };
@@ -357,7 +357,7 @@ export class McpRecorder {
         if (roots !== undefined) this.options.gate?.clientNamedRoots(roots);
       })
       .with({ code: "call" }, { code: "call_notification" }, { code: "malformed_call" }, { code: "other" }, () => undefined)
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { Readable, Writable } from "node:stream";
 import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
@@ -178,7 +178,7 @@ export class Relay {
         // No call may run without its record: read nothing more, and let the server go.
         this.happen({ code: "record_failed" });
       })
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   private toServer(frame: Buffer): void {
