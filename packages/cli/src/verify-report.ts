@@ -1,4 +1,4 @@
-import { sha256Hex, unreachable } from "@aegis/format/internal";
+import { sha256Hex, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import {
   describeIndeterminate,
@@ -133,7 +133,7 @@ function whereTampered(r: TamperedReason): Where {
     .with({ code: "malformed_line" }, (x) => ({ line: x.line }))
     .with({ code: "truncated" }, (x) => ({ line: x.lines + 1 }))
     .with({ code: "checkpoint_mismatch" }, { code: "checkpoint_unsigned" }, { code: "inconsistent_checkpoints" }, (x) => ({ line: x.size }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function whereIndeterminate(r: IndeterminateReason): Where {
@@ -142,7 +142,7 @@ function whereIndeterminate(r: IndeterminateReason): Where {
     .with({ code: "torn_final_line" }, { code: "line_too_long" }, (x) => ({ line: x.line }))
     .with({ code: "unanchored_tail" }, { code: "missing_line" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "empty_chain" }, () => null)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**
@@ -154,12 +154,12 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => ({ ...t.reason, text: describeTampered(t.reason) }))
     .with({ status: "indeterminate" }, (i) => ({ ...i.reason, text: describeIndeterminate(i.reason) }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const where = match(v.verdict)
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => whereTampered(t.reason))
     .with({ status: "indeterminate" }, (i) => whereIndeterminate(i.reason))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const exitCode: ExitCode = exitCodeOfVerdict(v.verdict);
   return {
     schema: "aegis.verify/1",

@@ -1,5 +1,5 @@
 import { pathExists } from "@aegis/format/internal";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { type LockHolder, describeIoError } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 
@@ -60,7 +60,7 @@ export function describeEnvelopeFault(fault: EnvelopeFault): string {
     .with({ code: "not_bytes" }, (f) => f.detail)
     .with({ code: "bad_digest" }, (f) => `not a digest: ${JSON.stringify(f.text.slice(0, 80))}: ${f.detail}`)
     .with({ code: "exists" }, (f) => `${f.path} already exists`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** Run a file-system action; its error becomes `io` naming `path`. */

@@ -24,7 +24,7 @@ export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, t
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { isPublicKeyFileText, publicKeyFileText, readKeyList, type KeyListReading } from "./crypto/public-key-file.js";
-export { unreachable } from "./unreachable.js";
+export { unmatched, unreachable } from "./unreachable.js";
 export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
 export { describeFileKind, describeInputFileFault, kindOf, type FileKind, type InputFileFault } from "./durable/input-file.js";

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { posix } from "node:path";
 import { decodeUtf8, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
@@ -403,5 +403,5 @@ export function describeUnresolved(u: UnresolvedBinding): string {
     )
     .with({ code: "bad_url" }, (x) => `${x.pointer} is not an absolute URL with a host`)
     .with({ code: "unknown_port" }, (x) => `${x.pointer} names no port, and its scheme has no known default`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { RequestDigest, sameDigest, type EnvelopeLookup } from "@aegis/format";
 import { JsonSyntaxError, decodeUtf8, parseJson, type JsonValue } from "@aegis/format/internal";
 import { match } from "ts-pattern";
@@ -33,7 +33,7 @@ export async function readRequest(digest: RequestDigest, lookup: EnvelopeLookup 
       ok: false,
       reason: { code: "missing_envelope", request_digest: digest, detail: { code: "redacted", redacted_at: r.redactedAt, reason: r.reason } },
     }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The request as JSON, read by the Chain's own strict reader; undefined when it is not JSON. */

@@ -3,7 +3,7 @@ import { ChainReadError, verifyChainFiles, type FileVerification, type Verificat
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readProofInput, statedCheckpoint } from "../proof-files.js";
 import { describeFinding } from "../checkpoint-finding.js";
@@ -174,7 +174,7 @@ export class VerifyCommand extends AegisCommand {
       const fileExit = match(answer)
         .with({ code: "checked" }, (a) => exitCodeOfVerdict(a.verification.verdict))
         .with({ code: "unreadable" }, () => 2 as const)
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
       if (answer.code === "checked") tally[answer.verification.verdict.status]++;
       else tally.unreadable++;
       if (SEVERITY[fileExit] > SEVERITY[exit]) exit = fileExit;

@@ -1,7 +1,7 @@
 import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
 import { describeIoError, detachedString, isLineTime, type WalkedLine } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 
@@ -133,7 +133,7 @@ export async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onEx
       .with({ code: "missing" }, () => void notHeld++)
       // The reason is ours, and fits (SPEC §14.3).
       .with({ code: "reason_refused" }, (o) => Promise.reject(new Error(`the store refused the reason "${RETENTION_REASON}": ${o.detail}`)))
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   };
   try {
     for (const entry of plan.expire) {

@@ -1,5 +1,5 @@
 import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
-import { describeIoError, unreachable } from "@aegis/format/internal";
+import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { describeRecheckLine, explainIndeterminate, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
@@ -75,7 +75,7 @@ function heldEntry(read: EnvelopeRead, room: number): HeldEntry {
     .with({ code: "missing" }, (): HeldEntry => ({ status: "missing" }))
     .with({ code: "redacted" }, (r): HeldEntry => ({ status: "redacted", redacted_at: r.redactedAt, reason: r.reason }))
     .with({ code: "digest_mismatch" }, (r): HeldEntry => ({ status: "altered", found: r.found }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The record held to its checkpoints, as `aegis verify --checkpoint` says it. */

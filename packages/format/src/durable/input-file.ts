@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 
 /**
  * Reading a whole file a user names (a Policy Set, a trust store, an index), bounded: a
@@ -39,7 +39,7 @@ export function describeInputFileFault(fault: InputFileFault): string {
   return match(fault)
     .with({ code: "not_regular" }, (f) => `not a regular file (${describeFileKind(f.kind)})`)
     .with({ code: "too_large" }, (f) => `${f.size} bytes, over the limit of ${f.limit} bytes`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** `a directory`, `a FIFO (named pipe)`, ...: for `<path> is <this>`. */

@@ -6,7 +6,7 @@ import { isJsonObject, type JsonObject } from "../wire/json.js";
 import { lineTypeOf } from "../wire/line-types.js";
 import { readRow } from "../wire/row-read.js";
 import { RowSplitter } from "../wire/row-splitter.js";
-import { checkNow } from "./walk.js";
+import { checkNow } from "./signature-checker.js";
 
 /**
  * The order-free half of the walk (SPEC §8.2 frees the order of the work, not of the

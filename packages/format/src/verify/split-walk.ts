@@ -8,7 +8,8 @@ import { PieceCutter, type ByteSource, type LongRow, type Piece } from "./piece-
 import type { RowPool } from "./row-pool.js";
 import type { RowItem } from "./row-work.js";
 import type { PieceReply } from "./row-worker.js";
-import { ChainWalk, checkNow, type SignatureChecker, type SigningInput, type WalkOptions } from "./walk.js";
+import { ChainWalk, type WalkOptions } from "./walk.js";
+import { checkNow, type SignatureChecker, type SigningInput } from "./signature-checker.js";
 import type { Verification } from "./verdict.js";
 
 /**

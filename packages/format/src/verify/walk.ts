@@ -6,9 +6,10 @@ import { readRow, unreadFinalRow, type ReadRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
 import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
-import { signatureClaim, verifyClaim, verifyClaimCut, type SessionKey, type SignatureToCheck } from "../crypto/signing.js";
+import { signatureClaim, type SessionKey } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, SignatureFault, TamperedReason, Verification, Verdict } from "./verdict.js";
-import { UnfinishedCallTally, type UnfinishedMark } from "./unfinished-calls.js";
+import { UnfinishedCallTally } from "./unfinished-calls.js";
+import { CHECK_NOW, type SignatureChecker, type SignatureStop } from "./signature-checker.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
 export interface WalkedLine {
@@ -44,50 +45,6 @@ export interface WalkOptions {
 
 /** Why the walk stops at a Line: the tampered verdict itself (SPEC §8.3). */
 type Stop = Extract<Verdict, { status: "tampered" }>;
-
-/**
- * What the walk's state was just before a signature it let another thread check: enough to
- * give, should that check fail, the result the sequential walk would have stopped with
- * there (see {@link ChainWalk.finishAt}).
- */
-export interface SignatureStop {
-  readonly at: Position;
-  readonly rows: number;
-  readonly sessions: number;
-  readonly keyIds: number;
-  readonly coverage: Position | undefined;
-  readonly head: LineHash | undefined;
-  readonly unfinished: UnfinishedMark;
-}
-
-/**
- * Where the walk's signature checks go. The walk decides every fault but the curve
- * arithmetic itself (key, encodings, key id, in the reference's order); that last check is
- * made here, on this thread, unless the checker defers it: the walk then goes on as if it
- * passed, and a deferred check that fails is answered by {@link ChainWalk.finishAt}.
- */
-export interface SignatureChecker {
-  /** True when the check is deferred; false when it was made now and failed. */
-  check(claim: SignatureToCheck, input: SigningInput, stop: () => SignatureStop): boolean;
-}
-
-/** A Line's signing input: as text, or, for most rows, as the row's bytes less a cut. Valid during `check` only. */
-export interface SigningInput {
-  text(): string;
-  /** The row, when the signing input is its bytes without [cut.start, cut.end). */
-  readonly row: Buffer | undefined;
-  readonly cut: { readonly start: number; readonly end: number } | undefined;
-}
-
-/** The curve arithmetic of one signature, now, on this thread. */
-export function checkNow(claim: SignatureToCheck, input: SigningInput): boolean {
-  return input.row !== undefined && input.cut !== undefined
-    ? verifyClaimCut(claim, input.row, input.cut.start, input.cut.end)
-    : verifyClaim(claim, input.text());
-}
-
-/** Every check made now, on this thread: the sequential walk. */
-export const CHECK_NOW: SignatureChecker = { check: checkNow };
 
 /**
  * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the

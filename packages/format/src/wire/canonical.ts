@@ -1,6 +1,6 @@
 import { match } from "ts-pattern";
 import { OutOfSpaceNumber, PARSED_OBJECT_PROTOTYPE, type JsonValue } from "./json.js";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 
 /**
  * The canonical form (SPEC §3): RFC 8785 (JCS) over the restricted value space. Every
@@ -42,7 +42,7 @@ export function describeCanonicalFault(fault: CanonicalFault): string {
     .with({ code: "negative_integer" }, (f) => `negative integer at ${f.path} is outside the JCS value space`)
     .with({ code: "null_not_allowed" }, (f) => `null at ${f.path}; absent fields must be omitted, never null`)
     .with({ code: "not_json" }, (f) => `not serializable as JSON: ${f.what} at ${f.path}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**
@@ -152,7 +152,11 @@ function write(value: unknown, path: PathStack, root = "$"): string {
       }
       return out + "}";
     }
-    default:
+    // Each named: a `default` would stand in for a kind `typeof` gains (ADR 0029).
+    case "bigint":
+    case "function":
+    case "symbol":
+    case "undefined":
       return fail({ code: "not_json", path: pathOf(path, root), what: `a value of type ${typeof value}` });
   }
 }
