@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { aegis, largeRecord } from "./support.js";
-import { CHROMIUM, launchChromium, pageVerdict } from "./support/browser.js";
+import { CHROMIUM, asked, launchChromium, pageVerdict } from "./support/browser.js";
 
 /**
  * The report page's table and states as a newcomer meets them (issue 31, part 4): a tall
@@ -105,25 +105,27 @@ describe("the report page's table and states", () => {
 
   it("on the drop page a key pasted first pins to it, and one pasted after the file verifies it again", async () => {
     const page = await opened(blank, 1400, 1000);
+    // A fill may reach the page as more than one input event, each a verification of its own,
+    // run in order: each step waits until every verification asked for so far has finished.
     await page.fill("#drop-keys", key);
     await page.setInputFiles("#drop-file", join(demo, "session.aarl"));
-    let shown = await pageVerdict(page, 1);
+    let shown = await pageVerdict(page, await asked(page));
     expect(shown.banner).toContain("pinned: every Session must be signed by one of 1 given key(s)");
     expect(shown.json?.["trust"]).toBe("pinned");
     // The keys cleared: the same file again, unpinned.
     await page.fill("#drop-keys", "");
-    shown = await pageVerdict(page, 2);
+    shown = await pageVerdict(page, await asked(page));
     expect(shown.json?.["trust"]).toBe("unpinned");
     expect(shown.banner).toContain("unpinned: no key was given");
     // A key pasted after the file: verified again, pinned to it.
     await page.fill("#drop-keys", `# aegis ed25519 public key\n${key}`);
-    shown = await pageVerdict(page, 3);
+    shown = await pageVerdict(page, await asked(page));
     expect(shown.json?.["trust"]).toBe("pinned");
     expect(shown.banner).toContain("one of 1 given key(s)");
     // A key that is not the signer's, pasted after: Indeterminate, as aegis verify --key says.
     const other = "ab".repeat(32);
     await page.fill("#drop-keys", other);
-    shown = await pageVerdict(page, 4);
+    shown = await pageVerdict(page, await asked(page));
     const cli = JSON.parse(aegis(["verify", "--json", "--key", other, join(demo, "session.aarl")]).stdout) as Record<string, unknown>;
     expect(shown.json).toEqual(cli);
     await page.close();
