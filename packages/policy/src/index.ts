@@ -45,23 +45,17 @@ export { RateWindows } from "./rate-windows.js";
 export { callOpening, outcomeOf, refusedOutcome, trapOf, type CallEnded, type CallEndedWithResponse, type DecidedCall, type GrantTerms } from "./outcome.js";
 export {
   BindingsParseError,
-  bindingFor,
-  deriveAxes,
-  describeUnresolved,
   loadBindings,
   parseBindings,
   tryParseBindings,
   type BindingsParseResult,
   type Bindings,
-  type BoundPath,
-  type DeriveContext,
-  type Derived,
   type NetBinding,
   type PathAccess,
   type PathBinding,
   type ToolBinding,
-  type UnresolvedBinding,
 } from "./bindings.js";
+export { bindingFor, deriveAxes, describeUnresolved, type BoundPath, type DeriveContext, type Derived, type UnresolvedBinding } from "./derive-axes.js";
 export type { EnvelopeLookup, EnvelopeRead } from "@aegis/format";
 export {
   RECHECK_INDETERMINATE_CODES,
