@@ -21,6 +21,21 @@ const browserFormat = {
   },
 };
 
+/**
+ * Issue 31: the page's row reader takes each row's LineHash from its workers where they have
+ * it (packages/cli/page/src/line-hash.ts, adr/0028). Only `wire/row-read.js`'s import of
+ * `./digest.js` is redirected; the page's module reaches the real one as `aegis-format-digest`.
+ */
+const hashesAhead = {
+  name: "aegis-line-hash-ahead",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/digest\.js$/ }, (args) =>
+      /[\\/]format[\\/]dist[\\/]wire[\\/]row-read\.js$/.test(args.importer) ? { path: join(page, "src/line-hash.ts") } : undefined,
+    );
+    build.onResolve({ filter: /^aegis-format-digest$/ }, () => ({ path: join(root, "packages/format/dist/wire/digest.js") }));
+  },
+};
+
 const common = {
   bundle: true,
   format: "iife",
@@ -38,7 +53,7 @@ const common = {
   write: true,
 };
 
-await build({ ...common, entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
+await build({ ...common, plugins: [browserFormat, hashesAhead], entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
 await build({ ...common, entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
 await copyFile(join(page, "style.css"), join(out, "style.css"));
 

@@ -13,7 +13,8 @@ import { median, verdict } from "./measure.js";
 /**
  * `aegis report` on a record of 100,000 calls: how long the page takes, in headless
  * Chromium, from navigation to its first verdict (the issue's bound: 3 s), and to the whole
- * account; beside `aegis verify` of the same record on every core, as a ratio.
+ * account; beside `aegis verify` of the same record with as many threads as the page has
+ * signature workers (issue 31: the first verdict at most 1.0x that), as a ratio.
  */
 const CALLS = 100_000;
 const ROUNDS = 3;
@@ -34,7 +35,6 @@ try {
     return Number(process.hrtime.bigint() - t) / 1e6;
   };
   const writeMs = cli(["report", "--key", key.publicKeyHex, "--out", page, record]);
-  const verifyMs = median([0, 1, 2].map(() => cli(["verify", "--key", key.publicKeyHex, record])));
   const out = (text: string): boolean => process.stdout.write(`${text}\n`);
   out(
     `aegis report bench (node ${process.version}, Chromium ${execFileSync(CHROMIUM, ["--version"], { encoding: "utf8" })
@@ -44,11 +44,9 @@ try {
   out("");
   out(`record: ${CALLS.toLocaleString("en")} calls, ${(written.bytes / 2 ** 20).toFixed(0)} MiB, ${written.signed.toLocaleString("en")} signatures`);
   out(`aegis report wrote a page of ${(statSync(page).size / 2 ** 20).toFixed(0)} MiB in ${(writeMs / 1000).toFixed(1)} s`);
-  out(`aegis verify --key (every core), median of 3: ${(verifyMs / 1000).toFixed(2)} s`);
-  out("");
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
-  const rounds: { decoded: number; verdict: number; ready: number; verifying: number; backend: string }[] = [];
+  const rounds: { decoded: number; verdict: number; ready: number; verifying: number; backend: string; workers: number }[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const tab = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -68,6 +66,7 @@ try {
             verifying: Number(/in ([\d.]+) s\./.exec(provenance)?.[1] ?? "NaN") * 1000,
             backend: /WebCrypto/.test(provenance) ? "WebCrypto" : "noble",
             verdictWord: document.body.dataset["verdict"],
+            workers: Number(document.body.dataset["workers"]),
           };
         }),
       );
@@ -76,6 +75,10 @@ try {
   } finally {
     await browser.close();
   }
+  const workers = rounds[0]?.workers ?? Number.NaN;
+  const verifyMs = median([0, 1, 2].map(() => cli(["verify", "--threads", String(workers), "--key", key.publicKeyHex, record])));
+  out(`aegis verify --key --threads ${workers} (the page's signature workers), median of 3: ${(verifyMs / 1000).toFixed(2)} s`);
+  out("");
   out("round  page read+decoded  verified (of which verifying)  first verdict  whole account");
   for (const [i, r] of rounds.entries())
     out(
@@ -85,7 +88,9 @@ try {
   const perSignature = (median(rounds.map((r) => r.verifying)) * 1000) / written.signed;
   out("");
   out(`Ed25519 in the page: ${rounds[0]?.backend ?? "?"}, ${perSignature.toFixed(1)} µs per signature on this machine's cores`);
-  out(`first verdict, median: ${ms(first)}, ${(first / verifyMs).toFixed(2)}x aegis verify; bound ${ms(BOUND_MS)}: ${verdict(first < BOUND_MS)}`);
+  out(
+    `first verdict, median: ${ms(first)}, ${(first / verifyMs).toFixed(2)}x aegis verify --threads ${workers} (target 1.0x: ${verdict(first <= verifyMs)}); bound ${ms(BOUND_MS)}: ${verdict(first < BOUND_MS)}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

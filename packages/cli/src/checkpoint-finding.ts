@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { CheckpointFinding } from "@aegis/proof";
 import { match } from "ts-pattern";
 
@@ -10,6 +10,6 @@ export function describeFinding(f: CheckpointFinding): string {
     .with({ code: "unsigned" }, () => "is not signed by the key of the session holding its last line")
     .with({ code: "mismatch" }, () => "states another root than the record's first lines have")
     .with({ code: "not_reached" }, () => "not checked: the record breaks before")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   return `checkpoint ${f.label} (${f.origin}, ${f.size} lines): ${what}`;
 }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Verdict } from "@aegis/format";
 
@@ -14,5 +14,5 @@ export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
     .with({ status: "verified" }, () => 0 as const)
     .with({ status: "tampered" }, () => 1 as const)
     .with({ status: "indeterminate" }, () => 3 as const)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

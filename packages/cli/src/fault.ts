@@ -1,4 +1,4 @@
-import { unreachable, describeKeyFileFault, describeWriterFault } from "@aegis/format/internal";
+import { unmatched, describeKeyFileFault, describeWriterFault } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { type KeyFileFault, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
@@ -90,7 +90,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
       // Not 1: a CI gate must not read a failure of aegis itself as "Tampered".
       .with({ code: "internal" }, () => 2 as const)
-      .exhaustive(unreachable)
+      .exhaustive(unmatched)
   );
 }
 
@@ -134,7 +134,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
             `give the signing key file \`aegis keygen --out <PATH>\` wrote (mode 0600), not ${k.path}; the public key is for verifiers: \`aegis verify --trust-store <PATH>.pub\``,
         )
         .with({ code: "io" }, () => "check the path and its permissions")
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     }))
     .with({ code: "writer" }, (f) => ({
       error: describeWriterFault(f.fault),
@@ -174,7 +174,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("not_an_envelope", "unsupported_version", "damaged_descriptor", () => "--envelope takes an Envelope store directory or a pack file")
         .with("exists", () => "choose another --out path, or remove the existing file first")
         .with("io", "failed", "closed", "too_large", "not_bytes", () => "check the Envelope's path, its permissions and the free space")
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     }))
     .with({ code: "envelope_entry" }, (f) => ({
       error: `${f.answer}: ${f.digest}: ${f.detail}`,
@@ -182,7 +182,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with("missing", () => "check the digest against the record (`aegis envelope verify` lists every digest it names), or ask for the pack that holds it")
         .with("redacted", () => "the bytes were removed on purpose; the tombstone says when and why")
         .with("digest_mismatch", () => "the stored bytes were altered or damaged; they are not the bytes the record names")
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     }))
     .with({ code: "not_verified", gate: "require_verified" }, (f) => ({
       error: `the record is not Verified (${f.verdict}), and --require-verified was given`,
@@ -241,7 +241,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
         )
         .with({ code: "otlp" }, () => "OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf (the default) or http/json; or drop --otlp")
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     }))
     .with({ code: "control" }, (f) => ({
       error: `${f.path}: ${f.detail}`,
@@ -257,7 +257,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
             "the control socket is open to wrap's own user and, with aegis wrap --control-group, to that group's members: approve as one of them (SPEC §17.5)",
         )
         .with("refused", () => "run `aegis approve --list --control <PATH>` to see the calls parked now")
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     }))
     .with({ code: "control_group" }, (f) => ({
       error: `--control-group ${f.group}: ${f.detail}`,
@@ -279,7 +279,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
     }))
     .with({ code: "export" }, (f) => renderExportFault(f.fault))
     .with({ code: "internal" }, (f) => ({ error: `internal error: ${f.detail}`, help: "this is a bug in aegis; please report it with the command you ran" }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** What to do with a record whose last line the verifier calls Tampered: keep it, and write elsewhere. */

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { ApprovedScope } from "@aegis/format";
 import type { ListedArguments, ParkSummary } from "@aegis/mcp";
 import { match } from "ts-pattern";
@@ -41,7 +41,7 @@ function renderArguments(args: ListedArguments): string[] {
       `  arguments  ${escapeHidden(a.json)}`,
       ...(a.truncated ? [`${INDENT}[truncated: the first ${Buffer.byteLength(a.json)} of ${a.bytes} bytes shown; --json carries the same]`] : []),
     ])
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function renderScope(scope: ApprovedScope): string[] {

@@ -1,4 +1,4 @@
-import { sha256Hex, unreachable, describeIndeterminate, describeTampered } from "@aegis/format/internal";
+import { sha256Hex, unmatched, describeIndeterminate, describeTampered } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { describeVerdict, type IndeterminateReason, type Position, type TamperedReason, type UnfinishedCalls, type Verification } from "@aegis/format";
 import { exitCodeOfVerdict, type ExitCode } from "./exit-code.js";
@@ -59,13 +59,21 @@ export function describeForeignKey(v: Verification, keys: readonly string[], tru
  * record. Said plainly on stderr, or undefined. `start`: the file's first bytes.
  */
 export function describeNotARecord(v: Verification, shown: string, start: Uint8Array): string | undefined {
-  if (v.sessions > 0 || v.verdict.status === "verified") return undefined;
-  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
-  if (reason !== "torn_final_line" && reason !== "malformed_line") return undefined;
+  if (!mayBeNotARecord(v)) return undefined;
   // A record's rows are JSON objects; a first row torn by a crash still begins as one.
   const first = Buffer.from(start).toString("latin1").trimStart();
   if (first === "" || first.startsWith("{")) return undefined;
   return `${shown} is not a record: its first line does not begin as a JSON object, and every line of a record is one, from its open Line on`;
+}
+
+/**
+ * Whether a verification leaves room for the file not being a record at all: no Session
+ * began and the first row did not parse. Only then are its first bytes worth reading again.
+ */
+export function mayBeNotARecord(v: Verification): boolean {
+  if (v.sessions > 0 || v.verdict.status === "verified") return false;
+  const reason = v.verdict.status === "indeterminate" ? v.verdict.reason.code : v.verdict.status === "tampered" ? v.verdict.reason.code : undefined;
+  return reason === "torn_final_line" || reason === "malformed_line";
 }
 
 /** How many unfinished calls the stderr line names before it says how many more there are. */
@@ -116,7 +124,7 @@ function whereTampered(r: TamperedReason): Where {
     .with({ code: "malformed_line" }, (x) => ({ line: x.line }))
     .with({ code: "truncated" }, (x) => ({ line: x.lines + 1 }))
     .with({ code: "checkpoint_mismatch" }, { code: "checkpoint_unsigned" }, { code: "inconsistent_checkpoints" }, (x) => ({ line: x.size }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function whereIndeterminate(r: IndeterminateReason): Where {
@@ -125,7 +133,7 @@ function whereIndeterminate(r: IndeterminateReason): Where {
     .with({ code: "torn_final_line" }, { code: "line_too_long" }, (x) => ({ line: x.line }))
     .with({ code: "unanchored_tail" }, { code: "missing_line" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "empty_chain" }, () => null)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**
@@ -137,12 +145,12 @@ export function verifyJson(v: Verification, pinned: boolean): Record<string, unk
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => ({ ...t.reason, text: describeTampered(t.reason) }))
     .with({ status: "indeterminate" }, (i) => ({ ...i.reason, text: describeIndeterminate(i.reason) }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const where = match(v.verdict)
     .with({ status: "verified" }, () => null)
     .with({ status: "tampered" }, (t) => whereTampered(t.reason))
     .with({ status: "indeterminate" }, (i) => whereIndeterminate(i.reason))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const exitCode: ExitCode = exitCodeOfVerdict(v.verdict);
   return {
     schema: "aegis.verify/1",

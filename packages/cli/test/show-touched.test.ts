@@ -170,22 +170,24 @@ describe("aegis show --path and --host on a record written by aegis wrap in fron
 });
 
 describe("aegis show --path streams", () => {
-  it("in flat memory: a record of 100,000 Lines costs what one of 40,000 does", { timeout: 300_000 }, async () => {
+  it("in flat memory: a record of 200,000 Lines costs what one of 40,000 does", { timeout: 300_000 }, async () => {
     const dir = tempDir();
     const small = join(dir, "small.aarl");
     const large = join(dir, "large.aarl");
     // Both over 16 MiB, so that the verification before the listing spreads its signature
     // checks over the same threads in both (SPEC §13.4): what differs is the record's length.
     await largeRecord(small, 40_000);
-    await largeRecord(large, 100_000);
+    await largeRecord(large, 200_000);
     // Every call of these records read /workspace/notes.md: each is listed, none held.
     const runs = [small, large].map((path) => aegisBounded(["show", "--path", "/workspace", path], { timeoutMs: 240_000 }));
     const [few, many] = runs;
     if (few === undefined || many === undefined) throw new Error("two runs");
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
     expect(few.stdout.endsWith("\n19999 of 19999 calls named path /workspace\n")).toBe(true);
-    expect(many.stdout.endsWith("\n49999 of 49999 calls named path /workspace\n")).toBe(true);
-    // Holding the 30,000 more calls would cost far more than this (an entry is over a KiB).
-    expect(many.peakMiB - few.peakMiB, `peak ${few.peakMiB.toFixed(0)} MiB, then ${many.peakMiB.toFixed(0)} MiB`).toBeLessThan(16);
+    expect(many.stdout.endsWith("\n99999 of 99999 calls named path /workspace\n")).toBe(true);
+    // Holding the 80,000 more calls would cost far more than this (an entry is over a KiB);
+    // the margin is the peak's spread between runs of one record, with the verification's
+    // threads keeping a bounded budget of rows in flight (ADR 0027).
+    expect(many.peakMiB - few.peakMiB, `peak ${few.peakMiB.toFixed(0)} MiB, then ${many.peakMiB.toFixed(0)} MiB`).toBeLessThan(32);
   });
 });

@@ -112,7 +112,8 @@ describe("aegis help", () => {
       }
     }
     expect(compared).toBeGreaterThan(30);
-  });
+    // One aegis process per command, one after another: bounded for a busy machine, not timed.
+  }, 300_000);
 
   it("of a command that does not exist is an unknown command, as it would be without help", () => {
     const run = aegis(["help", "verfy"]);

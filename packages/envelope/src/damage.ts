@@ -1,4 +1,4 @@
-import { describeFileKind, unreachable } from "@aegis/format/internal";
+import { describeFileKind, unmatched } from "@aegis/format/internal";
 import { type FileKind } from "@aegis/format";
 import { match } from "ts-pattern";
 
@@ -49,5 +49,5 @@ export function describeDamage(damage: EnvelopeDamage): string {
     )
     .with({ code: "index_not_written" }, (d) => `${d.path}: index not written (${d.detail}); the next open scans the segment`)
     .with({ code: "not_regular_file" }, (d) => `${d.path} is not a regular file (${describeFileKind(d.kind)}): it was not read, and its entries are lost`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

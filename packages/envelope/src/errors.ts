@@ -1,4 +1,4 @@
-import { pathExists, unreachable, describeIoError } from "@aegis/format/internal";
+import { pathExists, unmatched, describeIoError } from "@aegis/format/internal";
 import { type LockHolder, FaultError } from "@aegis/format";
 import { match } from "ts-pattern";
 
@@ -53,7 +53,7 @@ export function describeEnvelopeFault(fault: EnvelopeFault): string {
     .with({ code: "not_bytes" }, (f) => f.detail)
     .with({ code: "bad_digest" }, (f) => `not a digest: ${JSON.stringify(f.text.slice(0, 80))}: ${f.detail}`)
     .with({ code: "exists" }, (f) => `${f.path} already exists`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** Run a file-system action; its error becomes `io` naming `path`. */

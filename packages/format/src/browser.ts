@@ -54,7 +54,7 @@ export { RecordRowReading, readRecordBytes, type RecordReadOptions, type RecordR
 export { readRow, type ReadRow } from "./wire/row-read.js";
 export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
 export { asError, errnoOf, messageOf } from "./durable/thrown.js";
-export { unreachable } from "./unreachable.js";
+export { unmatched, unreachable } from "./unreachable.js";
 export {
   describeIndeterminate,
   describePosition,

@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 export { GroupCommit, type CommitTarget } from "./durable/group-commit.js";
-export { errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
+export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
 export {
   PRIVATE_DIRECTORY_MODE,
   PRIVATE_FILE_MODE,
@@ -24,7 +24,7 @@ export { acquireLockFile, lockPathFor, processRuns, processStart } from "./durab
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
-export { unreachable } from "./unreachable.js";
+export { unmatched, unreachable } from "./unreachable.js";
 export { decodeUtf8, detachedString } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
 export { describeFileKind, kindOf } from "./durable/input-file.js";
@@ -34,6 +34,8 @@ export { isLineTime, readLineBody } from "./wire/line-read.js";
 export { checkLineSignature, sealLine, type SealedLine } from "./crypto/signing.js";
 export { RowSplitter, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkedLine } from "./verify/walk.js";
+export { verifySplitBytes, verifySplitFile } from "./verify/split-file.js";
+export type { SplitTuning } from "./verify/split-walk.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";

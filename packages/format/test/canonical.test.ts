@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalize, tryCanonicalize, parseJson } from "../src/internal.js";
-import { CanonicalFormError } from "../src/wire/canonical.js";
+import { CanonicalFormError, describeCanonicalFault, type CanonicalFault } from "../src/wire/canonical.js";
 import { type JsonValue } from "../src/index.js";
 import { parseRow } from "../src/wire/json.js";
 import { readVector } from "./support/vectors.js";
@@ -48,6 +48,46 @@ describe("[M3.2] SPEC §3.2: the value space, refused with the path of the offen
     expect(() => canonicalize({ a: "\ud800" })).toThrow("lone surrogate");
     expect(() => canonicalize({ a: new Date(0) })).toThrow("non-plain object");
     expect(() => canonicalize({ a: 1n })).toThrow("bigint");
+  });
+
+  it("a JavaScript -0 is refused as a float, wherever it stands, never written as 0", () => {
+    expect(tryCanonicalize(-0 as JsonValue)).toEqual({ ok: false, fault: { code: "float_not_allowed", path: "$" } });
+    expect(() => canonicalize({ a: [1, -0] })).toThrow(new CanonicalFormError({ code: "float_not_allowed", path: "$.a[1]" }));
+    expect(() => canonicalize({ seq: -0 })).toThrow("floating-point value at $.seq is outside the JCS value space");
+    expect(canonicalize({ seq: 0 })).toBe('{"seq":0}');
+  });
+
+  it("a key holding a lone surrogate is refused at the top level and below it, with the path of its object", () => {
+    const fault = (value: unknown): unknown => {
+      try {
+        canonicalize(value);
+      } catch (error) {
+        if (error instanceof CanonicalFormError) return error.fault;
+        throw error;
+      }
+      return "accepted";
+    };
+    expect(fault({ "\ud800": 1 })).toEqual({ code: "not_json", path: "$", what: "a key with a lone surrogate" });
+    expect(fault({ a: { b: [{ "x\udc00": 1 }] } })).toEqual({ code: "not_json", path: "$.a.b[0]", what: "a key with a lone surrogate" });
+    expect(fault({ a: "\udc00" })).toEqual({ code: "not_json", path: "$.a", what: "a string with a lone surrogate" });
+    expect(fault({ "\ud83d\ude02": 1 })).toBe("accepted");
+    expect(() => canonicalize({ "\ud800": 1 })).toThrow("not serializable as JSON: a key with a lone surrogate at $");
+  });
+
+  it("each fault's text is the reference's", () => {
+    const texts: [unknown, string][] = [
+      [{ a: { b: 1.5 } }, "floating-point value at $.a.b is outside the JCS value space"],
+      [{ a: [null] }, "null at $.a[0]; absent fields must be omitted, never null"],
+      [{ a: -2 }, "negative integer at $.a is outside the JCS value space"],
+      [{ a: 2 ** 53 }, "integer 9007199254740992 at $.a is at or above 2^53 (max 9007199254740991)"],
+      [{ a: () => 1 }, "not serializable as JSON: a value of type function at $.a"],
+      [{ a: new Map() }, "not serializable as JSON: a non-plain object at $.a"],
+      [{ a: undefined }, "not serializable as JSON: a value of type undefined at $.a"],
+    ];
+    for (const [value, text] of texts) expect(() => canonicalize(value), text).toThrow(text);
+    const error = new CanonicalFormError({ code: "null_not_allowed", path: "$" });
+    expect(error.name).toBe("CanonicalFormError");
+    expect(String(error)).toBe("CanonicalFormError: null at $; absent fields must be omitted, never null");
   });
 
   it("the first refused value in canonical order is the one named", () => {
@@ -157,5 +197,32 @@ describe("the canonical fast path of the row reader", () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("the canonical form of a value that is not an object, and faults that are not the value's", () => {
+  it("a top-level value of each kind: written, or refused at $", () => {
+    expect(canonicalize("x")).toBe('"x"');
+    expect(canonicalize(7)).toBe("7");
+    expect(canonicalize(0)).toBe("0");
+    expect(canonicalize(9007199254740991)).toBe("9007199254740991");
+    expect(canonicalize(true)).toBe("true");
+    expect(canonicalize([2, "b", { z: 1, a: [] }])).toBe('[2,"b",{"a":[],"z":1}]');
+    expect(() => canonicalize(null)).toThrow(new CanonicalFormError({ code: "null_not_allowed", path: "$" }));
+    expect(() => canonicalize(undefined)).toThrow("not serializable as JSON: a value of type undefined at $");
+    expect(() => canonicalize(9007199254740992)).toThrow("integer 9007199254740992 at $ is at or above 2^53 (max 9007199254740991)");
+  });
+
+  it("an error that is not a canonical-form fault is thrown on, not returned as one", () => {
+    const value = {
+      get a(): number {
+        throw new RangeError("a getter failed");
+      },
+    };
+    expect(() => tryCanonicalize(value as unknown as JsonValue)).toThrow("a getter failed");
+  });
+
+  it("a fault code this build does not know gets no other fault's text", () => {
+    expect(() => describeCanonicalFault({ code: "a_newer_fault", path: "$" } as unknown as CanonicalFault)).toThrow("unreachable");
   });
 });

@@ -17,13 +17,17 @@ const ended = {
 
 /**
  * An Envelope double that records what the file held at the moment each put was asked
- * for, and resolves when the test says so: the order "bytes kept, then Line written" is
- * what makes every digest in a record retrievable after a crash.
+ * for: the order "bytes kept, then Line written" is what makes every digest in a record
+ * retrievable after a crash. While the test holds it, a put is asked for and does not answer
+ * until released, so a test can act while a put is provably in progress (no sleep to widen
+ * the window: the window is pinned open).
  */
 class WatchingSink implements EnvelopeSink {
   readonly kept = new Map<string, Uint8Array>();
   readonly fileAtPut: string[] = [];
   refuse: "request" | "response" | undefined;
+  private released: Promise<void> | undefined;
+  private askedWaiters: { readonly count: number; readonly resolve: () => void }[] = [];
   constructor(private readonly path: string) {}
 
   putRequest(data: Uint8Array): Promise<RequestDigest> {
@@ -34,9 +38,27 @@ class WatchingSink implements EnvelopeSink {
     return this.put(data, "response", ResponseDigest.of);
   }
 
+  /** Hold every put from now on; the function returned releases them. */
+  hold(): () => void {
+    let release = (): void => undefined;
+    this.released = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.released = undefined;
+      release();
+    };
+  }
+
+  /** Resolves once `count` puts have been asked for in all. */
+  asked(count: number): Promise<void> {
+    if (this.fileAtPut.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.askedWaiters.push({ count, resolve }));
+  }
+
   private async put<D extends string>(data: Uint8Array, part: "request" | "response", hash: (b: Uint8Array) => D): Promise<D> {
     this.fileAtPut.push(readFileSync(this.path, "utf8"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const waiter of this.askedWaiters.filter((w) => w.count <= this.fileAtPut.length)) waiter.resolve();
+    // Always answer on a later turn, as a disk does; held, only when the test says.
+    await (this.released ?? Promise.resolve());
     if (this.refuse === part) throw new Error("disk full");
     const digest = hash(data);
     this.kept.set(digest, data);
@@ -104,10 +126,15 @@ describe("a writer given an Envelope (SPEC §9)", () => {
   });
 
   it("close() waits for an outcome whose response is still being put, instead of abandoning it", async () => {
-    const { writer, path } = await openWith("e5.aarl");
+    const { writer, sink, path } = await openWith("e5.aarl");
     await writer.beginCall({ call_id: "c5", tool_id: "t", policy_set_hash: POLICY, request: bytes("x") });
+    const release = sink.hold();
     const ending = writer.endCall("c5", { ...ended, response: bytes("late") });
-    await writer.close();
+    await sink.asked(2);
+    // The response's put is in progress, and stays so until released: close() now.
+    const closing = writer.close();
+    release();
+    await closing;
     await ending;
     const lines = readLines(path);
     expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);
@@ -115,10 +142,13 @@ describe("a writer given an Envelope (SPEC §9)", () => {
   });
 
   it("an id is taken while its response is put: beginning it again is refused, and the first call's outcome is kept", async () => {
-    const { writer, path } = await openWith("e6.aarl");
+    const { writer, sink, path } = await openWith("e6.aarl");
     await writer.beginCall({ call_id: "x", tool_id: "t", policy_set_hash: POLICY, request: bytes("1") });
+    const release = sink.hold();
     const ending = writer.endCall("x", { ...ended, response: bytes("slow") });
+    await sink.asked(2);
     expect((await faultOf(writer.beginCall({ call_id: "x", tool_id: "t", policy_set_hash: POLICY, request: bytes("2") }))).code).toBe("duplicate_call");
+    release();
     await ending;
     await writer.close();
     expect(readLines(path).map((l) => `${String(l["line_type"])}${l["call_id"] === undefined ? "" : ` ${String(l["call_id"])}`}`)).toEqual([
@@ -130,9 +160,13 @@ describe("a writer given an Envelope (SPEC §9)", () => {
   });
 
   it("close() while a request is being put: the call's intent lands and close() records it as abandoned", async () => {
-    const { writer, path } = await openWith("e7.aarl");
+    const { writer, sink, path } = await openWith("e7.aarl");
+    const release = sink.hold();
     const begun = writer.beginCall({ call_id: "late", tool_id: "t", policy_set_hash: POLICY, request: bytes("r") });
-    await writer.close();
+    await sink.asked(1);
+    const closing = writer.close();
+    release();
+    await closing;
     await begun;
     const lines = readLines(path);
     expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);

@@ -20,17 +20,12 @@ class NotCanonical extends Error {}
 
 function write(value: Json): string {
   if (value === null) return "null";
-  switch (typeof value) {
-    case "boolean":
-      return value ? "true" : "false";
-    case "number":
-      // JSON.parse never yields NaN or an infinity; JSON.stringify writes -0 as 0, as JCS does.
-      return JSON.stringify(value);
-    case "string":
-      if (!value.isWellFormed()) throw new NotCanonical();
-      return JSON.stringify(value);
-    default:
-      break;
+  if (typeof value === "boolean") return value ? "true" : "false";
+  // JSON.parse never yields NaN or an infinity; JSON.stringify writes -0 as 0, as JCS does.
+  if (typeof value === "number") return JSON.stringify(value);
+  if (typeof value === "string") {
+    if (!value.isWellFormed()) throw new NotCanonical();
+    return JSON.stringify(value);
   }
   if (Array.isArray(value)) return `[${(value as readonly Json[]).map(write).join(",")}]`;
   const object = value as { readonly [key: string]: Json };

@@ -1,4 +1,4 @@
-import { unreachable, errnoOf, messageOf } from "@aegis/format/internal";
+import { unmatched, errnoOf, messageOf } from "@aegis/format/internal";
 import { chmod, lchown, link, lstat, mkdtemp, rm, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { connect, createServer, type Server, type Socket } from "node:net";
@@ -255,7 +255,7 @@ export function describeRefusal(refusal: ParkRefusal): string {
   return match(refusal)
     .with({ code: "unknown_approval" }, (r) => `no call is parked under ${r.approvalId} in this wrap`)
     .with({ code: "already_decided" }, (r) => `${r.approvalId} was already ${describeState(r.state)}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function describeState(state: ParkState): string {
@@ -264,7 +264,7 @@ function describeState(state: ParkState): string {
     .with({ code: "deciding" }, () => "being answered")
     .with({ code: "approved" }, (s) => (s.used ? "approved, and a call has run under it" : "approved"))
     .with({ code: "denied" }, (s) => `denied (${s.reason})`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { type UnresolvedBinding, describeUnresolved } from "@aegis/policy/internal";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -29,7 +29,19 @@ export type Notice =
   | { readonly code: "unreadable_frame"; readonly from: "client"; readonly bytes: number; readonly why: Unreadable }
   | { readonly code: "batch_refused"; readonly calls: number }
   | { readonly code: "answer_dropped"; readonly bytes: number; readonly why: DroppedWhy }
-  | { readonly code: "envelope_refused"; readonly callId: string; readonly detail: string };
+  | { readonly code: "envelope_refused"; readonly callId: string; readonly detail: string }
+  /** One of the relay's four streams failed; the relay takes it as that stream's end. */
+  | { readonly code: "stream_failed"; readonly stream: "client_in" | "client_out" | "server_in" | "server_out"; readonly detail: string };
+
+/** The relay's streams: what it reads from the client and the server, what it writes to each. */
+export type StreamName = Extract<Notice, { code: "stream_failed" }>["stream"];
+
+const STREAM_WORDS: Readonly<Record<StreamName, string>> = {
+  client_in: "reading the client",
+  client_out: "writing to the client",
+  server_in: "writing to the server",
+  server_out: "reading the server",
+};
 
 /**
  * One line telling the operator what happened and, where there is something to do, what:
@@ -71,7 +83,8 @@ export function describeNotice(notice: Notice): string {
       { code: "envelope_refused" },
       (n) => `the Envelope did not keep the response of ${n.callId} (${n.detail}); its outcome names bytes the Envelope lacks`,
     )
-    .exhaustive(unreachable);
+    .with({ code: "stream_failed" }, (n) => `${STREAM_WORDS[n.stream]} failed (${n.detail}); taken as its end`)
+    .exhaustive(unmatched);
 }
 
 function describeDropped(why: DroppedWhy): string {
@@ -80,5 +93,5 @@ function describeDropped(why: DroppedWhy): string {
     .with({ code: "no_id" }, () => "it is an answer without an id")
     .with({ code: "method_and_answer" }, () => "it holds both a method and a result or error, which clients read differently")
     .with({ code: "unreadable" }, (w) => describeUnreadable(w.unreadable))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { PolicySetHash, type CallResult, type CapabilityGrant, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
 import { match } from "ts-pattern";
 import { refusedOutcome } from "@aegis/policy";
@@ -65,7 +65,7 @@ export function unansweredReason(why: Unanswered): string {
     .with({ code: "connection_lost" }, () => "the connection to the server ended before it responded")
     .with({ code: "server_silent" }, () => "the client hung up; the server did not answer within the shutdown grace")
     .with({ code: "stopped" }, (w) => `aegis wrap received ${w.signal} before the server responded`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** Who decided a call: nobody (the pass-through) or a Policy Set. */

@@ -1,5 +1,5 @@
 import type { DecisionAxes, PolicyOutcome } from "@aegis/format";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { Gate, GateVerdict } from "./gate.js";
 import type { ClientElement } from "./message.js";
@@ -75,7 +75,7 @@ function decide(element: CallElement, frame: Buffer, context: PlanContext): Plan
     .with({ code: "denied" }, (x) => (x.cause.code === "unbound" ? ("POLICY_UNEVALUABLE" as const) : ("POLICY_DENIED" as const)))
     .with({ code: "rate_limited" }, () => "RATE_LIMITED" as const)
     .with({ code: "pending_approval" }, () => "PENDING_APPROVAL" as const)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   if (refusal === undefined) return { code: "allow", element, governance };
   return { code: "refuse", element, refusal, policy: d.policy, axes: d.decision_axes, verdict };
 }

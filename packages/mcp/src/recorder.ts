@@ -1,18 +1,7 @@
-import {
-  ChainWriterError,
-  type Appended,
-  type CallResult,
-  type ChainWriter,
-  type PolicyOutcome,
-  type PolicySetHash,
-  type ToolSpecDigest,
-  RequestDigest,
-} from "@aegis/format";
-import { messageOf, unreachable } from "@aegis/format/internal";
-import { matchedRuleId } from "@aegis/policy/internal";
+import { ChainWriterError, RequestDigest, type Appended, type CallResult, type PolicySetHash } from "@aegis/format";
+import { messageOf, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import type { Gate } from "./gate.js";
-import { classifyClient, classifyServer, elementsOf, namesRevision, rootsOf, type ClientElement, type Json, type JsonRecord } from "./message.js";
+import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
 import type { DroppedWhy, Notice } from "./notice.js";
 import {
   DROPPED_ANSWER_TOOL,
@@ -21,63 +10,24 @@ import {
   UNREADABLE_FRAME_TOOL,
   answered,
   droppedAnswer,
-  inBatch,
   malformed,
   policySetHashOf,
-  refused,
-  siblingRefused,
   unanswered,
   unreadableFrame,
   type Governance,
   type Unanswered,
 } from "./outcomes.js";
 import { recordParkAnswer, type ParkAnswer, type ParkRefusal } from "./parks.js";
-import { ToolSpecs, type ToolSpecSink } from "./pins.js";
+import { ToolSpecs } from "./pins.js";
 import { Rounds } from "./rounds.js";
 import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
-import { refusalFrame, type Refusal, type RefusalCode, type RefusalStyle } from "./refusal.js";
-import { describeUnreadable, readFrame, type FrameReading, type Unreadable } from "./strict-frame.js";
+import { refusalFrame, type RefusalStyle } from "./refusal.js";
+import { readFrame, type FrameReading } from "./strict-frame.js";
+import { CallIds, type PendingCall, type RecorderOptions } from "./recorder-options.js";
+import { isCallElement, looksLikeMessage, refuseBatch, refuseFrame, refuseUnreadable, type RefusalContext } from "./recorded-refusals.js";
 
-export interface RecorderOptions {
-  /** The record. The recorder writes through it and never closes it. */
-  readonly writer: ChainWriter;
-  /** Enforcement: without it, every call is relayed and recorded (the pass-through). */
-  readonly gate?: Gate;
-  /** Where tool definitions are kept: give the Envelope the writer keeps bytes in. */
-  readonly toolSpecs?: ToolSpecSink;
-  /** Milliseconds, for `wall_ms`. Default `performance.now()`. */
-  readonly clock?: () => number;
-  readonly onNotice?: (notice: Notice) => void;
-  /** The control socket's path, named in a park's notice. */
-  readonly control?: string;
-  /** How a refused `tools/call` is answered (SPEC §17.3): default `tool-result`. */
-  readonly refusal?: RefusalStyle;
-  /** Where `call_id`s come from: one counter for every relay writing the same Session. */
-  readonly callIds?: CallIds;
-}
-
-/** `call-<n>`, counting from 1 in each Session (SPEC §17.2), whichever relay records the call. */
-export class CallIds {
-  private next = 1;
-
-  mint(): string {
-    return `call-${this.next++}`;
-  }
-}
-
-interface PendingCall {
-  readonly callId: string;
-  readonly toolId: string;
-  readonly governance: Governance;
-  readonly toolSpec: ToolSpecDigest | undefined;
-  /** The request, read: a round that asks for input is continued by a call repeating its arguments. */
-  readonly request: JsonRecord;
-  /** The round this call continues (SPEC §17.2), when it is one. */
-  readonly continues: string | undefined;
-  startedAt: number;
-  cancelled: boolean;
-}
+export { CallIds, type RecorderOptions } from "./recorder-options.js";
 
 /**
  * The recording and enforcing half of the relay (SPEC §17), shared by `aegis wrap` and the
@@ -102,10 +52,20 @@ export class McpRecorder {
   private readonly style: RefusalStyle;
   private readonly callIds: CallIds;
 
+  /** What a refused frame is recorded with (recorded-refusals.ts). */
+  private readonly refusals: RefusalContext;
+
   constructor(private readonly options: RecorderOptions) {
     this.clock = options.clock ?? (() => performance.now());
     this.style = options.refusal ?? "tool-result";
     this.callIds = options.callIds ?? new CallIds();
+    this.refusals = {
+      unrun: (...args) => this.unrun(...args),
+      notify: (notice) => this.notify(notice),
+      continuation: (element) => this.continuation(element),
+      style: this.style,
+      control: options.control,
+    };
   }
 
   /** The first failure to write the record, if any: after it, no call may run. */
@@ -160,12 +120,12 @@ export class McpRecorder {
 
   private admitRead(frame: Buffer, reading: FrameReading): Promise<FrameVerdict> {
     if (this.failure !== undefined) return Promise.resolve(failedVerdict(reading.ok ? reading.value : undefined, this.failure, this.style));
-    if (!reading.ok) return this.refuseUnreadable(frame, reading.unreadable);
+    if (!reading.ok) return this.settle(refuseUnreadable(this.refusals, frame, reading.unreadable), undefined);
     const parsed = reading.value;
     const elements = elementsOf(parsed).map(classifyClient);
     // MCP has had no batches since 2025-06-18, and a matcher judging an array misses every
     // call in it: a batch holding a call is refused whole, deciding none (SPEC §17.3).
-    if (Array.isArray(parsed) && elements.some(isCallElement)) return this.settle(this.refuseBatch(elements, frame), parsed);
+    if (Array.isArray(parsed) && elements.some(isCallElement)) return this.settle(refuseBatch(this.refusals, elements, frame), parsed);
     const gate = this.options.gate;
     const plans = planFrame(elements, frame, {
       inFlight: (key) => this.calls.has(key) || this.listings.has(key) || this.requests.has(key),
@@ -175,45 +135,11 @@ export class McpRecorder {
     });
     // Under a Policy Set, a call naming no tool the set could judge does not run (fail closed).
     const refusing = plans.some((p) => p.code === "refuse" || p.code === "duplicate" || (p.code === "malformed" && gate !== undefined));
-    return this.settle(refusing ? this.refuseFrame(plans, frame, Array.isArray(parsed)) : this.forwardFrame(plans, elements, frame), parsed);
+    return this.settle(refusing ? refuseFrame(this.refusals, plans, frame, Array.isArray(parsed)) : this.forwardFrame(plans, elements, frame), parsed);
   }
 
   private settle(ready: Promise<FrameVerdict>, parsed: Json | undefined): Promise<FrameVerdict> {
     return this.tracked(ready).catch((error: unknown) => failedVerdict(parsed, this.fail(error), this.style));
-  }
-
-  /** A client frame that is not a message: refused with `id` null (it was not read), and recorded by its digest. */
-  private refuseUnreadable(frame: Buffer, why: Unreadable): Promise<FrameVerdict> {
-    this.notify({ code: "unreadable_frame", from: "client", bytes: frame.length, why });
-    const answer = refusalFrame(
-      [{ id: null, code: "UNREADABLE_FRAME", detail: { reason: `wrap could not read the frame: ${describeUnreadable(why)}` }, call: false }],
-      false,
-      this.style,
-    );
-    const written = this.unrun(UNREADABLE_FRAME_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, unreadableFrame(why.code));
-    return this.settle(
-      written.then((): FrameVerdict => ({ code: "answer", frame: answer })),
-      undefined,
-    );
-  }
-
-  /** A batch holding a call: every call in it recorded as not run, every request in it answered. */
-  private async refuseBatch(elements: readonly ClientElement[], frame: Buffer): Promise<FrameVerdict> {
-    const writes: Promise<unknown>[] = [];
-    const refusals: Refusal[] = [];
-    const reason = "a JSON-RPC batch holding a tools/call is refused whole: MCP has no batches since 2025-06-18";
-    for (const element of elements) {
-      if (isCallElement(element)) {
-        const name = element.code === "malformed_call" ? UNKNOWN_TOOL : (element.name ?? UNKNOWN_TOOL);
-        writes.push(this.unrun(name, PASSTHROUGH_POLICY_SET_HASH, frame, inBatch(), name));
-      }
-      if (element.code === "call" || element.code === "malformed_call" || element.code === "request" || element.code === "list_tools") {
-        refusals.push({ id: element.id, code: "HOST_DENIED", detail: { reason }, call: false });
-      }
-    }
-    this.notify({ code: "batch_refused", calls: writes.length });
-    await Promise.all(writes);
-    return refusals.length === 0 ? { code: "drop" } : { code: "answer", frame: refusalFrame(refusals, true, this.style) };
   }
 
   /** Record every call the frame carries, then let it through. */
@@ -279,58 +205,6 @@ export class McpRecorder {
     return call;
   }
 
-  /** The frame stops here: record every call it carried as not run, and answer the client. */
-  private async refuseFrame(plans: readonly Planned[], frame: Buffer, batch: boolean): Promise<FrameVerdict> {
-    const writes: Promise<unknown>[] = [];
-    const refusals: Refusal[] = [];
-    for (const plan of plans) {
-      const element = plan.element;
-      const toolId = element.code === "call" || element.code === "call_notification" ? (element.name ?? UNKNOWN_TOOL) : UNKNOWN_TOOL;
-      const answer = (code: RefusalCode, detail: Refusal["detail"] = {}): void => {
-        if (element.code === "call" || element.code === "malformed_call") {
-          refusals.push({ id: element.id, code, detail, call: true, revision: namesRevision(element.message) });
-        }
-      };
-      match(plan)
-        .with({ code: "malformed" }, () => {
-          writes.push(this.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
-          answer("HOST_DENIED", { reason: "tools/call without a string params.name" });
-        })
-        .with({ code: "duplicate" }, (p) => {
-          const reason = "a request with this id is still in flight; MCP forbids reusing a request id";
-          // A call is recorded as refused; another request reusing a call's id runs nothing.
-          if (p.element.code === "call" || p.element.code === "malformed_call") {
-            writes.push(this.unrun(toolId, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("duplicate_id"), toolId));
-            answer("DUPLICATE_REQUEST_ID", { reason });
-          } else refusals.push({ id: p.element.id, code: "DUPLICATE_REQUEST_ID", detail: { reason }, call: false });
-        })
-        .with({ code: "allow" }, (p) => {
-          const governance = p.governance;
-          const policy: PolicyOutcome = governance.code === "policy" ? governance.policy : { status: "allowed" };
-          const axes = governance.code === "policy" ? governance.axes : {};
-          writes.push(this.unrun(toolId, policySetHashOf(governance), frame, siblingRefused(policy, axes), toolId, this.continuation(p.element)));
-          answer("HOST_DENIED", { reason: "another call in this batch was refused, so the batch did not reach the server" });
-        })
-        .with({ code: "refuse" }, (p) => {
-          const hash = p.verdict?.decision.policy_set_hash ?? PASSTHROUGH_POLICY_SET_HASH;
-          writes.push(this.unrun(toolId, hash, frame, refused(p.policy, p.axes), toolId, this.continuation(p.element)));
-          const decision = p.verdict?.decision;
-          const rule = decision === undefined ? undefined : matchedRuleId(decision.matched);
-          answer(p.refusal, {
-            ...(rule === undefined ? {} : { rule }),
-            ...(decision === undefined ? {} : { reason: decision.reason }),
-            ...(p.policy.status === "pending_approval" ? { approval_id: p.policy.approval_id } : {}),
-          });
-          const parked = p.verdict?.parked;
-          if (parked !== undefined) this.notify({ code: "parked", approvalId: parked.approvalId, toolId, rule: parked.rule, control: this.options.control });
-        })
-        .exhaustive(unreachable);
-    }
-    await Promise.all(writes);
-    if (refusals.length === 0) return { code: "drop" };
-    return { code: "answer", frame: refusalFrame(refusals, batch, this.style) };
-  }
-
   /** The round a refused call would have continued (SPEC §17.2): it is a round too, and takes the link. */
   private continuation(element: ClientElement): string | undefined {
     return element.code === "call" ? this.rounds.take(element.name, element.message) : undefined;
@@ -365,7 +239,7 @@ export class McpRecorder {
         if (roots !== undefined) this.options.gate?.clientNamedRoots(roots);
       })
       .with({ code: "call" }, { code: "call_notification" }, { code: "malformed_call" }, { code: "other" }, () => undefined)
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   /**
@@ -515,20 +389,6 @@ export class McpRecorder {
       this.notify({ code: "record_failed", detail: failure.message });
     }
     return this.failure;
-  }
-}
-
-function isCallElement(element: ClientElement): element is Extract<ClientElement, { code: "call" | "call_notification" | "malformed_call" }> {
-  return element.code === "call" || element.code === "call_notification" || element.code === "malformed_call";
-}
-
-/** Whether forgiving readers could take bytes that are not strictly JSON for a message: an object or array, as `JSON.parse` reads it. */
-function looksLikeMessage(frame: Buffer): boolean {
-  try {
-    const value: unknown = JSON.parse(frame.toString("utf8"));
-    return typeof value === "object" && value !== null;
-  } catch {
-    return false;
   }
 }
 

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { canonicalJson } from "./canonical-json.js";
 import type { Json } from "./message.js";
@@ -140,7 +140,7 @@ export function refusalText(refusal: Refusal): string {
     .with("RECORD_FAILED", () => "the record cannot be written, and no call runs unrecorded")
     .with("FRAME_TOO_LARGE", () => "its frame was over the relay's bound")
     .with("UNREADABLE_FRAME", () => "its frame could not be read one way only")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const why = [rule === undefined ? undefined : `rule ${rule}`, reason].filter((part): part is string => part !== undefined).join(": ");
   const approve =
     refusal.code === "PENDING_APPROVAL" && approvalId !== undefined

@@ -1,12 +1,12 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { Readable, Writable } from "node:stream";
 import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 import { RequestDigest } from "@aegis/format";
 import type { FrameVerdict } from "./frame-verdict.js";
 import { reasonFor, transition, type LifeEvent, type Phase, type Sides } from "./lifecycle.js";
+import type { Notice, StreamName } from "./notice.js";
 import { readFrame } from "./strict-frame.js";
-import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
 import type { McpRecorder } from "./recorder.js";
 
@@ -61,6 +61,9 @@ const NEWLINE = Buffer.from("\n");
 /** Past this many client frames waiting on their intents, stop reading the client. */
 const MAX_QUEUED_FRAMES = 1024;
 
+/** A stream the relay writes to: open, full (it asked the writer to wait for `drain`), or closed. */
+type Outlet = { readonly code: "open" } | { readonly code: "full" } | { readonly code: "closed" };
+
 export class Relay {
   private readonly clientFrames: FrameSplitter;
   private readonly serverFrames: FrameSplitter;
@@ -68,12 +71,10 @@ export class Relay {
   /** Client frames in order: each link forwards one frame once its intents are durable. */
   private forwarding: Promise<void> = Promise.resolve();
   private queued = 0;
-  // The streams' own state, apart from the lifecycle: whether each can still be written,
-  // and whether each asked the writer to wait for `drain`.
-  private serverInOpen = true;
-  private clientWritable = true;
-  private serverBusy = false;
-  private clientBusy = false;
+  // The streams the relay writes, apart from the lifecycle: each open, full (waiting for
+  // `drain`) or closed.
+  private serverIn: Outlet = { code: "open" };
+  private clientOut: Outlet = { code: "open" };
   private grace: NodeJS.Timeout | undefined;
   private resolveEnd: ((end: RelayEnd) => void) | undefined;
 
@@ -91,14 +92,25 @@ export class Relay {
     const done = new Promise<RelayEnd>((resolve) => (this.resolveEnd = resolve));
     clientIn.on("data", (chunk: Buffer) => this.fromClient(this.clientFrames.push(chunk)));
     clientIn.on("end", () => this.clientEnded());
-    clientIn.on("error", () => this.clientEnded());
+    // A stream's error is said, then taken as what it means for the Session: never dropped.
+    clientIn.on("error", (error: Error) => {
+      this.failed("client_in", error);
+      this.clientEnded();
+    });
     serverOut.on("data", (chunk: Buffer) => this.fromServer(this.serverFrames.push(chunk)));
     serverOut.on("end", () => this.serverEnded());
-    serverOut.on("error", () => this.serverEnded());
+    serverOut.on("error", (error: Error) => {
+      this.failed("server_out", error);
+      this.serverEnded();
+    });
     // A server that stopped reading: its frames can no longer be delivered.
-    serverIn.on("error", () => (this.serverInOpen = false));
-    clientOut.on("error", () => {
-      this.clientWritable = false;
+    serverIn.on("error", (error: Error) => {
+      this.failed("server_in", error);
+      this.serverIn = { code: "closed" };
+    });
+    clientOut.on("error", (error: Error) => {
+      this.failed("client_out", error);
+      this.clientOut = { code: "closed" };
       this.happen({ code: "client_gone" });
     });
     return done;
@@ -110,6 +122,10 @@ export class Relay {
    */
   stop(signal: string): void {
     this.happen({ code: "signal", signal });
+  }
+
+  private failed(stream: StreamName, error: Error): void {
+    this.options.onNotice({ code: "stream_failed", stream, detail: error.message });
   }
 
   /** The one place the lifecycle moves: the transition, then what entering the new phase asks. */
@@ -178,31 +194,31 @@ export class Relay {
         // No call may run without its record: read nothing more, and let the server go.
         this.happen({ code: "record_failed" });
       })
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   private toServer(frame: Buffer): void {
-    if (!this.serverInOpen) return;
+    if (this.serverIn.code === "closed") return;
     const serverIn = this.ends.serverIn;
-    if (!writeFrame(serverIn, frame) && !this.serverBusy) {
+    if (!writeFrame(serverIn, frame) && this.serverIn.code === "open") {
       // The server reads slower than the client writes: hold the client until it drains.
-      this.serverBusy = true;
+      this.serverIn = { code: "full" };
       this.ends.clientIn.pause();
       serverIn.once("drain", () => {
-        this.serverBusy = false;
+        if (this.serverIn.code === "full") this.serverIn = { code: "open" };
         this.resumeClient();
       });
     }
   }
 
   private toClient(frame: Buffer): void {
-    if (!this.clientWritable) return;
+    if (this.clientOut.code === "closed") return;
     const clientOut = this.ends.clientOut;
-    if (!writeFrame(clientOut, frame) && !this.clientBusy) {
-      this.clientBusy = true;
+    if (!writeFrame(clientOut, frame) && this.clientOut.code === "open") {
+      this.clientOut = { code: "full" };
       this.ends.serverOut.pause();
       clientOut.once("drain", () => {
-        this.clientBusy = false;
+        if (this.clientOut.code === "full") this.clientOut = { code: "open" };
         this.ends.serverOut.resume();
       });
     }
@@ -210,7 +226,7 @@ export class Relay {
 
   /** Read from the client again, unless frames are piling up or the server is not reading. */
   private resumeClient(): void {
-    if (this.phase.code === "relaying" && !this.serverBusy && this.queued < MAX_QUEUED_FRAMES / 2) this.ends.clientIn.resume();
+    if (this.phase.code === "relaying" && this.serverIn.code !== "full" && this.queued < MAX_QUEUED_FRAMES / 2) this.ends.clientIn.resume();
   }
 
   private fromServer(events: readonly FrameEvent[]): void {
@@ -241,8 +257,8 @@ export class Relay {
     clientIn.pause();
     clientIn.removeAllListeners("data");
     void this.forwarding.then(() => {
-      if (!this.serverInOpen) return;
-      this.serverInOpen = false;
+      if (this.serverIn.code === "closed") return;
+      this.serverIn = { code: "closed" };
       this.ends.serverIn.end();
     });
   }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
@@ -171,7 +171,7 @@ class RecordingClientTransport implements RecordingTransport {
         if (v.frame !== undefined) await this.answer(v.frame, message);
         this.onerror?.(v.error);
       })
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   /**

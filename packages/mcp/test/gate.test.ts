@@ -1,4 +1,5 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { parseBindings, parsePolicySet } from "@aegis/policy";
@@ -44,11 +45,24 @@ describe("bound paths resolved on the disk (SPEC §17.4)", () => {
 });
 
 describe("the relay's memory (SPEC §17.1)", () => {
-  it("stops reading the client while the server does not read its input", async () => {
+  it("stops reading the client while the server does not read its input, and reads on when it does", async () => {
     const dir = tempDir();
     const writer = await openWriter(join(dir, "r.aarl"));
     const clientIn = new PassThrough();
-    const serverIn = new Writable({ highWaterMark: 1024, write: () => undefined }); // never calls back
+    // A server that takes nothing until `release()`: its write callbacks are held.
+    const held: (() => void)[] = [];
+    let reading = false;
+    let newlines = 0;
+    let allRead = (): void => undefined;
+    const serverIn = new Writable({
+      highWaterMark: 1024,
+      write: (chunk: Buffer, _encoding, callback) => {
+        for (const byte of chunk) if (byte === 0x0a) newlines++;
+        if (newlines === offered) allRead();
+        if (reading) callback();
+        else held.push(() => callback());
+      },
+    });
     const serverOut = new PassThrough();
     const relay = new Relay(
       { clientIn, clientOut: new PassThrough(), serverIn, serverOut },
@@ -59,14 +73,25 @@ describe("the relay's memory (SPEC §17.1)", () => {
     let offered = 0;
     while (!clientIn.isPaused() && offered < 10_000) {
       clientIn.write(note(offered++));
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await new Promise((resolve) => setImmediate(resolve));
     }
     expect(clientIn.isPaused()).toBe(true);
     // Paused, and stays so: what the client offers now waits on its side, not in the relay.
+    // The relay reads on only at an event (the server's drain); none comes, so a turn of the
+    // event loop, after every callback the writes queued, is the whole of what could happen.
     for (let i = 0; i < 100; i++) clientIn.write(note(offered++));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(clientIn.isPaused()).toBe(true);
     expect(clientIn.readableLength + clientIn.writableLength).toBeGreaterThanOrEqual(100 * 500);
+    // The server reads: the relay resumes the client, and every frame offered reaches it.
+    const everything = new Promise<void>((resolve) => (allRead = resolve));
+    const resumed = once(clientIn, "resume");
+    reading = true;
+    for (const release of held.splice(0)) release();
+    await resumed;
+    await everything;
+    expect(newlines).toBe(offered);
     serverOut.end();
     await ended;
     await writer.close();

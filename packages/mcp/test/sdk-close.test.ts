@@ -12,12 +12,24 @@ describe("the SDK client's close() in front of a server that outlives its stdin"
       args: [BIN, "wrap", "--audit", w.audit, "--signing-key", w.key, "--", process.execPath, MIRROR],
       stderr: "pipe",
     });
+    // The mirror says on its stderr, which wrap passes through, each frame it received: the
+    // event that the call crossed wrap (so its intent is recorded) before close() is called.
+    const reached = new Promise<void>((resolve, reject) => {
+      let said = "";
+      const stderr = transport.stderr;
+      if (stderr === null) return reject(new Error("the transport has no stderr"));
+      stderr.on("data", (chunk: Buffer) => {
+        said += chunk.toString("utf8");
+        if (said.includes("mirror: received tools/call")) resolve();
+      });
+      stderr.on("end", () => reject(new Error(`wrap's stderr ended before the call reached the mirror: ${said}`)));
+    });
     const client = new Client({ name: "closer", version: "1.0.0" });
     await client.connect(transport);
     // The mirror stays up (silent) after this, whatever its stdin does.
     await client.notification({ method: "test/hang" });
     const pending = client.callTool({ name: "never", arguments: {} }, undefined, { timeout: 60_000 }).catch((e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await reached;
     await client.close();
     await pending;
     // close() waited 2 s and sent SIGTERM; the close Line says wrap finished the Session

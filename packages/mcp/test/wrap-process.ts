@@ -74,8 +74,8 @@ export class WrapProcess {
     }
   }
 
-  async nextJson(): Promise<Record<string, unknown>> {
-    return JSON.parse((await this.next()).toString("utf8")) as Record<string, unknown>;
+  async nextJson(timeoutMs?: number): Promise<Record<string, unknown>> {
+    return JSON.parse((await this.next(timeoutMs)).toString("utf8")) as Record<string, unknown>;
   }
 
   /** Wait until stderr holds `text`. */

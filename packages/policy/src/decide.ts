@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { randomUUID } from "node:crypto";
 import type { DecisionAxes, PolicyOutcome, PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
@@ -119,7 +119,7 @@ export function decide(set: PolicySet, request: DecisionRequest, live?: LiveStat
         const reason = "no matching rule (default deny)";
         return { code: "denied", cause: { code: "default" }, reason, policy: { status: "denied", reason }, ...base(matched) };
       })
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
   return decideByRule(matched.rule, call.tool_id, axes, base(matched), live);
 }
@@ -173,7 +173,7 @@ function decideByRule(rule: Rule, toolId: string, axes: CallAxes, base: Omit<Dec
       const reason = rule.reason ?? `rate limit exceeded for \`${rule.id}\` (${a.rate.max} per ${a.rate.per_seconds}s)`;
       return { code: "rate_limited", reason, policy: { status: "rate_limited", reason }, ...base };
     })
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**
@@ -195,7 +195,7 @@ export function describeParameter(parameter: UnboundParameter): string {
     .with("net", () => "decision_axes.net")
     .with("request", () => "the request bytes")
     .with("arguments", () => "a single reading of the request for its argument matchers")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** Only the members the Chain defines, so a caller's extra properties never reach a Line. */

@@ -1,4 +1,4 @@
-import { unreachable, JsonSyntaxError, decodeUtf8, parseJson, sameDigest } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, decodeUtf8, parseJson, sameDigest } from "@aegis/format/internal";
 import { type JsonValue, RequestDigest, type EnvelopeLookup } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
@@ -32,7 +32,7 @@ export async function readRequest(digest: RequestDigest, lookup: EnvelopeLookup 
       ok: false,
       reason: { code: "missing_envelope", request_digest: digest, detail: { code: "redacted", redacted_at: r.redactedAt, reason: r.reason } },
     }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The request as JSON, read by the Chain's own strict reader; undefined when it is not JSON. */

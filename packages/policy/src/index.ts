@@ -36,13 +36,12 @@ export {
   parseBindings,
   type BindingsParseResult,
   type Bindings,
-  type BoundPath,
-  type DeriveContext,
   type NetBinding,
   type PathAccess,
   type PathBinding,
   type ToolBinding,
 } from "./bindings.js";
+export { type BoundPath, type DeriveContext } from "./derive-axes.js";
 export type { EnvelopeLookup, EnvelopeRead } from "@aegis/format";
 export {
   describeRecheckLine,

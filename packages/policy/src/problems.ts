@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 
 /**
@@ -65,7 +65,7 @@ export function describePolicyProblem(problem: PolicyProblem): string {
     .with({ code: "rate_required" }, (p) => `${p.path}: required when action is rate_limit`)
     .with({ code: "limits_not_allowed" }, (p) => `${p.path}: only allowed when action is allow or rate_limit`)
     .with({ code: "conflicting_keys" }, (p) => `${p.path}: give only one of ${p.keys.join(", ")}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { unreachable, canonicalize } from "@aegis/format/internal";
+import { unmatched, canonicalize } from "@aegis/format/internal";
 import { PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
@@ -82,7 +82,7 @@ function projectAction(action: RuleAction): Record<string, Projected> {
       rate: { max: String(a.rate.max), per_seconds: a.rate.per_seconds.toString() },
       ...projectLimits(a.limits),
     }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function projectLimits(limits: Limits | undefined): Record<string, Projected> {
@@ -99,7 +99,7 @@ function projectPath(fs: PathMatcher): Projected {
     .with({ code: "exact" }, (p) => ({ path: p.path }))
     .with({ code: "prefix" }, (p) => ({ path_prefix: p.prefix }))
     .with({ code: "glob" }, (p) => ({ path_glob: p.glob }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function projectNet(net: NetMatcher): Projected {
@@ -110,14 +110,14 @@ function projectNet(net: NetMatcher): Projected {
           // Hosts match without regard to ASCII case (§15.2), so they hash that way too.
           .with({ code: "exact" }, (h) => ({ host: asciiLower(h.host) }))
           .with({ code: "suffix" }, (h) => ({ host_suffix: asciiLower(h.suffix) }))
-          .exhaustive(unreachable);
+          .exhaustive(unmatched);
   const port =
     net.port === undefined
       ? {}
       : match(net.port)
           .with({ code: "list" }, (p) => ({ ports: p.ports.map(String) }))
           .with({ code: "range" }, (p) => ({ port_range: { min: String(p.min), max: String(p.max) } }))
-          .exhaustive(unreachable);
+          .exhaustive(unmatched);
   return { ...host, ...port };
 }
 
@@ -126,7 +126,7 @@ function projectArg(arg: ArgumentMatcher): Projected {
     .with({ code: "exact" }, (t) => ({ exact: projectValue(t.value) }))
     .with({ code: "prefix" }, (t) => ({ prefix: t.prefix }))
     .with({ code: "exists" }, (t) => ({ exists: t.exists }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   return { pointer: arg.pointer, ...test };
 }
 
@@ -136,7 +136,7 @@ function projectValue(value: ArgumentValue): Projected {
     .with({ code: "string" }, (v) => ({ string: v.value }))
     .with({ code: "integer" }, (v) => ({ integer: v.value.toString() }))
     .with({ code: "boolean" }, (v) => ({ boolean: v.value }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function asciiLower(text: string): string {

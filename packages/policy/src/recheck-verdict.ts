@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched, unreachable } from "@aegis/format/internal";
 import type { PolicyOutcome, RequestDigest, ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { UnboundParameter } from "./select.js";
@@ -166,7 +166,7 @@ export function describeRecheck(verdict: RecheckVerdict): string {
     .with({ code: "newly_allowed" }, (v) => `newly_allowed was=${v.recorded.status} now=allowed`)
     .with({ code: "newly_parked" }, (v) => `newly_parked was=${v.recorded.status}`)
     .with({ code: "indeterminate" }, (v) => `indeterminate ${v.reason.code}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** One report line: `call <call_id|-> session <i> seq <n>: <clause>` (SPEC §16.4). */
@@ -186,22 +186,22 @@ export function explainIndeterminate(reason: RecheckIndeterminate): string {
         .with({ code: "no_lookup" }, () => `the set has argument matchers and no Envelope was given for request ${r.request_digest}`)
         .with({ code: "missing" }, () => `the Envelope holds no request ${r.request_digest}`)
         .with({ code: "redacted" }, (d) => `request ${r.request_digest} was redacted at ${d.redacted_at}: ${d.reason}`)
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     )
     .with({ code: "envelope_digest_mismatch" }, (r) => `the Envelope's bytes for request ${r.expected} hash to ${r.found}`)
     .with({ code: "unknown_policy_set_hash" }, (r) =>
       match(r.detail)
         .with({ code: "other_schema" }, (d) => `the outcome is of schema version ${d.schema_version}, not 2`)
         .with({ code: "not_given" }, (d) => `no Policy Set given hashes to ${d.policy_set_hash}`)
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     )
     .with({ code: "no_binding" }, (r) =>
       match(r.detail)
         .with({ code: "unreadable_outcome" }, (d) => `the outcome cannot be read: ${d.problems.join("; ")}`)
         .with({ code: "unbound" }, (d) => `rule \`${d.rule}\` needs decision_axes.${d.parameter}, which the outcome does not record`)
         .with({ code: "unevaluable" }, (d) => `rule \`${d.rule}\` has an argument matcher the recorded request gives no single reading for`)
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     )
     .with({ code: "rate_limit_unevaluable" }, (r) => `rule \`${r.rule}\` is a rate limit; its window is state no record carries`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched, unreachable } from "@aegis/format/internal";
 import { type JsonValue, type DecisionAxes } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
@@ -218,7 +218,7 @@ function argumentFit(arg: ArgumentMatcher, document: JsonValue | undefined): "ma
             .with({ code: "string" }, (v) => holds(value === v.value))
             .with({ code: "boolean" }, (v) => holds(value === v.value))
             .with({ code: "integer" }, (v) => (isJsonInteger(value, v.value) ? "match" : readsAsInteger(value, v.value) ? "unevaluable" : "no_match"))
-            .exhaustive(unreachable),
+            .exhaustive(unmatched),
     )
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type RecheckVerdict } from "./recheck-verdict.js";
 
@@ -38,7 +38,7 @@ export class RecheckTally {
         this.counts.indeterminate++;
         this.reasons[v.reason.code]++;
       })
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   }
 
   /** The counts so far, as a new object that verdicts added later do not change. */
@@ -93,7 +93,7 @@ export function recheckExitCode(summary: RecheckSummary): RecheckExitCode {
     .with({ code: "all_unchanged" }, () => 0 as const)
     .with({ code: "changed" }, () => 1 as const)
     .with({ code: "indeterminate" }, () => 3 as const)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** True when the recheck re-evaluated no outcome at all. */

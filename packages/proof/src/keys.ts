@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { verifyStrict, verifyingKey, type SigningKey, type VerifyingKey, FaultError } from "@aegis/format";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { decodeBase64, isKeyName } from "./note.js";
 
@@ -63,7 +63,7 @@ export function describeVerifierKeyFault(fault: VerifierKeyFault): string {
     .with({ code: "unknown_type" }, (f) => `signature type 0x${f.type.toString(16).padStart(2, "0")} is not Ed25519 (0x01) or an Ed25519 cosignature (0x04)`)
     .with({ code: "key_id_mismatch" }, (f) => `the key ID ${hex8(f.stated)} is not the key's (${hex8(f.computed)})`)
     .with({ code: "not_a_key" }, (f) => `not an Ed25519 public key: ${f.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function hex8(id: number): string {

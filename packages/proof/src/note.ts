@@ -1,4 +1,4 @@
-import { decodeUtf8, unreachable } from "@aegis/format/internal";
+import { decodeUtf8, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { FaultError } from "@aegis/format";
 
@@ -63,7 +63,7 @@ export function describeNoteFault(fault: NoteFault): string {
     .with({ code: "too_many_signatures" }, (f) => `${f.count} signature lines, over the limit of ${MAX_NOTE_SIGNATURES}`)
     .with({ code: "bad_signature_line" }, (f) => `signature line ${JSON.stringify(f.line)}: ${f.detail}`)
     .with({ code: "not_a_checkpoint" }, (f) => `not a checkpoint: ${f.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**

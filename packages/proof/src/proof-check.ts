@@ -1,6 +1,6 @@
 import { match } from "ts-pattern";
 import { KeyId, verifyingKey, type JsonObject } from "@aegis/format";
-import { checkLineSignature, isJsonObject, readRow, unreachable } from "@aegis/format/internal";
+import { checkLineSignature, isJsonObject, readRow, unmatched } from "@aegis/format/internal";
 import { openCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 import type { NoteVerifier } from "./keys.js";
 import { leafHash, verifyInclusion } from "./merkle.js";
@@ -89,12 +89,12 @@ export function describeProofCheck(check: ProofCheck): string {
         .with({ code: "malformed" }, (o) => `the checkpoint is not one: ${o.detail}`)
         .with({ code: "unsigned" }, (o) => `the checkpoint of ${o.origin} is not signed by a key given`)
         .with({ code: "bad_signature" }, (o) => `the checkpoint's signature by ${o.name} does not check`)
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     )
     .with({ code: "no_entry" }, () => "the proof carries no entry (no extra line)")
     .with({ code: "index_out_of_range" }, (c) => `index ${c.index} is not below the tree size ${c.size}`)
     .with({ code: "not_included" }, (c) => `the hashes do not lead from entry ${c.index} to the root of the tree of ${c.size}`)
     .with({ code: "not_a_line" }, (c) => `entry ${c.index} is not a Line: ${c.detail}`)
     .with({ code: "bad_line_signature" }, (c) => `Line ${c.index + 1} is in the tree, but its own signature does not check: ${c.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

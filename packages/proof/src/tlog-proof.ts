@@ -1,5 +1,5 @@
 import { match } from "ts-pattern";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { decodeBase64, MAX_NOTE_BYTES } from "./note.js";
 import { FaultError } from "@aegis/format";
 
@@ -53,7 +53,7 @@ export function describeProofFormatFault(fault: ProofFormatFault): string {
     .with({ code: "bad_hash" }, (f) => `line ${f.line} is not the base64 of a 32-byte hash`)
     .with({ code: "too_many_hashes" }, () => `more than ${MAX_PROOF_HASHES} hashes`)
     .with({ code: "no_checkpoint" }, () => "no blank line and checkpoint after the hashes")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The text of a proof file. */

@@ -142,3 +142,6 @@ export async function chainAnswerOf(bytes: string | Uint8Array, trust: readonly 
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** What chainKit gives the case lists (chains.ts, chains-trust-caps.ts). */
+export type ChainKit = ReturnType<typeof chainKit>;

@@ -1,50 +1,13 @@
-import { relayAnswer, type RelayEvent, type RelayTranscript } from "@aegis/cli/internal";
-import type { Polarity, VectorSet } from "./vector-set.js";
+import { relayAnswer, type RelayTranscript } from "@aegis/cli/internal";
+import type { VectorSet } from "./vector-set.js";
+import { call, client, json, ok, server, type Case } from "./relay-kit.js";
+import { BINDINGS, POLICY, POLICY_CASES } from "./relay-policy-cases.js";
 
 /**
  * SPEC §17: transcripts of an MCP session as the relay sees it (client frames, server
  * frames, answers to parks, the end) and what a relay records and answers for each. A relay
  * written elsewhere replays the events through its recorder and compares.
  */
-const json = (value: unknown): string => JSON.stringify(value);
-const call = (id: unknown, name: string, args: Record<string, unknown> = {}): string =>
-  json({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
-const ok = (id: unknown, result: unknown = { content: [{ type: "text", text: "done" }] }): string => json({ jsonrpc: "2.0", id, result });
-const client = (text: string): RelayEvent => ({ client: text });
-const server = (text: string): RelayEvent => ({ server: text });
-
-const POLICY = [
-  "version: 2",
-  "default: deny",
-  "rules:",
-  "  - { id: read-data, action: allow, capability: fs.read, fs: { path_prefix: /data/ } }",
-  "  - { id: echo, action: allow, tool: echo }",
-  "  - { id: review-writes, action: pending_approval, tool: write_note }",
-  "  - { id: one-search, action: rate_limit, tool: search, rate: { max: 1, per_seconds: 60 } }",
-  "  - { id: pay, action: allow, tool: pay }",
-  "  - { id: no-round-sums, action: deny, tool: pay, args: [{ pointer: /params/arguments/amount, exact: 1000 }] }",
-].join("\n");
-const BINDINGS = [
-  "version: 1",
-  "roots: [/data]",
-  "tools:",
-  "  - tool: read_text_file",
-  "    capability: fs.read",
-  "    paths: [{ pointer: /params/arguments/path }]",
-  "",
-].join("\n");
-
-interface Case {
-  readonly name: string;
-  readonly polarity: Polarity;
-  readonly spec: readonly string[];
-  readonly description: string;
-  readonly events: readonly RelayEvent[];
-  readonly policy?: boolean;
-  readonly role?: string;
-  /** How refused calls are answered (SPEC §17.3); absent, the default (`tool-result`). */
-  readonly refusal?: "reference";
-}
 
 /** Frames that forgiving readers take differently, each a tools/call of `rm` to them (SPEC §17.1). */
 const UNREADABLE: readonly (readonly [string, string])[] = [
@@ -339,182 +302,12 @@ const CASES: readonly Case[] = [
       { end: "child_exited" },
     ],
   },
-  {
-    name: "policy_not_json",
-    polarity: "negative",
-    spec: ["17.1", "17.3"],
-    description: "Under a Policy Set, a frame that is not JSON is refused: what wrap cannot read does not reach the server.",
-    policy: true,
-    events: [client("{not json"), { end: "child_exited" }],
-  },
-  {
-    name: "policy_park_other_arguments",
-    polarity: "negative",
-    spec: ["17.5"],
-    description: "An approval lets through a retry of the very call approved, not the same tool with other arguments.",
-    policy: true,
-    events: [
-      client(call(1, "write_note", { path: "a.txt" })),
-      { approve: "apr-vector-1" },
-      client(call(2, "write_note", { path: "/etc/shadow" })),
-      client(call(3, "write_note", { path: "a.txt" })),
-      server(ok(3)),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_denied",
-    polarity: "negative",
-    spec: ["17.3"],
-    description: "A call no rule allows: answered with a tool result with isError, naming the rule and the reason; recorded with the set's hash.",
-    policy: true,
-    role: "agent",
-    events: [client(call(1, "rm", { path: "/" })), { end: "child_exited" }],
-  },
-  {
-    name: "policy_allowed_bound",
-    polarity: "positive",
-    spec: ["17.3", "17.4"],
-    description: "A bound relative path resolved against the declared root: the fs rule matches, the call runs.",
-    policy: true,
-    events: [
-      client(call(1, "read_text_file", { path: "notes/../a.md" })),
-      server(ok(1)),
-      client(call(2, "read_text_file", { path: "/etc/passwd" })),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_batch_refused",
-    polarity: "negative",
-    spec: ["17.3", "17.5"],
-    description:
-      "Under a Policy Set, a batch holding a parked call's approved retry: refused whole, no call decided, and the approval is still there for the retry sent alone.",
-    policy: true,
-    events: [
-      client(call(1, "write_note", { path: "/data/a" })),
-      { approve: "apr-vector-1" },
-      client(json([JSON.parse(call(2, "echo")), JSON.parse(call(3, "write_note", { path: "/data/a" }))])),
-      client(call(4, "write_note", { path: "/data/a" })),
-      server(ok(4)),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_unevaluable_argument",
-    polarity: "negative",
-    spec: ["15.2", "15.5", "17.3"],
-    description:
-      'A deny rule on amount 1000 and a call with 1000.0, which a server reads as 1000: the matcher cannot be evaluated, so the call is refused POLICY_UNEVALUABLE, never allowed as "no match".',
-    policy: true,
-    events: [
-      client(call(1, "pay", { amount: 999 })),
-      server(ok(1)),
-      client(call(2, "pay").replace('"arguments":{}', '"arguments":{"amount":1000.0}')),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_no_name_refused",
-    polarity: "negative",
-    spec: ["17.2", "17.3"],
-    description: "Under a Policy Set, a tools/call naming no tool the set could judge is refused HOST_DENIED, not relayed.",
-    policy: true,
-    events: [client(json({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 7 } })), { end: "child_exited" }],
-  },
-  {
-    name: "policy_client_roots",
-    polarity: "negative",
-    spec: ["17.4"],
-    description:
-      "A relative path resolves against the declared root until the client answers roots/list with another root; after that its base is not known, and the fs rule fails closed.",
-    policy: true,
-    events: [
-      client(call(1, "read_text_file", { path: "a.md" })),
-      server(ok(1)),
-      server(json({ jsonrpc: "2.0", id: 0, method: "roots/list" })),
-      client(json({ jsonrpc: "2.0", id: 0, result: { roots: [{ uri: "file:///nonexistent/elsewhere" }] } })),
-      client(call(2, "read_text_file", { path: "a.md" })),
-      client(call(3, "read_text_file", { path: "/data/b.md" })),
-      server(ok(3)),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_notification_dropped",
-    polarity: "negative",
-    spec: ["17.3"],
-    description: "A refused tools/call without an id: dropped, nothing to answer.",
-    policy: true,
-    events: [client(json({ jsonrpc: "2.0", method: "tools/call", params: { name: "rm" } })), { end: "child_exited" }],
-  },
-  {
-    name: "policy_rate_limited",
-    polarity: "negative",
-    spec: ["17.3"],
-    description: "The second call within a rate window is refused RATE_LIMITED.",
-    policy: true,
-    events: [client(call(1, "search")), server(ok(1)), client(call(2, "search")), { end: "child_exited" }],
-  },
-  {
-    name: "policy_park_approve",
-    polarity: "negative",
-    spec: ["17.3", "17.5"],
-    description: "A parked call; an unknown id refused; the approval recorded; one retry runs under it; the next is parked again.",
-    policy: true,
-    events: [
-      client(call(1, "write_note")),
-      { approve: "apr-nobody" },
-      { approve: "apr-vector-1" },
-      { approve: "apr-vector-1" },
-      client(call(2, "write_note")),
-      server(ok(2)),
-      client(call(3, "write_note")),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "policy_reference_refusals",
-    polarity: "negative",
-    spec: ["17.3"],
-    description:
-      "--refusal reference: each refused call answered with the Rust reference's JSON-RPC error, -32042 and data.aegis holding layer and code only, whatever the code; an unreadable frame likewise.",
-    policy: true,
-    refusal: "reference",
-    events: [
-      client(call(1, "rm", { path: "/" })),
-      client(call(2, "search")),
-      server(ok(2)),
-      client(call(3, "search")),
-      client(call(4, "write_note")),
-      client(call(5, "pay").replace('"arguments":{}', '"arguments":{"amount":1000.0}')),
-      client(json({ jsonrpc: "2.0", id: 6, method: "tools/call", params: {} })),
-      client("{not json"),
-      { end: "child_exited" },
-    ],
-  },
-  {
-    name: "duplicate_id_reference",
-    polarity: "negative",
-    spec: ["17.2", "17.3"],
-    description: "--refusal reference without a Policy Set: a call reusing an id in flight gets the reference's error shape with aegis-ts's code.",
-    refusal: "reference",
-    events: [client(call(5, "first")), client(call(5, "second")), server(ok(5)), { end: "child_exited" }],
-  },
-  {
-    name: "policy_park_deny",
-    polarity: "negative",
-    spec: ["17.5"],
-    description: "A parked call denied by a human: the decision is recorded, and a retry is parked again.",
-    policy: true,
-    events: [client(call(1, "write_note")), { deny: "apr-vector-1", reason: "not today" }, client(call(2, "write_note")), { end: "child_exited" }],
-  },
 ];
 
 export async function relayVectors(set: VectorSet): Promise<void> {
   const policy = set.file("relay/policy.yaml", `${POLICY}\n`);
   const bindings = set.file("relay/bindings.yaml", BINDINGS);
-  for (const c of CASES) {
+  for (const c of [...CASES, ...POLICY_CASES]) {
     const transcript: RelayTranscript = { role: c.role ?? null, session: null, ...(c.refusal === undefined ? {} : { refusal: c.refusal }), events: c.events };
     const path = set.file(`relay/${c.name}.json`, `${JSON.stringify(transcript, null, 2)}\n`);
     const withPolicy = c.policy === true;

@@ -1,4 +1,5 @@
 import type { CheckPool, SignatureBatch } from "@aegis/format/browser";
+import type { HashedSpan } from "./hashes-ahead.js";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
 /**
@@ -39,11 +40,23 @@ export class WorkerPool implements CheckPool {
   }
 
   check(batch: SignatureBatch): Promise<number> {
+    const worker = this.leastLoaded();
+    if (worker === undefined) return Promise.reject(new Error("no signature worker"));
+    return worker.send(this.nextId++, batch);
+  }
+
+  /** The LineHashes of the whole rows in `bytes`, which begin at byte `base` of the record (the bytes are copied to the worker). */
+  hash(base: number, bytes: Uint8Array): Promise<HashedSpan> {
+    const worker = this.leastLoaded();
+    if (worker === undefined) return Promise.reject(new Error("no signature worker"));
+    return worker.hash(this.nextId++, base, bytes);
+  }
+
+  private leastLoaded(): PageWorker | undefined {
     this.start();
     let worker = this.workers[0];
     for (const w of this.workers) if (worker === undefined || w.load < worker.load) worker = w;
-    if (worker === undefined) return Promise.reject(new Error("no signature worker"));
-    return worker.send(this.nextId++, batch);
+    return worker;
   }
 
   close(): void {
@@ -55,6 +68,7 @@ export class WorkerPool implements CheckPool {
 class PageWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (failed: number) => void; reject: (error: Error) => void }>();
+  private readonly hashing = new Map<number, { resolve: (span: HashedSpan) => void; reject: (error: Error) => void }>();
   backend: Backend | undefined;
   readonly readiness: Promise<Backend>;
 
@@ -65,6 +79,11 @@ class PageWorker {
     this.worker.onmessage = (event: MessageEvent<WorkerAnswer>) => {
       const answer = event.data;
       if (answer.code === "valid") return;
+      if (answer.code === "hashed") {
+        this.hashing.get(answer.id)?.resolve(answer);
+        this.hashing.delete(answer.id);
+        return;
+      }
       if (answer.code === "ready") {
         this.backend = answer.backend;
         ready(answer.backend);
@@ -77,14 +96,23 @@ class PageWorker {
     };
     this.worker.onerror = (event) => {
       const error = new Error(`a signature worker failed: ${event.message}`);
-      for (const waiting of this.pending.values()) waiting.reject(error);
+      for (const waiting of [...this.pending.values(), ...this.hashing.values()]) waiting.reject(error);
       this.pending.clear();
+      this.hashing.clear();
     };
     this.post({ code: "hello", backend: wanted });
   }
 
   get load(): number {
-    return this.pending.size;
+    return this.pending.size + this.hashing.size;
+  }
+
+  hash(id: number, base: number, bytes: Uint8Array): Promise<HashedSpan> {
+    return new Promise((resolve, reject) => {
+      this.hashing.set(id, { resolve, reject });
+      const copy = bytes.slice();
+      this.worker.postMessage({ code: "hash", id, base, bytes: copy } satisfies WorkerRequest, [copy.buffer]);
+    });
   }
 
   send(id: number, batch: SignatureBatch): Promise<number> {

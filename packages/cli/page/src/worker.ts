@@ -4,12 +4,12 @@
  * format's own code; step 4 is WebCrypto's Ed25519 (native, about fifteen times faster
  * than JavaScript) where its answer is known to be the rule's, else noble's (adr/0015).
  */
-import { checksOf, fromCheckedHex, passesPrechecks, verifyStrict, verifyingKey, type EncodedBatch, type VerifyingKey } from "@aegis/format/browser";
+import { LineHash, checksOf, fromCheckedHex, passesPrechecks, verifyStrict, verifyingKey, type EncodedBatch, type VerifyingKey } from "@aegis/format/browser";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<WorkerRequest>) => void) | null;
-  postMessage(message: WorkerAnswer): void;
+  postMessage(message: WorkerAnswer, transfer?: Transferable[]): void;
 }
 declare const self: WorkerScope;
 
@@ -29,6 +29,8 @@ self.onmessage = (event) => {
         return answer(request.id, request.batch);
       case "check":
         return checkAlone(request.id, request.key, request.message, request.signature);
+      case "hash":
+        return hashRows(request.id, request.base, request.bytes);
     }
   });
 };
@@ -36,6 +38,31 @@ self.onmessage = (event) => {
 async function checkAlone(id: number, key: string, message: Uint8Array, signature: Uint8Array): Promise<void> {
   const valid = /^(?:[0-9a-f]{2})*$/.test(key) && (await checkOne(key, message, signature));
   self.postMessage({ code: "valid", id, valid });
+}
+
+/**
+ * The LineHash of every row in `bytes` (whole rows of the record from byte `base` on), split
+ * as the format's row splitter splits them: at each LF, a CR before it left out. The page
+ * uses one only for a row whose bytes are exactly these (hashes-ahead.ts).
+ */
+function hashRows(id: number, base: number, bytes: Uint8Array): void {
+  const offsets: number[] = [];
+  const lengths: number[] = [];
+  const hex: string[] = [];
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const length = end > start && bytes[end - 1] === 0x0d ? end - 1 - start : end - start;
+    if (length > 0) {
+      offsets.push(base + start);
+      lengths.push(length);
+      hex.push(LineHash.of(bytes.subarray(start, start + length)));
+    }
+    start = end + 1;
+  }
+  const answer = { code: "hashed", id, offsets: Uint32Array.from(offsets), lengths: Uint32Array.from(lengths), hex: hex.join("") } as const;
+  self.postMessage(answer, [answer.offsets.buffer, answer.lengths.buffer]);
 }
 
 async function hello(wanted: Backend | "auto"): Promise<void> {

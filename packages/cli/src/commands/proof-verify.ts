@@ -121,7 +121,8 @@ function says(line: JsonObject): string {
     const found = isJsonObject(value) ? value[inner] : undefined;
     return typeof found === "string" ? found : "?";
   };
-  switch (line["line_type"]) {
+  // A string's switch: the default is every other line_type a proof can carry, not a stand-in.
+  switch (text("line_type")) {
     case "intent":
       return `intent of call ${text("call_id")}, tool ${text("tool_id")}`;
     case "outcome":

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "clipanion";
-import { PRIVATE_FILE_MODE, describeIoError, makeDirectories, unreachable } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, describeIoError, makeDirectories, unmatched } from "@aegis/format/internal";
 import { callLines, lineNumber, proveLines, type LineProofs } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../command.js";
@@ -81,7 +81,7 @@ export class ProveCommand extends AegisCommand {
           "run `aegis show` on the record to list its calls, or make a checkpoint of more Lines",
         ),
       )
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
     if (this.outDir === undefined) {
       await this.out(proofs[0]?.text ?? "");
       return 0;

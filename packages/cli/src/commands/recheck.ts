@@ -1,4 +1,4 @@
-import { unreachable, messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
+import { unmatched, messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
 import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
@@ -119,7 +119,7 @@ export class RecheckCommand extends AegisCommand {
       const what = match(row)
         .with({ code: "does_not_parse" }, (r) => r.detail)
         .with({ code: "too_long" }, (r) => `${r.length} bytes, over the ${r.limit}-byte row limit`)
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
       spool.add("err", `warning: line ${row.line} skipped: ${what}\n`);
     };
     const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
@@ -201,7 +201,7 @@ export class RecheckCommand extends AegisCommand {
     const policyExit: ExitCode = match(conclusion)
       .with({ code: "nothing_rechecked" }, () => 1 as const)
       .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
     const policyOrSpecExit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;

@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
 import { ChainWriterError, repairTornTail, type RepairResult } from "@aegis/format";
 import { match } from "ts-pattern";
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -53,7 +53,7 @@ export class RepairCommand extends AegisCommand {
           (r) =>
             `nothing to repair: ${this.record} ${r.tail === "empty" ? "is empty" : r.tail === "line" ? "ends in a whole line" : "ends in a line longer than a writer reads; it is not torn, and is left as it is"}\n`,
         )
-        .exhaustive(unreachable),
+        .exhaustive(unmatched),
     );
     return 0;
   }

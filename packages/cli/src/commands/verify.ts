@@ -1,7 +1,7 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError } from "@aegis/format";
-import { verifyChainFiles, type FileVerification, unreachable, describeIoError as ioErrorText } from "@aegis/format/internal";
-import { lstat, open, readdir } from "node:fs/promises";
+import { ChainReadError, type Verification } from "@aegis/format";
+import { verifyChainFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
+import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
@@ -13,7 +13,15 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import {
+  describeForeignKey,
+  describeNotARecord,
+  describeUnfinishedCalls,
+  mayBeNotARecord,
+  verifyJson,
+  verifyJsonParts,
+  verifyTextParts,
+} from "../verify-report.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
@@ -123,7 +131,7 @@ export class VerifyCommand extends AegisCommand {
     if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${unfinished}\n`);
     const foreign = describeForeignKey(result, this.keys, this.trustStore !== undefined);
     if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${foreign}\n`);
-    const stray = input.path === STDIN ? undefined : describeNotARecord(result, input.shown, await firstBytes(input.path));
+    const stray = input.path === STDIN ? undefined : await notARecord(result, input.shown, input.path);
     if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
     return exitCodeOfVerdict(result.verdict);
   }
@@ -165,7 +173,7 @@ export class VerifyCommand extends AegisCommand {
       const fileExit = match(answer)
         .with({ code: "checked" }, (a) => exitCodeOfVerdict(a.verification.verdict))
         .with({ code: "unreadable" }, () => 2 as const)
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
       if (answer.code === "checked") tally[answer.verification.verdict.status]++;
       else tally.unreadable++;
       if (SEVERITY[fileExit] > SEVERITY[exit]) exit = fileExit;
@@ -185,7 +193,7 @@ export class VerifyCommand extends AegisCommand {
       if (unfinished !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${unfinished}\n`);
       const foreign = answer.code === "checked" ? describeForeignKey(answer.verification, this.keys, this.trustStore !== undefined) : undefined;
       if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${answer.path}: ${foreign}\n`);
-      const stray = answer.code === "checked" ? describeNotARecord(answer.verification, answer.path, await firstBytes(answer.path)) : undefined;
+      const stray = answer.code === "checked" ? await notARecord(answer.verification, answer.path, answer.path) : undefined;
       if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
       first = false;
     }
@@ -279,10 +287,19 @@ async function recordsUnder(dir: string): Promise<string[]> {
   return found;
 }
 
-/** The first bytes of a file already verified, for what is said about it; none if it cannot be read again. */
+/** What is said of a file that may not be a record at all; its first bytes are read again only then. */
+async function notARecord(v: Verification, shown: string, path: string): Promise<string | undefined> {
+  return mayBeNotARecord(v) ? describeNotARecord(v, shown, await firstBytes(path)) : undefined;
+}
+
+/**
+ * The first bytes of a file already verified, for what is said about it; none if it cannot be
+ * read again. Only a regular file is opened again: a FIFO or a device was read once, as it
+ * streamed, and opening it a second time would wait for a writer that is gone.
+ */
 async function firstBytes(path: string): Promise<Uint8Array> {
   try {
-    const file = await open(path, "r");
+    const file = await openRegularFile(path);
     try {
       const { buffer, bytesRead } = await file.read(Buffer.alloc(256), 0, 256, 0);
       return buffer.subarray(0, bytesRead);

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { CapabilityOutcome, ChainWriter, ExecutionOutcome, PolicyOutcome } from "@aegis/format";
 import { decide, type CallAxes } from "@aegis/policy";
 import { match } from "ts-pattern";
@@ -135,11 +135,11 @@ function verdictText(policy: PolicyOutcome, rule: string | undefined, execution:
         .with({ status: "success" }, () => "success")
         .with({ status: "resource_exceeded" }, (e) => `stopped: ${e.kind} limit exceeded`)
         .with({ status: "trap" }, { status: "host_denied" }, (e) => e.status)
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
       return `${approvalRef === undefined ? `allowed${by}` : `allowed under approval ${approvalRef}`} -> ${ran}`;
     })
     .with({ status: "denied" }, (p) => `denied${by}: ${p.reason}`)
     .with({ status: "rate_limited" }, () => `rate limited${by}`)
     .with({ status: "pending_approval" }, (p) => `parked for approval ${p.approval_id}${by}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -12,7 +12,7 @@ import {
   type EnvelopeRead,
   type SigningKey,
 } from "@aegis/format";
-import { canonicalize, unreachable } from "@aegis/format/internal";
+import { canonicalize, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 
@@ -113,7 +113,7 @@ function outcomeOf(how: AccessEnd, decision_axes: DecisionAxes, wall_ms: number)
     .with({ code: "missing" }, () => refused("missing: the Envelope holds no bytes and no tombstone for it"))
     .with({ code: "redacted" }, (r) => refused(`redacted at ${r.redactedAt}: ${r.reason}`))
     .with({ code: "digest_mismatch" }, (r) => refused(`digest_mismatch: the stored bytes hash to ${r.found}`))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The reference's `deny_all` shape, as wrap's pass-through: the read mints no authority, and the record says so. */

@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import type { EnvelopeRead, EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { digestReferences, type DigestReference } from "./references.js";
@@ -36,7 +36,7 @@ export async function checkRecordAgainst(
       .with({ code: "digest_mismatch" }, () => tally.digest_mismatch++)
       .with({ code: "redacted" }, () => tally.redacted++)
       // Never the default handler: it would print the answer, bytes and all.
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
     await onCheck?.({ reference, read });
   }
   return tally;
@@ -54,7 +54,7 @@ export function describeCheck({ reference: r, read }: ReferenceCheck): string {
     .with({ code: "missing" }, () => "missing")
     .with({ code: "digest_mismatch" }, (x) => `digest_mismatch found=${x.found}`)
     .with({ code: "redacted" }, (x) => `redacted at ${x.redactedAt}: ${x.reason}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   return `${where}: ${what}`;
 }
 
@@ -65,6 +65,6 @@ export function checkJson({ reference: r, read }: ReferenceCheck): Record<string
     .with({ code: "missing" }, () => ({ status: "missing" }))
     .with({ code: "digest_mismatch" }, (x) => ({ status: "digest_mismatch", found: x.found }))
     .with({ code: "redacted" }, (x) => ({ status: "redacted", redacted_at: x.redactedAt, reason: x.reason }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   return { call_id: r.callId ?? null, session_index: r.sessionIndex, seq: r.seq ?? null, line: r.line, part: r.part, digest: r.digest, ...answer };
 }

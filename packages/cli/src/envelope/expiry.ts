@@ -1,5 +1,5 @@
 import { ChainReadError, describeVerdict, type RequestDigest } from "@aegis/format";
-import { tryParseDigest, verifyChainFile, describeIoError, detachedString, isLineTime, type WalkedLine, unreachable } from "@aegis/format/internal";
+import { tryParseDigest, verifyChainFile, describeIoError, detachedString, isLineTime, type WalkedLine, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
@@ -132,7 +132,7 @@ export async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onEx
       .with({ code: "missing" }, () => void notHeld++)
       // The reason is ours, and fits (SPEC §14.3).
       .with({ code: "reason_refused" }, (o) => Promise.reject(new Error(`the store refused the reason "${RETENTION_REASON}": ${o.detail}`)))
-      .exhaustive(unreachable);
+      .exhaustive(unmatched);
   };
   try {
     for (const entry of plan.expire) {

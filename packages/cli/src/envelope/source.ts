@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
@@ -36,5 +36,5 @@ export function isLoss(damage: EnvelopeDamage): boolean {
   return match(damage)
     .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, { code: "not_regular_file" }, () => true)
     .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

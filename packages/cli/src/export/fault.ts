@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { ExitCode } from "../exit-code.js";
 
@@ -23,7 +23,7 @@ export function exitCodeOfExportFault(fault: ExportFault): ExitCode {
     .with({ code: "tampered" }, () => 1 as const)
     .with({ code: "indeterminate" }, () => 3 as const)
     .with({ code: "untimed" }, { code: "too_many_calls" }, { code: "setup" }, { code: "delivery" }, () => 2 as const)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 export function renderExportFault(fault: ExportFault): { readonly error: string; readonly help: string } {
@@ -52,5 +52,5 @@ export function renderExportFault(fault: ExportFault): { readonly error: string;
       error: `${f.endpoint} did not take the spans (${f.detail}); ${f.delivered} of ${f.total} were delivered before`,
       help: "check OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) and _HEADERS, and that the collector is up; exporting again sends the same ids",
     }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

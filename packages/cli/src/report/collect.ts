@@ -1,13 +1,13 @@
 import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
-import { tryParseDigest, describeIoError, unreachable } from "@aegis/format/internal";
+import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
 import { explainIndeterminate } from "@aegis/policy/internal";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { describeFinding } from "../checkpoint-finding.js";
+import { checkRecordAgainst } from "../envelope/check-record.js";
 import { CliError } from "../fault.js";
-import { entries } from "../show/entries-file.js";
 import type { CheckpointData, EnvelopeData, HeldEntry, RecheckData, RecheckedCall } from "./data.js";
 
 /** The record's verdict as this process reaches it, and the recheck of its calls on the way. */
@@ -53,21 +53,15 @@ function recheckedCall(verdict: RecheckVerdict): RecheckedCall {
 export async function envelopeData(path: string, source: EnvelopeSource, name: string, damage: readonly string[]): Promise<EnvelopeData> {
   const digests: Record<string, HeldEntry> = {};
   let embedded = 0;
-  const take = async (digest: string): Promise<void> => {
-    if (Object.hasOwn(digests, digest)) return;
-    const parsed = tryParseDigest("RequestDigest", digest);
-    if (!parsed.ok) return;
-    const held = heldEntry(await source.get(parsed.digest), EMBEDDED_ENVELOPE_BYTES - embedded);
+  // The digests `aegis envelope verify` asks for, tool definitions included, counted as it
+  // counts them: the page's summary must be that command's.
+  const tally = await checkRecordAgainst(path, source, ({ reference, read }) => {
+    if (reference.part === "tool_spec" || Object.hasOwn(digests, reference.digest)) return;
+    const held = heldEntry(read, EMBEDDED_ENVELOPE_BYTES - embedded);
     if (held.status === "present" && held.base64 !== null) embedded += held.size;
-    digests[digest] = held;
-  };
-  for await (const entry of entries(path, undefined)) {
-    if (entry.kind !== "call") continue;
-    await take(entry.request_digest);
-    const response = entry.outcome?.record.response_digest;
-    if (response !== undefined) await take(response);
-  }
-  return { source: name, digests, damage };
+    digests[reference.digest] = held;
+  });
+  return { source: name, digests, tally, damage };
 }
 
 export const EMBEDDED_ENVELOPE_BYTES = 64 * 1024 * 1024;
@@ -82,7 +76,7 @@ function heldEntry(read: EnvelopeRead, room: number): HeldEntry {
     .with({ code: "missing" }, (): HeldEntry => ({ status: "missing" }))
     .with({ code: "redacted" }, (r): HeldEntry => ({ status: "redacted", redacted_at: r.redactedAt, reason: r.reason }))
     .with({ code: "digest_mismatch" }, (r): HeldEntry => ({ status: "altered", found: r.found }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The record held to its checkpoints, as `aegis verify --checkpoint` says it. */

@@ -49,6 +49,11 @@ export interface EnvelopeData {
   readonly source: string;
   /** Per digest the record names, what the Envelope held. */
   readonly digests: Readonly<Record<string, HeldEntry>>;
+  /**
+   * What `aegis envelope verify` counts for the record: every digest it names (each call's
+   * request once, each tool definition the first time), by what the Envelope answered.
+   */
+  readonly tally: { readonly digests: number; readonly present: number; readonly missing: number; readonly digest_mismatch: number; readonly redacted: number };
   /** Damage found on opening it. */
   readonly damage: readonly string[];
 }

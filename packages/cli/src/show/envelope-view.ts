@@ -1,5 +1,5 @@
 import { RequestDigest, type EnvelopeRead } from "@aegis/format";
-import { decodeUtf8, unreachable } from "@aegis/format/internal";
+import { decodeUtf8, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import type { Entry } from "./entries.js";
@@ -39,7 +39,7 @@ function held(read: EnvelopeRead): HeldBytes {
     .with({ code: "missing" }, (): HeldBytes => ({ status: "missing" }))
     .with({ code: "redacted" }, (r): HeldBytes => ({ status: "redacted", redacted_at: r.redactedAt, reason: r.reason }))
     .with({ code: "digest_mismatch" }, (r): HeldBytes => ({ status: "digest_mismatch", found: r.found }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** Text mode shows at most this much of a value; `--json` gives it whole. */
@@ -62,5 +62,5 @@ function heldText(h: HeldBytes): string {
     .with({ status: "missing" }, () => "missing: the Envelope holds no bytes for this digest")
     .with({ status: "redacted" }, (r) => `redacted at ${r.redacted_at}: ${r.reason}`)
     .with({ status: "digest_mismatch" }, (m) => `altered: the stored bytes hash to ${m.found}, not to the digest the record names`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -1,4 +1,4 @@
-import { unreachable, describePosition } from "@aegis/format/internal";
+import { unmatched, describePosition } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { KeyId, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine } from "@aegis/format";
 import type { Entry } from "./entries.js";
@@ -33,7 +33,7 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
       ].join("\n"),
     )
     .with({ kind: "unreadable" }, (e) => `  line ${e.line} cannot be read: ${e.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, mark: string): string {
@@ -106,7 +106,7 @@ export function policyText(o: OutcomeLine): string {
     .with({ status: "denied" }, (p) => `denied: ${p.reason}`)
     .with({ status: "rate_limited" }, (p) => `rate limited: ${p.reason}`)
     .with({ status: "pending_approval" }, (p) => `parked for approval ${p.approval_id}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**
@@ -135,7 +135,7 @@ function capabilityText(o: OutcomeLine): string {
         : `granted ${grantText(c.grant)}`,
     )
     .with({ status: "denied" }, (c) => `denied: ${c.reason}${c.denied_capability === undefined ? "" : ` (${c.denied_capability})`}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 export function executionText(o: OutcomeLine): string {
@@ -144,7 +144,7 @@ export function executionText(o: OutcomeLine): string {
     .with({ status: "trap" }, (x) => `trap: ${x.message}`)
     .with({ status: "resource_exceeded" }, (x) => `resource exceeded: ${x.kind}`)
     .with({ status: "host_denied" }, (x) => `not run: ${x.reason}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   const metrics = [
     o.wall_ms === undefined ? undefined : `${o.wall_ms} ms`,
     // wrap does not meter the server: its 0 is "not measured" (SPEC §17.2).
@@ -180,5 +180,5 @@ export function approvalText(v: ApprovalVerdict): string {
       return `approved, scope ${scope.join("; ")}`;
     })
     .with({ verdict: "denied" }, (d) => `denied: ${d.reason}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

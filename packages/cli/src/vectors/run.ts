@@ -1,4 +1,4 @@
-import { unreachable, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyChainFile } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyChainFile } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
@@ -84,7 +84,7 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
         v.input.bindings === null ? null : await text(v.input.bindings),
       ),
     )
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
   // Compared as the JSON a third party would compare: an absent member and an undefined one are the same.
   const answer = JSON.parse(JSON.stringify(actual)) as unknown;
   return isDeepStrictEqual(answer, vector.expected)
@@ -332,5 +332,5 @@ function endOf(e: Extract<RelayTranscript["events"][number], { end: string }>): 
   return match(e)
     .with({ end: "signalled" }, (x) => ({ code: "signalled" as const, signal: x.signal }))
     .with({ end: "child_exited" }, { end: "grace_expired" }, { end: "transport_closed" }, (x) => ({ code: x.end }))
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

@@ -4,20 +4,16 @@ import { finishedAtLeast, verdictNow } from "../in-page/probes.js";
 
 /**
  * Headless Chromium from Debian's `chromium` package (`.ci/run` installs it), driven by
- * playwright-core. Without it the browser tests are skipped, loudly, unless
- * AEGIS_REQUIRE_BROWSER=1 (as `.ci/run` sets): then its absence fails them.
+ * playwright-core. Without it the browser tests fail, never skip: a page that verifies
+ * records is not tested by a run that leaves them out (AEGIS_CHROMIUM names another binary).
  */
 export const CHROMIUM = process.env["AEGIS_CHROMIUM"] ?? "/usr/bin/chromium";
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
-export const REQUIRE_BROWSER = process.env["AEGIS_REQUIRE_BROWSER"] === "1";
-
-if (!HAVE_CHROMIUM)
-  process.stderr.write(
-    `\n${REQUIRE_BROWSER ? "error" : "warning"}: no Chromium at ${CHROMIUM}: the browser tests of aegis report ${REQUIRE_BROWSER ? "fail" : "are SKIPPED"} ` +
-      "(apt-get install chromium, or run .ci/run, which installs it; AEGIS_CHROMIUM names another binary)\n\n",
-  );
 
 export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: the browser tests of aegis report need it (apt-get install chromium, or run .ci/run, which installs it; AEGIS_CHROMIUM names another binary)`,
+    );
   // --no-sandbox: CI runs as root, where Chromium's sandbox will not start.
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
 }
@@ -44,4 +40,9 @@ export function watchRequests(page: Page): string[] {
     if (!url.startsWith("file:") && !url.startsWith("blob:") && !url.startsWith("data:")) outside.push(url);
   });
   return outside;
+}
+
+/** How many verifications the drop page has been asked for (a file chosen, keys pasted after one). */
+export async function asked(page: Page): Promise<number> {
+  return Number(await page.evaluate(() => document.body.dataset["asked"] ?? "0"));
 }

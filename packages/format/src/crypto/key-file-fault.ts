@@ -1,5 +1,5 @@
 import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 import { FaultError } from "../fault-error.js";
 
 /**
@@ -53,7 +53,7 @@ export function describeKeyFileFault(fault: KeyFileFault): string {
     .with({ code: "malformed" }, (f) => `signing key ${f.path} is not a 64-character lowercase hex seed: ${f.detail}`)
     .with({ code: "public_key" }, (f) => `${f.path} ${describePublicKeyFound(f.found)}, not a signing key: a public key cannot sign`)
     .with({ code: "io" }, (f) => `signing key ${f.path}: ${f.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 function describePublicKeyFound(found: PublicKeyFound): string {
@@ -63,7 +63,7 @@ function describePublicKeyFound(found: PublicKeyFound): string {
     .with({ code: "pub_name" }, () => "is named as a public key file (.pub)")
     .with({ code: "equals_public_key_file" }, (f) => `holds the public key that ${f.public_key_file} holds`)
     .with({ code: "equals_given_key" }, () => "holds one of the public keys given to this command")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { constants, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 import { FaultError } from "../fault-error.js";
 
 /**
@@ -34,7 +34,7 @@ export function describeInputFileFault(fault: InputFileFault): string {
   return match(fault)
     .with({ code: "not_regular" }, (f) => `not a regular file (${describeFileKind(f.kind)})`)
     .with({ code: "too_large" }, (f) => `${f.size} bytes, over the limit of ${f.limit} bytes`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** `a directory`, `a FIFO (named pipe)`, ...: for `<path> is <this>`. */

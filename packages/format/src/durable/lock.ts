@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { link, open, rename, unlink } from "node:fs/promises";
 import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 import { errnoOf } from "./sync.js";
 import { PRIVATE_FILE_MODE } from "./files.js";
 import { InputFileError } from "./input-file.js";
@@ -39,7 +39,7 @@ export function describeRecoveredLock(recovered: RecoveredLock): string {
   return match(recovered)
     .with({ code: "dead_holder" }, (r) => `left by pid ${r.holder.pid} on ${r.holder.host}, which no longer runs`)
     .with({ code: "unreadable" }, () => "it named no holder that could be read (a writer killed while taking it)")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 export type LockResult =

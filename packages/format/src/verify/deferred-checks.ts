@@ -1,6 +1,7 @@
 import type { SignatureToCheck } from "../crypto/signing.js";
 import { SignatureBatch } from "./signature-batch.js";
-import { checkNow, type SignatureChecker, type SignatureStop, type SigningInput, type WalkedLine } from "./walk.js";
+import { checkNow, type SignatureChecker, type SignatureStop, type SigningInput } from "./signature-checker.js";
+import type { WalkedLine } from "./walk.js";
 
 /**
  * Where deferred checks go: Node's worker threads (`SignaturePool`), or a browser's Web

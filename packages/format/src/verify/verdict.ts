@@ -1,4 +1,4 @@
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 import { match } from "ts-pattern";
 import type { KeyId, LineHash, PrevHash } from "../wire/digest.js";
 import type { UnfinishedCalls } from "./unfinished-calls.js";
@@ -148,7 +148,7 @@ export function describeSignatureFault(fault: SignatureFault): string {
     .with({ code: "key_mismatch" }, (f) => `line was signed under key ${f.found}, not ${f.expected}`)
     .with({ code: "malformed_public_key" }, () => "not a valid ed25519 public key")
     .with({ code: "bad_signature" }, () => "signature does not match this line")
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The text of a Tampered reason, the reference's word for word (SPEC §8.3): the verdict line after `Tampered: `. */
@@ -182,7 +182,7 @@ export function describeTampered(reason: TamperedReason): string {
       { code: "inconsistent_checkpoints" },
       (r) => `checkpoints ${r.first} and ${r.second} of ${r.origin} state different roots for ${r.size} lines; the record forked`,
     )
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The text of an Indeterminate reason, the reference's word for word (SPEC §8.3): the verdict line after `Indeterminate: `. */
@@ -198,7 +198,7 @@ export function describeIndeterminate(reason: IndeterminateReason): string {
     .with({ code: "missing_line" }, (r) => `session ${r.session_index} skips seq ${r.expected}..${r.found} with the chain intact; a write did not land`)
     .with({ code: "empty_chain" }, () => "no lines to verify")
     .with({ code: "line_too_long" }, (r) => `line ${r.line} is longer than ${r.limit} bytes; not read`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /** The verdict line exactly as the reference's `aegis verify` prints it. */
@@ -211,5 +211,5 @@ export function describeVerdict(v: Verification): string {
     })
     .with({ status: "tampered" }, (t) => `Tampered: ${describeTampered(t.reason)}`)
     .with({ status: "indeterminate" }, (i) => `Indeterminate: ${describeIndeterminate(i.reason)}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }

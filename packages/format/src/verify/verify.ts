@@ -6,6 +6,7 @@ import { tuningFor, type CheckPool, type Tuning } from "./deferred-checks.js";
 import { defaultThreads, sharedPool } from "./signature-pool.js";
 import type { Verification } from "./verdict.js";
 import { progressOf, walkRows } from "./row-verifier.js";
+import { splits, verifySplitFile } from "./split-file.js";
 
 export { ChainReadError, RowVerifier, nextRows, progressOf } from "./row-verifier.js";
 
@@ -31,6 +32,9 @@ export interface VerifyOptions extends WalkOptions {
  * @throws ChainReadError when the file cannot be opened or read.
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
+  const threads = threadsOf(options);
+  const size = await sizeOf(path);
+  if (splits(size, threads)) return verifySplitFile(path, options, threads);
   return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, poolFor(options), await tuningOfFile(path));
 }
 
@@ -40,6 +44,8 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
  * refused with a ChainReadError, never waited on (SPEC §18).
  */
 export async function verifyFoundChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
+  const threads = threadsOf(options);
+  if (splits(await sizeOf(path), threads)) return verifySplitFile(path, options, threads, true);
   return walkRows(
     readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), true),
     path,
@@ -55,18 +61,32 @@ export async function verifyFoundChainFile(path: string, options: VerifyOptions 
  * @throws RangeError when `threads` is not a whole number of at least 0.
  */
 export function poolFor(options: VerifyOptions): CheckPool | undefined {
+  const threads = threadsOf(options);
+  return threads === 0 ? undefined : sharedPool(threads);
+}
+
+/**
+ * The threads `options.threads` asks for: one per core by default.
+ *
+ * @throws RangeError when `threads` is not a whole number of at least 0.
+ */
+function threadsOf(options: VerifyOptions): number {
   const threads = options.threads ?? defaultThreads();
   if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, got ${threads}`);
-  return threads === 0 ? undefined : sharedPool(threads);
+  return threads;
+}
+
+/** The size of a regular file; undefined for anything else, or a path that cannot be stat'ed (the read says why). */
+async function sizeOf(path: string): Promise<number | undefined> {
+  return stat(path).then(
+    (info) => (info.isFile() ? info.size : undefined),
+    () => undefined,
+  );
 }
 
 /** A large file's threads are started at once; a stream's only once it proves long. */
 export async function tuningOfFile(path: string): Promise<Tuning> {
-  const size = await stat(path).then(
-    (info) => (info.isFile() ? info.size : undefined),
-    () => undefined,
-  );
-  return tuningFor(size);
+  return tuningFor(await sizeOf(path));
 }
 
 /** `verifyChainFile`, tuned: tests send a file's checks to the threads from the first. */

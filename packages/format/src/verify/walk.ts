@@ -2,13 +2,14 @@ import { KeyId, PrevHash, chainsTo, tryParseDigest, type LineHash } from "../wir
 import { verifyingKey } from "../crypto/ed25519.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject, type JsonValue } from "../wire/json.js";
-import { readRow, unreadFinalRow } from "../wire/row-read.js";
+import { readRow, unreadFinalRow, type ReadRow } from "../wire/row-read.js";
 import { lineTypeOf, type LineType } from "../wire/line-types.js";
 import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
-import { signatureClaim, verifyClaim, verifyClaimCut, type SessionKey, type SignatureToCheck } from "../crypto/signing.js";
+import { signatureClaim, type SessionKey } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, SignatureFault, TamperedReason, Verification, Verdict } from "./verdict.js";
-import { UnfinishedCallTally, type UnfinishedMark } from "./unfinished-calls.js";
+import { UnfinishedCallTally } from "./unfinished-calls.js";
+import { CHECK_NOW, type SignatureChecker, type SignatureStop } from "./signature-checker.js";
 
 /** A Line the walk accepted, for consumers that read records as they are verified. */
 export interface WalkedLine {
@@ -44,50 +45,6 @@ export interface WalkOptions {
 
 /** Why the walk stops at a Line: the tampered verdict itself (SPEC §8.3). */
 type Stop = Extract<Verdict, { status: "tampered" }>;
-
-/**
- * What the walk's state was just before a signature it let another thread check: enough to
- * give, should that check fail, the result the sequential walk would have stopped with
- * there (see {@link ChainWalk.finishAt}).
- */
-export interface SignatureStop {
-  readonly at: Position;
-  readonly rows: number;
-  readonly sessions: number;
-  readonly keyIds: number;
-  readonly coverage: Position | undefined;
-  readonly head: LineHash | undefined;
-  readonly unfinished: UnfinishedMark;
-}
-
-/**
- * Where the walk's signature checks go. The walk decides every fault but the curve
- * arithmetic itself (key, encodings, key id, in the reference's order); that last check is
- * made here, on this thread, unless the checker defers it: the walk then goes on as if it
- * passed, and a deferred check that fails is answered by {@link ChainWalk.finishAt}.
- */
-export interface SignatureChecker {
-  /** True when the check is deferred; false when it was made now and failed. */
-  check(claim: SignatureToCheck, input: SigningInput, stop: () => SignatureStop): boolean;
-}
-
-/** A Line's signing input: as text, or, for most rows, as the row's bytes less a cut. Valid during `check` only. */
-export interface SigningInput {
-  text(): string;
-  /** The row, when the signing input is its bytes without [cut.start, cut.end). */
-  readonly row: Buffer | undefined;
-  readonly cut: { readonly start: number; readonly end: number } | undefined;
-}
-
-/** The curve arithmetic of one signature, now, on this thread. */
-export function checkNow(claim: SignatureToCheck, input: SigningInput): boolean {
-  return input.row !== undefined && input.cut !== undefined
-    ? verifyClaimCut(claim, input.row, input.cut.start, input.cut.end)
-    : verifyClaim(claim, input.text());
-}
-
-/** Every check made now, on this thread: the sequential walk. */
-export const CHECK_NOW: SignatureChecker = { check: checkNow };
 
 /**
  * The verifier's state machine (SPEC §8): one pass, holding what the writer held (the
@@ -140,7 +97,11 @@ export class ChainWalk {
     return this.stopped !== undefined;
   }
 
-  step(row: Row): void {
+  /**
+   * Walk one row. `read`, when given, is `readRow(row.bytes)` made elsewhere (a worker thread,
+   * split-walk.ts); it must be exactly that, or a value holding every member this walk reads.
+   */
+  step(row: Row, read?: ReadRow): void {
     this.lastValue = undefined;
     if (this.stopped !== undefined) return;
     if (this.unparsed !== undefined) {
@@ -156,7 +117,7 @@ export class ChainWalk {
       this.stopped = { status: "indeterminate", reason: this.cap };
       return;
     }
-    const result = this.accept(row);
+    const result = this.accept(row, read ?? readRow(row.bytes));
     if (result !== undefined) this.stopped = result;
   }
 
@@ -208,10 +169,9 @@ export class ChainWalk {
     };
   }
 
-  private accept(row: Extract<Row, { code: "row" }>): Stop | undefined {
+  private accept(row: Extract<Row, { code: "row" }>, read: ReadRow): Stop | undefined {
     const line = row.number; // SPEC §8.3 names a row number `line`
-    // Steps 1-2: parse, canonicalize, hash.
-    const read = readRow(row.bytes);
+    // Steps 1-2: parse, canonicalize, hash (`read`).
     if (!read.ok) {
       // Only a row that could be torn waits to learn whether it is the last (step 1).
       if (unreadFinalRow(read) === "tampered") return malformed(line, read.detail);
@@ -407,6 +367,7 @@ export class ChainWalk {
 }
 
 function parsedPrev(text: string): PrevHash | undefined {
+  // Stryker disable next-line StringLiteral: equivalent E9
   const parsed = tryParseDigest("PrevHash", text);
   return parsed.ok ? parsed.digest : undefined;
 }

@@ -1,7 +1,7 @@
-import { Worker, workerData } from "node:worker_threads";
+import { Worker, workerData, type WorkerOptions } from "node:worker_threads";
 
-/** The verifier's worker threads: the signature pool's (signature-worker.ts) and verifyChainFiles' (file-worker.ts). */
-export type VerifyWorker = "signature" | "file";
+/** The verifier's worker threads: the signature pool's (signature-worker.ts), the row pool's (row-worker.ts) and verifyChainFiles' (file-worker.ts). */
+export type VerifyWorker = "signature" | "file" | "row";
 
 /** What a thread started by {@link startWorker} is told: which worker it is. */
 interface WorkerData {
@@ -14,9 +14,9 @@ interface WorkerData {
  * dist/). Built into one file (dist/aegis.mjs, ADR 0023), this module's URL is that file's:
  * the thread starts that same file, whose entry hands it to {@link runWorkerThread}.
  */
-export function startWorker(name: VerifyWorker): Worker {
+export function startWorker(name: VerifyWorker, options: Pick<WorkerOptions, "resourceLimits"> = {}): Worker {
   const data: WorkerData = { aegis_worker: name };
-  return new Worker(workerUrl(`./${name}-worker.js`), { workerData: data });
+  return new Worker(workerUrl(`./${name}-worker.js`), { ...options, workerData: data });
 }
 
 function workerUrl(file: string): URL {
@@ -34,9 +34,15 @@ export async function runWorkerThread(): Promise<boolean> {
   const name = isWorkerData(workerData) ? workerData.aegis_worker : undefined;
   if (name === "signature") await import("./signature-worker.js");
   else if (name === "file") await import("./file-worker.js");
+  else if (name === "row") await import("./row-worker.js");
   return name !== undefined;
 }
 
 function isWorkerData(data: unknown): data is WorkerData {
-  return typeof data === "object" && data !== null && "aegis_worker" in data && (data.aegis_worker === "signature" || data.aegis_worker === "file");
+  return (
+    typeof data === "object" &&
+    data !== null &&
+    "aegis_worker" in data &&
+    (data.aegis_worker === "signature" || data.aegis_worker === "file" || data.aegis_worker === "row")
+  );
 }

@@ -1,5 +1,5 @@
 import { match } from "ts-pattern";
-import { unreachable } from "../unreachable.js";
+import { unmatched } from "../unreachable.js";
 import { describeCanonicalFault, type CanonicalFault } from "../wire/canonical.js";
 import type { LockHolder, LockResult } from "../durable/lock.js";
 import { describeTampered } from "../verify/verdict.js";
@@ -65,7 +65,7 @@ export function describeWriterFault(fault: WriterFault): string {
     )
     .with({ code: "failed" }, (f) => `an earlier write failed, so this writer has stopped: ${f.detail}`)
     .with({ code: "io" }, (f) => `${f.path}: ${f.detail}`)
-    .exhaustive(unreachable);
+    .exhaustive(unmatched);
 }
 
 /**

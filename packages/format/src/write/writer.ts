@@ -8,67 +8,21 @@ import { CanonicalFormError } from "../wire/canonical.js";
 import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "../wire/digest.js";
 import { GroupCommit, type Urgency } from "../durable/group-commit.js";
 import { acquireLock, type RecoveredLock } from "../durable/lock.js";
-import { messageOf, syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
+import { syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
 import { toHex } from "../wire/hex.js";
 import type { SigningKey } from "../crypto/keys.js";
-import {
-  SCHEMA_VERSION,
-  type DecisionAxes,
-  type DecisionPayload,
-  type ExecutionOutcome,
-  type IntentPayload,
-  type OutcomePayload,
-  type PublicKeyHex,
-  type SignedPayload,
-} from "../wire/line-types.js";
+import { SCHEMA_VERSION, type DecisionPayload, type IntentPayload, type OutcomePayload, type PublicKeyHex, type SignedPayload } from "../wire/line-types.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
 import { lineAt, readFileTail } from "./tail.js";
-import { describeIoError } from "../durable/io-text.js";
 import { PRIVATE_FILE_MODE } from "../durable/files.js";
 import { ChainWriterError, lockedFault } from "./writer-error.js";
 
+import type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
+import { io, lineTime, mismatch, put, systemClock, unfinished } from "./writer-steps.js";
+
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
-
-/** How {@link ChainWriter.open} opens a record file. */
-export interface ChainWriterOptions {
-  /** The key the Session is signed with; its public key goes into the `open` Line (SPEC §8.4). */
-  readonly key: SigningKey;
-  /**
-   * Permit the published development key. Only for reproducing vectors: a record signed
-   * with it proves nothing about who wrote it.
-   */
-  readonly allowInsecureDevKey?: boolean;
-  /**
-   * Where the verbatim request and response bytes of calls begun with bytes are kept
-   * (SPEC §9): each is put, durably, before the Line that names its digest is written.
-   */
-  readonly envelope?: EnvelopeSink;
-  /**
-   * Told of every Line as it is appended, in file order, with its canonical text (no
-   * newline) and whether it became durable: what a Merkle tree over the record is fed
-   * (`@aegis/proof`'s checkpointing writer). Called inside the append step; keep it cheap.
-   */
-  readonly onLine?: (line: AppendedLine) => void;
-  /**
-   * The clock each Line's `time` member is read from (SPEC §13.7, an aegis-ts extension):
-   * by default the system's. `false` writes no `time`, as the reference's writer: for
-   * records that must be the same bytes on every run (test vectors).
-   */
-  readonly clock?: (() => Date) | false;
-}
-
-/** A Line as {@link ChainWriterOptions.onLine} is told of it. */
-export interface AppendedLine {
-  /** The Line's canonical text, as written, without its newline. */
-  readonly text: string;
-  /** Its `seq` in its Session. */
-  readonly seq: number;
-  /** Its `line_hash`: the SHA-256 of `text`. */
-  readonly lineHash: LineHash;
-  /** Resolves true once the Line is on disk, false if its write failed; never rejects. */
-  readonly durable: Promise<boolean>;
-}
+export type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
 
 /**
  * Appends Lines to one record file (SPEC §4, §13.2). Opening starts a Session with a signed
@@ -421,47 +375,5 @@ export class ChainWriter {
     this.batch = [];
     let written = 0;
     while (written < data.length) written += writeSync(this.handle.fd, data, written, data.length - written);
-  }
-}
-
-const systemClock = (): Date => new Date();
-
-/**
- * RFC 3339 in UTC with milliseconds (SPEC §13.7). A clock outside years 0000-9999 (or an
- * invalid Date) has no such spelling: refused before a `seq` is taken.
- */
-function lineTime(date: Date): string {
-  const ms = date.getTime();
-  if (!(ms >= EARLIEST_TIME && ms <= LATEST_TIME)) throw new RangeError(`the writer's clock gave ${String(date)}, which RFC 3339 cannot spell`);
-  return date.toISOString();
-}
-/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: past them `toISOString` writes six-digit years. */
-const EARLIEST_TIME = -62_167_219_200_000;
-const LATEST_TIME = 253_402_300_799_999;
-
-function unfinished(execution: ExecutionOutcome): CallResult {
-  const axes: DecisionAxes = {};
-  return { policy: { status: "denied", reason: "not evaluated" }, capability: { status: "denied", reason: "not evaluated" }, execution, decision_axes: axes };
-}
-
-/** Ask the Envelope; a refusal becomes the writer's `envelope` fault. */
-async function put<D>(part: "request" | "response", action: () => Promise<D> | undefined): Promise<D | undefined> {
-  try {
-    return await action();
-  } catch (error) {
-    throw new ChainWriterError({ code: "envelope", part, detail: messageOf(error) }, { cause: error });
-  }
-}
-
-function mismatch(part: "request" | "response", kept: string, digest: string): ChainWriterError {
-  return new ChainWriterError({ code: "envelope", part, detail: `the Envelope answered ${kept} for bytes that hash to ${digest}` });
-}
-
-async function io<T>(path: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (error instanceof ChainWriterError) throw error;
-    throw new ChainWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
   }
 }

@@ -13,6 +13,8 @@ export interface VerdictFacts {
   readonly json: Readonly<Record<string, unknown>>;
   readonly where: Where;
   readonly pinned: boolean;
+  /** How many keys it was pinned to: the page's own, or those pasted on the drop page. */
+  readonly keyCount: number;
   readonly milliseconds: number;
   readonly backend: string;
 }
@@ -49,12 +51,12 @@ export function renderBanner(
       ...fact(
         "Trust",
         facts.pinned
-          ? `pinned: every Session must be signed by one of ${data.keys.length} given key(s)`
+          ? `pinned: every Session must be signed by one of ${facts.keyCount} given key(s)`
           : "unpinned: no key was given, so anyone could have signed this record",
       ),
       ...fact("Keys", v.key_ids.length === 0 ? "none published" : v.key_ids.map((id) => `key_id ${id}`).join("\n")),
       ...fact("Coverage", v.coverage === undefined ? "no signature verified" : `session ${v.coverage.session_index} seq ${v.coverage.seq}`),
-      ...fact("Sessions", sessionsText(v.sessions, sessions)),
+      ...fact("Sessions", sessionsText(v, sessions)),
       ...fact("Lines", String(v.lines)),
       ...fact("Head", v.head ?? "none"),
       ...unfinishedFact(v),
@@ -86,10 +88,10 @@ function writtenFacts(data: ReportData): HTMLElement[] {
     facts.push(...fact("Recheck*", `under ${data.recheck.policy} (policy_set_hash ${data.recheck.policy_set_hash}): ${tally === "" ? "no call" : tally}`));
   }
   if (data.envelope !== null) {
-    const counts = new Map<string, number>();
-    for (const held of Object.values(data.envelope.digests)) counts.set(held.status, (counts.get(held.status) ?? 0) + 1);
-    const tally = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
-    facts.push(...fact("Envelope*", [`${data.envelope.source}: ${tally === "" ? "no digest named" : tally}`, ...data.envelope.damage].join("\n")));
+    // As `aegis envelope verify` counts them, tool definitions included.
+    const t = data.envelope.tally;
+    const tally = `${t.present} present, ${t.missing} missing, ${t.digest_mismatch} digest_mismatch, ${t.redacted} redacted (of ${t.digests} digests the record names)`;
+    facts.push(...fact("Envelope*", [`${data.envelope.source}: ${tally}`, ...data.envelope.damage].join("\n")));
   }
   if (data.checkpoints !== null) facts.push(...fact("Checkpoints*", [data.checkpoints.verdict, ...data.checkpoints.findings].join("\n")));
   return facts;
@@ -105,9 +107,15 @@ function fact(term: string, detail: string): HTMLElement[] {
   return [h("dt", {}, term), h("dd", {}, detail)];
 }
 
-function sessionsText(count: number, sessions: readonly SessionEntry[]): string {
+function sessionsText(v: Verification, sessions: readonly SessionEntry[]): string {
   const opened = sessions.map((s) => `session ${s.session_index}: public key ${s.public_key}${s.time === undefined ? "" : `, opened ${s.time}`}`);
-  return [`${count} verified`, ...opened].join("\n");
+  // Only a Verified record has verified Sessions: beside Tampered or Indeterminate, "verified"
+  // would vouch for what the verdict does not.
+  const count =
+    v.verdict.status === "verified"
+      ? `${v.sessions} verified`
+      : `${v.sessions} opened by an accepted open Line; not verified, as the record is ${WORD[v.verdict.status]}`;
+  return [count, ...opened].join("\n");
 }
 
 export function whereText(where: Exclude<Where, null>): string {

@@ -95,7 +95,8 @@ export function cellsOf(entry: Entry, context: RowContext): Cells {
 function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "line" | "session" | "what">): Cells {
   const o = entry.outcome?.record;
   const classes = new Set<RowClass>(["call"]);
-  const line = entry.outcome?.line ?? entry.intent?.line ?? 0;
+  // The row the call began on, as its Time is the intent's: a call is found where it began.
+  const line = entry.intent?.line ?? entry.outcome?.line ?? 0;
   const at = entry.outcome?.at ?? entry.intent?.at;
   const begun = entry.intent?.time;
   const ended = o?.time;
@@ -109,7 +110,8 @@ function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "lin
     time: begun ?? ended ?? NONE,
     duration:
       begun !== undefined && ended !== undefined ? `${Date.parse(ended) - Date.parse(begun)} ms` : o?.wall_ms !== undefined ? `${o.wall_ms} ms (ran)` : NONE,
-    recheck: context.recheckByLine.get(line)?.text ?? NONE,
+    // `aegis recheck` reports each call by its outcome's row.
+    recheck: (entry.outcome === undefined ? undefined : context.recheckByLine.get(entry.outcome.line))?.text ?? NONE,
     envelope: envelopeText(context.data, entry),
   };
   if (o === undefined) {

@@ -28,6 +28,12 @@ export class VirtualTable {
   private printing = false;
   /** Ends the window's listeners: a record dropped next gets a table of its own, and this one must let go. */
   private readonly listening = new AbortController();
+  /**
+   * Renders again whenever the viewport's size changes, being shown included: rows are
+   * given before the table is on the page (so its height is not known yet), and a tall
+   * window must not keep only the rows that fitted a guess.
+   */
+  private readonly resized = new ResizeObserver(() => this.render());
 
   constructor(
     private readonly columns: readonly Column[],
@@ -59,7 +65,7 @@ export class VirtualTable {
       this.open();
     });
     const signal = this.listening.signal;
-    window.addEventListener("resize", () => this.render(), { signal });
+    this.resized.observe(this.viewport);
     window.addEventListener("beforeprint", () => this.print(true), { signal });
     window.addEventListener("afterprint", () => this.print(false), { signal });
   }
@@ -67,6 +73,7 @@ export class VirtualTable {
   /** Stop listening to the window, so that the table, and the account its rows come from, can be collected. */
   dispose(): void {
     this.listening.abort();
+    this.resized.disconnect();
   }
 
   /** Show these rows (indexes into the caller's list), in this order. */
@@ -123,7 +130,8 @@ export class VirtualTable {
       last = Math.min(total, PRINTED_ROWS);
     } else {
       const top = this.viewport.scrollTop;
-      const height = this.viewport.clientHeight || 600;
+      // Not laid out yet: the observer renders again once it is; till then, the window's height.
+      const height = this.viewport.clientHeight || window.innerHeight;
       first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
       last = Math.min(total, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
     }

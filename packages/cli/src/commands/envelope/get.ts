@@ -1,4 +1,4 @@
-import { unreachable, messageOf } from "@aegis/format/internal";
+import { unmatched, messageOf } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";
@@ -84,7 +84,7 @@ export class EnvelopeGetCommand extends AegisCommand {
           Promise.reject(new CliError({ code: "envelope_entry", digest, answer: "digest_mismatch", detail: `the stored bytes hash to ${r.found}` })),
         )
         // Never the default handler: it would print the entry, bytes and all.
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
     } finally {
       await source.close();
     }

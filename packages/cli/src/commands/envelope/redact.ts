@@ -1,4 +1,4 @@
-import { unreachable } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";
@@ -53,7 +53,7 @@ export class EnvelopeRedactCommand extends AegisCommand {
         .with({ code: "reason_refused" }, (o) =>
           Promise.reject(new CliError({ code: "usage", message: `--reason was refused: ${o.detail}`, command: "envelope redact" })),
         )
-        .exhaustive(unreachable);
+        .exhaustive(unmatched);
     } finally {
       await store.close();
     }

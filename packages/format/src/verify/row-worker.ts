@@ -1,0 +1,29 @@
+import { parentPort } from "node:worker_threads";
+import { readPiece, type PieceAnswer } from "./row-work.js";
+
+/**
+ * A thread of the row pool (row-pool.ts): it reads each piece it is sent (row-work.ts) and
+ * answers with the rows read, handing the piece's buffer back for the calling thread to
+ * read the next piece into (and to read a row again, should a guess of key be wrong).
+ */
+export interface PieceRequest {
+  readonly id: number;
+  readonly bytes: ArrayBuffer;
+  readonly length: number;
+  readonly limit: number;
+  readonly hint: string | undefined;
+}
+
+export interface PieceReply {
+  readonly id: number;
+  readonly bytes: ArrayBuffer;
+  readonly answer: PieceAnswer;
+}
+
+const port = parentPort;
+if (port === null) throw new Error("row-worker runs as a worker thread");
+port.on("message", (request: PieceRequest) => {
+  const answer = readPiece(Buffer.from(request.bytes, 0, request.length), request.limit, request.hint);
+  const reply: PieceReply = { id: request.id, bytes: request.bytes, answer };
+  port.postMessage(reply, [request.bytes, answer.at.buffer as ArrayBuffer]);
+});

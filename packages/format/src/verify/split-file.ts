@@ -1,0 +1,69 @@
+import { open, type FileHandle } from "node:fs/promises";
+import { openRegularFile } from "../durable/regular-file.js";
+import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
+import type { ByteSource } from "./piece-cutter.js";
+import { sharedRowPool } from "./row-pool.js";
+import { ChainReadError, progressOf } from "./row-verifier.js";
+import { DEFAULT_SPLIT, splitWalk, type SplitTuning } from "./split-walk.js";
+import type { Verification } from "./verdict.js";
+import type { VerifyOptions } from "./verify.js";
+
+/**
+ * A record this large is read by the split walk (ADR 0027) when threads are asked for:
+ * below it, starting the threads costs more than they save, and the walk of row-verifier.ts
+ * (signatures only on threads, after its first few thousand) is kept.
+ */
+export const SPLIT_MIN_BYTES = 4 << 20;
+
+/** True when a record of `size` bytes (undefined: not a regular file) is verified by the split walk on `threads` threads. */
+export function splits(size: number | undefined, threads: number): boolean {
+  return threads > 0 && size !== undefined && (size >= SPLIT_MIN_BYTES || sharedRowPool(threads).running);
+}
+
+/**
+ * Verify a record file by the split walk on `threads` threads. With `regularOnly`, a path
+ * that is not a regular file is refused (SPEC §18), as readRowChunks refuses it.
+ *
+ * @throws ChainReadError when the file cannot be opened or read.
+ */
+export async function verifySplitFile(
+  path: string,
+  options: VerifyOptions,
+  threads: number,
+  regularOnly = false,
+  tuning: SplitTuning = DEFAULT_SPLIT,
+): Promise<Verification> {
+  let handle: FileHandle;
+  try {
+    handle = regularOnly ? await openRegularFile(path) : await open(path, "r");
+  } catch (error) {
+    throw new ChainReadError(path, error);
+  }
+  // Read from the current position, as readRowChunks does.
+  const source: ByteSource = { read: async (into) => (await handle.read(into, 0, into.length, null)).bytesRead };
+  try {
+    return await splitWalk(source, path, options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** The split walk over bytes in memory, read `readBytes` at a time (tests: pieces cut anywhere). */
+export async function verifySplitBytes(
+  bytes: Uint8Array,
+  options: VerifyOptions,
+  threads: number,
+  tuning: SplitTuning,
+  readBytes: number,
+): Promise<Verification> {
+  let at = 0;
+  const source: ByteSource = {
+    read: (into) => {
+      const n = Math.min(into.length, readBytes, bytes.length - at);
+      into.set(bytes.subarray(at, at + n));
+      at += n;
+      return Promise.resolve(n);
+    },
+  };
+  return splitWalk(source, "bytes", options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
+}

@@ -1,0 +1,167 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChainWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
+import { verifyChainBytes, verifySplitBytes } from "../src/internal.js";
+import { sharedRowPool } from "../src/verify/row-pool.js";
+import { manifestEntries } from "./support/manifest.js";
+import { outcome, tempDir } from "./support/chains.js";
+import { vectorPath } from "./support/vectors.js";
+
+/**
+ * The split walk (ADR 0027: rows split, parsed, hashed and their signatures checked on worker
+ * threads, linked in order on the calling thread) must answer exactly as the sequential
+ * walk: same verdict, reason, position, coverage, keys, counts and head, and the same Lines
+ * told to `onLine`. Pieces here are a row or two (a small row bound makes them small), and
+ * reads stop at odd sizes, so that a Session's `open` and its Lines fall in different
+ * pieces and threads, and the reader's guess of a piece's key is put to work.
+ */
+interface Answer {
+  readonly verification: Verification;
+  readonly lines: readonly number[];
+}
+
+function sequential(bytes: Uint8Array, options: VerifyOptions = {}): Answer {
+  const lines: number[] = [];
+  const verification = verifyChainBytes(bytes, { ...options, onLine: (l: WalkedLine) => lines.push(l.line) });
+  return { verification, lines };
+}
+
+async function split(bytes: Uint8Array, threads: number, readBytes: number, options: VerifyOptions = {}): Promise<Answer> {
+  const lines: number[] = [];
+  const verification = await verifySplitBytes(
+    bytes,
+    { ...options, onLine: (l: WalkedLine) => lines.push(l.line) },
+    threads,
+    { pieceBytes: 1, budgetBytes: 1 << 16 },
+    readBytes,
+  );
+  return { verification, lines };
+}
+
+/** Without `onLine`: the walk reads only the members the workers sent. */
+async function quiet(bytes: Uint8Array, threads: number, readBytes: number, options: VerifyOptions = {}): Promise<Verification> {
+  return verifySplitBytes(bytes, options, threads, { pieceBytes: 1, budgetBytes: 1 << 16 }, readBytes);
+}
+
+function aarlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? aarlFiles(join(dir, e.name)) : e.name.endsWith(".aarl") ? [join(dir, e.name)] : [],
+  );
+}
+
+afterAll(async () => {
+  for (const threads of [1, 2, 3]) await sharedRowPool(threads).close();
+});
+
+describe("the split walk answers as the sequential one", () => {
+  const files = aarlFiles(vectorPath("."));
+
+  it("on every record file under vectors/, unpinned, at several row bounds", async () => {
+    expect(files.length).toBeGreaterThan(60);
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      // 2048: pieces of a row or two; 200: rows over the bound, followed to their end by the reader.
+      for (const maxRowBytes of [2048, 200]) {
+        const want = sequential(bytes, { maxRowBytes });
+        expect(await split(bytes, 2, 777, { maxRowBytes }), `${file} ${maxRowBytes}`).toEqual(want);
+        expect(await quiet(bytes, 1, 4096, { maxRowBytes }), `${file} ${maxRowBytes}`).toEqual(want.verification);
+      }
+    }
+  });
+
+  it("on every chain vector, with its trust set", async () => {
+    for (const entry of manifestEntries("chain")) {
+      const trust = entry.input["trust"] as string[] | null;
+      const options = { ...(trust === null ? {} : { trust }), maxRowBytes: 2048 };
+      const bytes = readFileSync(vectorPath(String(entry.input["record"])));
+      const want = sequential(bytes, options);
+      expect(await split(bytes, 3, 1000, options), entry.id).toEqual(want);
+      expect(await quiet(bytes, 3, 1000, options), entry.id).toEqual(want.verification);
+    }
+  });
+});
+
+describe("on generated records broken at random positions", () => {
+  let file: Buffer;
+  let rows: Buffer[];
+
+  beforeAll(async () => {
+    // Three Sessions under two keys: a break can fall in any Session, and pieces carry more than one key.
+    const path = join(tempDir(), "sessions.aarl");
+    const first = SigningKey.generate();
+    for (const key of [first, SigningKey.generate(), first]) {
+      const writer = await ChainWriter.open(path, { key });
+      for (let i = 0; i < 10; i++) {
+        const id = `call-${i}`;
+        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+        await writer.outcome(outcome(id));
+      }
+      await writer.close();
+    }
+    file = readFileSync(path);
+    rows = file
+      .toString("utf8")
+      .split("\n")
+      .filter((r) => r.length > 0)
+      .map((r) => Buffer.from(r));
+  });
+
+  const joined = (parts: readonly Buffer[]): Buffer => Buffer.concat(parts.flatMap((r) => [r, Buffer.from("\n")]));
+
+  const breakArb = fc.oneof(
+    fc.record({ kind: fc.constant("byte" as const), at: fc.nat(), value: fc.integer({ min: 0, max: 255 }) }),
+    fc.record({ kind: fc.constant("signature" as const), row: fc.nat(), at: fc.integer({ min: 0, max: 127 }) }),
+    fc.record({ kind: fc.constant("remove" as const), row: fc.nat() }),
+    fc.record({ kind: fc.constant("swap" as const), row: fc.nat() }),
+    fc.record({ kind: fc.constant("cut" as const), at: fc.nat() }),
+  );
+  type Break = typeof breakArb extends fc.Arbitrary<infer T> ? T : never;
+
+  function broken(b: Break): Buffer {
+    switch (b.kind) {
+      case "byte": {
+        const altered = Buffer.from(file);
+        altered[b.at % file.length] = b.value;
+        return altered;
+      }
+      case "signature": {
+        const signed = rows.filter((r) => r.includes('"signature":"'));
+        const row = signed[b.row % signed.length] ?? Buffer.alloc(0);
+        const at = row.indexOf('"signature":"') + 13 + b.at;
+        const altered = Buffer.from(row);
+        altered[at] = altered[at] === 0x30 ? 0x31 : 0x30;
+        return joined(rows.map((r) => (r === row ? altered : r)));
+      }
+      case "remove":
+        return joined(rows.filter((_, i) => i !== b.row % rows.length));
+      case "swap": {
+        const i = b.row % (rows.length - 1);
+        const swapped = [...rows];
+        [swapped[i], swapped[i + 1]] = [rows[i + 1] ?? Buffer.alloc(0), rows[i] ?? Buffer.alloc(0)];
+        return joined(swapped);
+      }
+      case "cut":
+        return file.subarray(0, b.at % file.length);
+    }
+  }
+
+  it("the unbroken record verifies both ways", async () => {
+    const want = sequential(file);
+    expect(want.verification.verdict.status).toBe("verified");
+    expect(await split(file, 2, 333)).toEqual(want);
+  });
+
+  it("[M8.9] verdict, reason, position, coverage, head and the Lines told are the same", async () => {
+    await fc.assert(
+      fc.asyncProperty(breakArb, fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 5000 }), async (b, threads, readBytes) => {
+        const bytes = broken(b);
+        const want = sequential(bytes, { maxRowBytes: 2048 });
+        expect(await split(bytes, threads, readBytes, { maxRowBytes: 2048 })).toEqual(want);
+        expect(await quiet(bytes, threads, readBytes, { maxRowBytes: 2048 })).toEqual(want.verification);
+      }),
+      { numRuns: 200 },
+    );
+  }, 300_000);
+});

@@ -1,0 +1,47 @@
+import { unmatched } from "@aegis/format/internal";
+import type { ChainWriterError } from "@aegis/format";
+import type { EnvelopeError } from "@aegis/envelope";
+import { match } from "ts-pattern";
+import type { ControlError } from "./control.js";
+
+/** Why wrap could not start. Nothing was relayed; no server is left running. */
+export type WrapFault =
+  | { readonly code: "writer"; readonly error: ChainWriterError }
+  | { readonly code: "envelope"; readonly error: EnvelopeError }
+  | { readonly code: "control"; readonly error: ControlError }
+  | { readonly code: "spawn"; readonly command: string; readonly detail: string }
+  /** Neither a command nor a URL, or both; `listen` off loopback without a token. */
+  | { readonly code: "options"; readonly detail: string }
+  /** The Streamable HTTP server could not be reached through the SDK's transport. */
+  | { readonly code: "upstream"; readonly detail: string }
+  /** The address to serve Streamable HTTP on could not be listened on. */
+  | { readonly code: "listen"; readonly detail: string }
+  /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
+  | { readonly code: "checkpoints"; readonly detail: string }
+  /** `otlp` was asked for and the OpenTelemetry export could not be set up: its packages are missing, or the protocol is not one. */
+  | { readonly code: "otlp"; readonly detail: string };
+
+/** What {@link runWrap} throws when it could not start (SPEC §17.7): match on its `fault`. */
+export class WrapError extends Error {
+  /** `"WrapError"`, so that a printed error or stack trace names its class, not `Error`. */
+  override readonly name = "WrapError";
+  constructor(
+    /** What could not be opened or started, as a value to match on by its `code`. */
+    readonly fault: WrapFault,
+  ) {
+    super(describeWrapFault(fault));
+  }
+}
+
+/** One line saying why wrap could not start, for a person: `aegis wrap` prints it after `error:`. */
+export function describeWrapFault(fault: WrapFault): string {
+  return match(fault)
+    .with({ code: "writer" }, (f) => f.error.message)
+    .with({ code: "envelope" }, (f) => f.error.message)
+    .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
+    .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
+    .with({ code: "options" }, { code: "upstream" }, { code: "listen" }, (f) => f.detail)
+    .with({ code: "checkpoints" }, (f) => f.detail)
+    .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)
+    .exhaustive(unmatched);
+}

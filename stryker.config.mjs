@@ -1,0 +1,31 @@
+// `npm run mutation` (ADR 0026): StrykerJS over the verifier core, every mutator on.
+// The mutants that no test can kill, because they change nothing a caller can observe,
+// are listed with the reason for each in stryker-equivalents.md beside this file; a
+// `// Stryker disable` comment in the core names one of them and nothing else.
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+export default {
+  testRunner: "vitest",
+  plugins: ["@stryker-mutator/vitest-runner"],
+  vitest: { configFile: "vitest.mutation.config.ts", related: false },
+  coverageAnalysis: "perTest",
+  mutate: [
+    "packages/format/src/verify/walk.ts",
+    "packages/format/src/verify/verdict.ts",
+    "packages/format/src/crypto/ed25519.ts",
+    "packages/format/src/crypto/signing.ts",
+    "packages/format/src/wire/canonical.ts",
+    "packages/format/src/wire/json.ts",
+    "packages/format/src/wire/line-read.ts",
+  ],
+  // Not read by the format package's tests (the tsconfig references must stay whole).
+  ignorePatterns: ["/docs", "/api", "/conformance", "/aegis-demo", "/screenshots", "/.drafts"],
+  reporters: ["clear-text", "progress", "json"],
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  clearTextReporter: { allowColor: false, logTests: false, allowEmojis: false },
+  incrementalFile: "reports/mutation/stryker-incremental.json",
+  tempDirName: ".stryker-tmp",
+  cleanTempDir: "always",
+  concurrency: 2,
+  timeoutMS: 5000,
+  thresholds: { high: 90, low: 90, break: null },
+};

@@ -1,0 +1,55 @@
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+import base from "./vitest.config.js";
+
+/**
+ * The tests `npm run mutation` runs against each mutant of the verifier core (ADR 0026):
+ * the format package's tests of what the core decides, every chain, canonical and Ed25519
+ * vector among them, cheapest first, since Stryker stops a mutant's run at its first failing
+ * test. Left out are the tests of the writer, of files and processes and of the threads,
+ * which judge nothing of the core that these do not, and which would take most of the time
+ * (the parallel walk's one rule the core decides, `finishAt`, is held here by a test of its own),
+ * and the test of the browser's Ed25519 back end, which mocks a module these load once: the
+ * files share their modules (`isolate: false`), which makes a mutant's run several times faster.
+ */
+const FILES = [
+  "digest",
+  "verdict-texts",
+  "reference-vectors",
+  "spec",
+  "golden",
+  "rows",
+  "walk",
+  "signing",
+  "verdict-reasons",
+  "spec-rules",
+  "line-read",
+  "vector-files",
+  "chain-vectors",
+  "canonical",
+  "json",
+  "ed25519-prechecks",
+  "ed25519",
+  "ed25519-standard-rule",
+  "external-ed25519",
+].map((name) => `packages/format/test/${name}.test.ts`);
+
+function rank(spec: TestSpecification): number {
+  const at = FILES.findIndex((file) => spec.moduleId.endsWith(file));
+  return at === -1 ? FILES.length : at;
+}
+
+class CheapestFirst extends BaseSequencer {
+  override sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    return Promise.resolve([...files].sort((a, b) => rank(a) - rank(b)));
+  }
+}
+
+export default {
+  ...base,
+  test: {
+    ...base.test,
+    include: FILES,
+    sequence: { sequencer: CheapestFirst },
+    isolate: false,
+  },
+};
