@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink } from "@aegis/format";
-import { verifyChainFile } from "@aegis/format/internal";
+import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink, verifyRecord } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 
@@ -40,7 +39,7 @@ describe("the Chain writer with a real Envelope (SPEC §9, §13.2)", () => {
 
     expect(await store.redact(requestDigest, "holds a token")).toMatchObject({ code: "redacted" });
     await store.close();
-    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+    expect((await verifyRecord({ path })).verdict.status).toBe("verified");
     const reader = await openEnvelope(join(dir, "envelope"));
     expect(await reader.get(requestDigest)).toMatchObject({ code: "redacted", reason: "holds a token" });
     expect(await reader.get(responseDigest)).toMatchObject({ code: "present" });

@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, KeyId, PolicySetHash, RequestDigest, type EnvelopeAccess, type JsonObject } from "../src/index.js";
-import { readTypedLine, verifyChainFile, parseJson } from "../src/internal.js";
+import { readTypedLine, parseJson } from "../src/internal.js";
 import { DEV, readLines, tempDir } from "./support/chains.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const ACCESS: EnvelopeAccess = {
   digest: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",

@@ -2,9 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, KeyId, LineHash, describeVerdict, insecureDevKey, signingInput } from "../src/index.js";
-import { canonicalize, readTypedLine, verifyChainFile, parseJson } from "../src/internal.js";
+import { canonicalize, readTypedLine, parseJson } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { readVector, vectorPath } from "./support/vectors.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 /** The reference's golden Session (its SPEC §11.2) and canonicalization vector (§11.1). */
 const GOLDEN = "external/rust-aegis/golden-session.aarl";

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest } from "../src/index.js";
-import { verifyChainFile } from "../src/internal.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 const CHILD = fileURLToPath(new URL("./support/append-child.mjs", import.meta.url));
 
@@ -101,7 +101,7 @@ describe("many Sessions (issue 12: key ids were looked up in a list)", () => {
     { timeout: 120_000 },
     async () => {
       const { PrevHash, SigningKey } = await import("../src/index.js");
-      const { sealLine, verifyChainBytes } = await import("../src/internal.js");
+      const { sealLine } = await import("../src/internal.js");
       const rows: string[] = [];
       const keyIds: string[] = [];
       let tail: { readonly lineHash: Parameters<typeof PrevHash.after>[0] } | undefined;

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest } from "../src/index.js";
-import { verifyChainBytes, verifyChainFile } from "../src/internal.js";
 import { DEV, outcome, tempDir, writeSession } from "./support/chains.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 describe("every altered byte is found", () => {
   let file: Buffer;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SigningKey, describeVerdict, verifyingKey, type JsonObject } from "../src/index.js";
-import { checkLineSignature, parseJson, sealLine, verifyChainBytes } from "../src/internal.js";
+import { checkLineSignature, parseJson, sealLine } from "../src/internal.js";
 import { type SessionKey } from "../src/crypto/signing.js";
 import { DEV, reseal } from "./support/chains.js";
+import { verifyChainBytes } from "../src/verify/verify.js";
 
 /**
  * The signature check of SPEC §8.4, step by step in its order, as recheck and the walk use

@@ -2,10 +2,11 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { KeyId, LineHash, PrevHash, SigningKey, describeVerdict, insecureDevKey, type Verification } from "../src/index.js";
-import { canonicalize, tryCanonicalize, verifyChainBytes, verifyChainFile, JsonSyntaxError, parseJson } from "../src/internal.js";
+import { canonicalize, tryCanonicalize, JsonSyntaxError, parseJson } from "../src/internal.js";
 import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 /**
  * Rules SPEC.md states that no vector pins on its own: the number classes of §3.3 at

@@ -3,11 +3,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
-import { verifyChainBytes, verifySplitBytes } from "../src/internal.js";
+import { verifySplitBytes } from "../src/internal.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
+import { verifyChainBytes } from "../src/verify/verify.js";
 
 /**
  * The split walk (ADR 0027: rows split, parsed, hashed and their signatures checked on worker

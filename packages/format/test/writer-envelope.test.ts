@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, ChainWriterError, RequestDigest, ResponseDigest, type EnvelopeSink, type WriterFault } from "../src/index.js";
-import { verifyChainFile } from "../src/internal.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -2,8 +2,9 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, RequestDigest } from "../src/index.js";
-import { readTypedLine, verifyChainFile, isLineTime } from "../src/internal.js";
+import { readTypedLine, isLineTime } from "../src/internal.js";
 import { DEV, outcome, readLines, tempDir } from "./support/chains.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

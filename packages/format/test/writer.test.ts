@@ -3,9 +3,10 @@ import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChainWriter, ChainWriterError, LineHash, RequestDigest, SigningKey, insecureDevKey, repairTornTail, type WriterFault } from "../src/index.js";
-import { verifyChainFile, lockPathFor, processStart } from "../src/internal.js";
+import { lockPathFor, processStart } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
 

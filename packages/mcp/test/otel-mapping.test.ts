@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, type CallResult } from "@aegis/format";
-import { verifyChainFile } from "@aegis/format/internal";
+import { ChainWriter, PolicySetHash, type CallResult, verifyRecord } from "@aegis/format";
 import { RecordFollower, SpanPlanner, requestFacts, responseFacts, type CallRecord } from "@aegis/mcp/internal";
 import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";
@@ -51,7 +50,7 @@ async function recorded(write: (writer: ChainWriter) => Promise<void>): Promise<
   await writer.close();
   const calls: CallRecord[] = [];
   const follower = new RecordFollower({ call: (c) => calls.push(c), session: () => undefined });
-  await verifyChainFile(path, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
+  await verifyRecord({ path }, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
   follower.end();
   return calls;
 }
@@ -140,7 +139,7 @@ describe("a call's status and error.type (SPEC Appendix A.4)", () => {
     const planner = new SpanPlanner();
     const plans: unknown[] = [];
     const follower = new RecordFollower({ call: (c) => plans.push(planner.call(c)), session: (s) => plans.push(planner.session(s)) });
-    await verifyChainFile(path, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
+    await verifyRecord({ path }, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
     expect(plans).toEqual([
       { code: "untimed", sessionIndex: 0, seq: 1 },
       { code: "untimed", sessionIndex: 0, seq: 0 },

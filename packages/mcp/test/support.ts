@@ -3,8 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ChainWriter, SigningKey } from "@aegis/format";
-import { verifyChainFile } from "@aegis/format/internal";
+import { ChainWriter, SigningKey, verifyRecord } from "@aegis/format";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = join(ROOT, "packages/cli/bin/aegis.js");
@@ -38,7 +37,7 @@ export function outcomes(path: string): Line[] {
 }
 
 export async function verdictOf(path: string): Promise<string> {
-  const v = await verifyChainFile(path, { trust: [KEY.publicKeyHex] });
+  const v = await verifyRecord({ path }, { trust: [KEY.publicKeyHex] });
   return v.verdict.status;
 }
 

@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChainWriter, SigningKey, type OutcomeLine } from "@aegis/format";
-import { verifyChainFile } from "@aegis/format/internal";
+import { ChainWriter, SigningKey, type OutcomeLine, verifyRecord } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type Decision, type RecheckVerdict } from "../src/index.js";
 import { type DecidedCall } from "../src/outcome.js";
@@ -69,7 +68,7 @@ describe("recording a decided call through callOpening and outcomeOf (SPEC §5.3
     await writer.close();
     expect(codes).toEqual(["allowed", "denied", "pending_approval", "allowed", "rate_limited", "allowed"]);
 
-    const verified = await verifyChainFile(path, { trust: [key.publicKeyHex] });
+    const verified = await verifyRecord({ path }, { trust: [key.publicKeyHex] });
     expect(verified.verdict).toEqual({ status: "verified" });
 
     const verdicts: RecheckVerdict[] = [];

@@ -1,7 +1,6 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RequestDigest } from "@aegis/format";
-import { verifyChainFile } from "@aegis/format/internal";
+import { RequestDigest, verifyRecord } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import {
   RateWindows,
@@ -52,7 +51,7 @@ async function recorded(): Promise<string> {
 describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
   it("[M16.2] under the recording set, every call is unchanged, and the record verifies", async () => {
     const path = await recorded();
-    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+    expect((await verifyRecord({ path })).verdict.status).toBe("verified");
     const verdicts = await collect(path, { code: "policy", policy: RECORDED });
     expect(verdicts.map(describeRecheckLine)).toEqual([
       "call read session 0 seq 2: unchanged allowed",

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, type Verification } from "@aegis/format";
-import { verifyChainFile, describeIoError as ioErrorText } from "@aegis/format/internal";
+import { ChainReadError, type Verification, verifyRecord } from "@aegis/format";
+import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -90,7 +90,7 @@ export class ShowCommand extends AegisCommand {
     const index = approvalIndex();
     let verification: Verification;
     try {
-      verification = await verifyChainFile(input.path, { onLine: index.onLine });
+      verification = await verifyRecord({ path: input.path }, { onLine: index.onLine });
     } catch (error) {
       if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;

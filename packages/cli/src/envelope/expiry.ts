@@ -1,5 +1,5 @@
-import { ChainReadError, describeVerdict, type RequestDigest } from "@aegis/format";
-import { tryParseDigest, verifyChainFile, describeIoError, detachedString, isLineTime, type WalkedLine, unmatched } from "@aegis/format/internal";
+import { ChainReadError, describeVerdict, type RequestDigest, verifyRecord } from "@aegis/format";
+import { tryParseDigest, describeIoError, detachedString, isLineTime, type WalkedLine, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
@@ -64,7 +64,7 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
   for (const record of records) {
     let verification;
     try {
-      verification = await verifyChainFile(record, { onLine });
+      verification = await verifyRecord({ path: record }, { onLine });
     } catch (error) {
       if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
       throw error;

@@ -1,5 +1,5 @@
-import { ChainReadError, type Verification, type VerifyOptions } from "@aegis/format";
-import { describePosition, tryParseDigest, verifyChainFile, verifyChainStream, describeIoError } from "@aegis/format/internal";
+import { ChainReadError, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
+import { describePosition, tryParseDigest, describeIoError } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import {
   RecordFollower,
@@ -55,7 +55,8 @@ export async function readForSpans(input: RecordInput, keys: readonly string[], 
   };
   let verification: Verification;
   try {
-    verification = input.path === STDIN ? await verifyChainStream(process.stdin, input.shown, walk) : await verifyChainFile(input.path, walk);
+    verification =
+      input.path === STDIN ? await verifyRecord({ lines: process.stdin, name: input.shown }, walk) : await verifyRecord({ path: input.path }, walk);
   } catch (error) {
     if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
     throw error;

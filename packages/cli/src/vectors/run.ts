@@ -1,10 +1,10 @@
-import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyChainFile } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import { ChainWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification } from "@aegis/format";
+import { ChainWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -121,7 +121,7 @@ export function ed25519Answer(c: Ed25519Case): { readonly valid: boolean } {
 
 /** SPEC §8: the verifier's whole answer, as a record's reader sees it, with the CLI's exit code. */
 export async function chainAnswer(path: string, trust: readonly string[] | null): Promise<ChainExpected> {
-  return chainExpected(await verifyChainFile(path, trust === null ? {} : { trust }));
+  return chainExpected(await verifyRecord({ path }, trust === null ? {} : { trust }));
 }
 
 /** A verification as the `chain` vectors state it (SPEC §11.4). */
