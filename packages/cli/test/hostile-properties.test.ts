@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, verifyRecord } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, verifyRecord } from "@aegis/format";
 import { EnvelopeError, EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { parsePolicySet, type PolicySet } from "@aegis/policy";
 import { recheckBytes, tryParseBindings, tryParsePolicySet } from "@aegis/policy/internal";
@@ -26,7 +26,7 @@ let policy: PolicySet;
 
 beforeAll(async () => {
   const path = join(tempDir(), "valid.aarl");
-  const writer = await ChainWriter.open(path, { key: KEY });
+  const writer = await RecordWriter.open(path, { key: KEY });
   for (const id of ["c1", "c2", "c3"]) {
     await writer.beginCall({ call_id: id, tool_id: "fs.read", policy_set_hash: PolicySetHash.of("p"), request_digest: RequestDigest.of(Buffer.from(id)) });
     await writer.endCall(id, {

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, insecureDevKey } from "@aegis/format";
 import { EnvelopeStore } from "@aegis/envelope";
 import { GOLDEN, ROOT, STACK_TRACE, aegisBounded, tempDir } from "./support.js";
 
@@ -29,7 +29,7 @@ async function writeFixture(): Promise<Fixture> {
   const record = join(dir, "session.aarl");
   const store = join(dir, "session.envelope");
   const envelope = await EnvelopeStore.open(store, { segmentBytes: 400 });
-  const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
+  const writer = await RecordWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
   for (const i of [1, 2, 3]) {
     await writer.beginCall({ call_id: `c${i}`, tool_id: "t", policy_set_hash: PolicySetHash.of("p"), request: text(requestOf(i)) });
     await writer.endCall(`c${i}`, {
@@ -151,14 +151,14 @@ function runModule(source: string): { status: number | null; stdout: string; std
 }
 
 describe("files found, not named, are regular files (SPEC §18)", () => {
-  it("verifyChainFiles with regularOnly: a FIFO is answered unreadable at once, on a thread and on this one; a named FIFO is read as a pipe", () => {
+  it("verifyRecordFiles with regularOnly: a FIFO is answered unreadable at once, on a thread and on this one; a named FIFO is read as a pipe", () => {
     const dir = tempDir();
     const fifo = join(dir, "found.aarl");
     mkfifo(fifo);
     const run = runModule(`
-      import { verifyChainFiles } from "@format";
+      import { verifyRecordFiles } from "@format";
       for (const threads of [0, 1]) {
-        for await (const answer of verifyChainFiles([${JSON.stringify(fifo)}, ${JSON.stringify(GOLDEN)}], { threads, regularOnly: () => true })) {
+        for await (const answer of verifyRecordFiles([${JSON.stringify(fifo)}, ${JSON.stringify(GOLDEN)}], { threads, regularOnly: () => true })) {
           console.log(threads, answer.code, answer.code === "unreadable" ? answer.detail : answer.verification.verdict.status);
         }
       }

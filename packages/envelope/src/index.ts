@@ -1,6 +1,6 @@
 /**
  * @aegis/envelope: the verbatim request and response bytes of calls, content-addressed by
- * the digest the Chain records (SPEC §9, §14). A live store for the process that writes,
+ * the digest the record holds (SPEC §9, §14). A live store for the process that writes,
  * read-only access to a store or a pack for everyone else, and packs to hand over.
  *
  * For: operators and tools that keep, read, redact or pack the verbatim bytes of recorded calls.

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink, verifyRecord } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink, verifyRecord } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 
@@ -12,7 +12,7 @@ describe("the Chain writer with a real Envelope (SPEC §9, §13.2)", () => {
     // The store is what the writer asks of an Envelope, no adapter needed.
     const sink: EnvelopeSink = store;
     const path = join(dir, "calls.aarl");
-    const writer = await ChainWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true, envelope: sink });
+    const writer = await RecordWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true, envelope: sink });
     // Deliberately not canonical JSON: the bytes are kept as they came.
     const request = text('{ "method": "tools/call",  "params": {"name":"fs.read", "token":"sk-123"} }');
     const response = text('{"result": {"content": [ ]}}\n');

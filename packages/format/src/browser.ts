@@ -73,7 +73,7 @@ export {
 export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
-export { ChainReadError, RowVerifier } from "./verify/row-verifier.js";
+export { RecordReadError, RowVerifier } from "./verify/row-verifier.js";
 export { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
 export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
 

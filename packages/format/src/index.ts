@@ -1,5 +1,5 @@
 /**
- * `@aegis/format`: the Chain of Agent Action Records, schema version 2 (SPEC.md). Everything a
+ * `@aegis/format`: the Agent Action Record, schema version 2 (SPEC.md). Everything a
  * runtime needs to write records and a stranger needs to verify them: branded digests, the
  * wire types, the canonical form, strict Ed25519, signing keys, the writer and the streaming
  * verifier.
@@ -75,20 +75,20 @@ export {
 } from "./verify/verdict.js";
 export { type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export type { WalkOptions, WalkedLine } from "./verify/walk.js";
-export { ChainReadError, type VerifyOptions } from "./verify/verify.js";
+export { RecordReadError, type VerifyOptions } from "./verify/verify.js";
 export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
 export {
-  ChainWriter,
+  RecordWriter,
   type Appended,
   type CallEnding,
   type CallOpening,
   type CallResult,
   type CallStart,
   type AppendedLine,
-  type ChainWriterOptions,
+  type RecordWriterOptions,
   type EndOptions,
 } from "./write/writer.js";
-export { ChainWriterError, type WriterFault } from "./write/writer-error.js";
+export { RecordWriterError, type WriterFault } from "./write/writer-error.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
 export { type InputFileFault } from "./durable/input-file.js";
 export { verifyRecord, type RecordSource } from "./verify/verify-record.js";

@@ -48,6 +48,6 @@ export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./c
 export { readTypedLine } from "./wire/line-read.js";
 export { readRecordBytes } from "./wire/record-reader.js";
 export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
-export { verifyChainFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
+export { verifyRecordFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest } from "../src/index.js";
+import { RecordWriter, RequestDigest } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
@@ -36,7 +36,7 @@ function start(mode: "open" | "append", path: string): Promise<{ readonly first:
 describe("load (issue 12)", () => {
   it("64 callers x 1,000 calls through one writer: one unforked chain, every call whole", { timeout: 300_000 }, async () => {
     const path = join(tempDir(), "load.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     const caller = async (c: number): Promise<void> => {
       for (let i = 0; i < 1000; i++) {
         const call_id = `c${c}-${i}`;

@@ -1,4 +1,4 @@
-import { ChainWriterError, RequestDigest, type Appended, type CallResult, type PolicySetHash } from "@aegis/format";
+import { RecordWriterError, RequestDigest, type Appended, type CallResult, type PolicySetHash } from "@aegis/format";
 import { messageOf, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
@@ -394,5 +394,5 @@ export class McpRecorder {
 
 /** The Envelope did not keep a response: the outcome was still written, naming it. */
 function isEnvelopeRefusal(error: unknown): boolean {
-  return error instanceof ChainWriterError && error.fault.code === "envelope";
+  return error instanceof RecordWriterError && error.fault.code === "envelope";
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, type CallResult, verifyRecord } from "@aegis/format";
+import { RecordWriter, PolicySetHash, type CallResult, verifyRecord } from "@aegis/format";
 import { RecordFollower, SpanPlanner, requestFacts, responseFacts, type CallRecord } from "@aegis/mcp/internal";
 import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";
@@ -43,9 +43,9 @@ describe("ids derived from Line hashes", () => {
 });
 
 /** A record written by the real writer, read back through the verifier's walk into calls. */
-async function recorded(write: (writer: ChainWriter) => Promise<void>): Promise<CallRecord[]> {
+async function recorded(write: (writer: RecordWriter) => Promise<void>): Promise<CallRecord[]> {
   const path = join(tempDir(), "r.aarl");
-  const writer = await ChainWriter.open(path, { key: KEY });
+  const writer = await RecordWriter.open(path, { key: KEY });
   await write(writer);
   await writer.close();
   const calls: CallRecord[] = [];
@@ -130,7 +130,7 @@ describe("a call's status and error.type (SPEC Appendix A.4)", () => {
 
   it("a Line without time gives no span, and says where", async () => {
     const path = join(tempDir(), "untimed.aarl");
-    const writer = await ChainWriter.open(path, { key: KEY, clock: false });
+    const writer = await RecordWriter.open(path, { key: KEY, clock: false });
     await writer.recordUnrun(
       { call_id: "call-1", tool_id: "t", policy_set_hash: PASSTHROUGH, request: Buffer.from("{}") },
       { policy: { status: "allowed" }, capability: granted, execution: { status: "success" }, decision_axes: {} },

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EnvelopeStore } from "@aegis/envelope";
-import { ChainWriter } from "@aegis/format";
+import { RecordWriter } from "@aegis/format";
 import { type RefusalStyle } from "../src/index.js";
 import { REFUSAL_META_KEY } from "../src/refusal.js";
 import { type Notice } from "../src/notice.js";
@@ -12,7 +12,7 @@ import { KEY, openWriter, tempDir } from "./support.js";
 export async function session(options: { gate?: Gate; envelope?: EnvelopeStore; refusal?: RefusalStyle } = {}) {
   const path = join(tempDir(), "record.aarl");
   const envelope = options.envelope;
-  const writer = envelope === undefined ? await openWriter(path) : await ChainWriter.open(path, { key: KEY, envelope });
+  const writer = envelope === undefined ? await openWriter(path) : await RecordWriter.open(path, { key: KEY, envelope });
   const notices: Notice[] = [];
   const recorder = new McpRecorder({
     writer,

@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
 import { resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
 import { chainAnswer } from "@aegis/cli/internal";
 import type { Polarity } from "./vector-set.js";
@@ -43,7 +43,7 @@ export async function baseSession(clock: (() => Date) | false = false): Promise<
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "base.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
     for (const id of ["call-0", "call-1"]) {
       await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
       await writer.outcome(outcome(id));

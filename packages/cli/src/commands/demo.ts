@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command, Option } from "clipanion";
-import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, writeKeyFile, verifyRecord } from "@aegis/format";
+import { RecordWriter, RecordWriterError, KeyFileError, SigningKey, writeKeyFile, verifyRecord } from "@aegis/format";
 import { writePublicKeyFile, PRIVATE_FILE_MODE, describeIoError, makeDirectories } from "@aegis/format/internal";
 import { callLines, checkProof, defaultOrigin, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
@@ -74,14 +74,14 @@ export class DemoCommand extends AegisCommand {
     let report;
     const envelope = await createStore(join(dir, "session.envelope"));
     try {
-      const writer = await ChainWriter.open(record, { key, envelope });
+      const writer = await RecordWriter.open(record, { key, envelope });
       try {
         report = await runScript(writer);
       } finally {
         await writer.close();
       }
     } catch (error) {
-      if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+      if (error instanceof RecordWriterError) throw new CliError({ code: "writer", fault: error.fault });
       throw error;
     } finally {
       await envelope.close();

@@ -1,5 +1,5 @@
 import { unmatched, messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
-import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
+import { RecordReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp/internal";
@@ -145,7 +145,7 @@ export class RecheckCommand extends AegisCommand {
         }
       }
     } catch (error) {
-      if (error instanceof ChainReadError) throw this.unreadable(input, error.cause);
+      if (error instanceof RecordReadError) throw this.unreadable(input, error.cause);
       if (error instanceof CliError || error instanceof StdoutClosed) throw error;
       fault =
         error instanceof EnvelopeError
@@ -155,7 +155,7 @@ export class RecheckCommand extends AegisCommand {
       try {
         for await (const row of read.rows) void row;
       } catch (rest) {
-        if (rest instanceof ChainReadError) throw this.unreadable(input, rest.cause);
+        if (rest instanceof RecordReadError) throw this.unreadable(input, rest.cause);
         throw rest;
       }
     } finally {

@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, type Verification, verifyRecord } from "@aegis/format";
+import { RecordReadError, type Verification, verifyRecord } from "@aegis/format";
 import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
@@ -92,7 +92,7 @@ export class ShowCommand extends AegisCommand {
     try {
       verification = await verifyRecord({ path: input.path }, { onLine: index.onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
+      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     }
     const stopped =

@@ -1,6 +1,6 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, type Verification } from "@aegis/format";
-import { verifyChainFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
+import { RecordReadError, type Verification } from "@aegis/format";
+import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
@@ -105,7 +105,7 @@ export class VerifyCommand extends AegisCommand {
       const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
       ({ verification: result, findings } = await verifyWithCheckpoints(source, this.given, options));
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
+      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     } finally {
       progress.finish();
@@ -158,7 +158,7 @@ export class VerifyCommand extends AegisCommand {
     // A file found under a directory was a regular file when listed; one swapped for a FIFO
     // since is refused, not waited on. A path given by name may be a pipe (SPEC §18).
     const found = new Set(listed.flatMap((l) => (l.code === "file" && l.found ? [l.path] : [])));
-    const answers = verifyChainFiles(
+    const answers = verifyRecordFiles(
       listed.filter((l) => l.code === "file").map((l) => l.path),
       { ...(trust === undefined ? {} : { trust }), ...(threads === undefined ? {} : { threads }), regularOnly: (path) => found.has(path) },
     );

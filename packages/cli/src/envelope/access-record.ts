@@ -1,8 +1,8 @@
 import { realpath } from "node:fs/promises";
 import { userInfo } from "node:os";
 import {
-  ChainWriter,
-  ChainWriterError,
+  RecordWriter,
+  RecordWriterError,
   PolicySetHash,
   RequestDigest,
   ResponseDigest,
@@ -61,7 +61,7 @@ export async function beginAccess(options: {
     capability: "envelope.read",
     ...(resolved === undefined ? {} : { fs: { path_raw: options.envelope, path_canonical: resolved } }),
   };
-  const writer = await writerFaults(() => ChainWriter.open(options.audit, { key: options.key }));
+  const writer = await writerFaults(() => RecordWriter.open(options.audit, { key: options.key }));
   try {
     await writerFaults(() =>
       writer.beginCall({
@@ -125,7 +125,7 @@ async function writerFaults<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+    if (error instanceof RecordWriterError) throw new CliError({ code: "writer", fault: error.fault });
     throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { ChainReadError, describeVerdict, type RequestDigest, verifyRecord } from "@aegis/format";
+import { RecordReadError, describeVerdict, type RequestDigest, verifyRecord } from "@aegis/format";
 import { tryParseDigest, describeIoError, detachedString, isLineTime, type WalkedLine, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
 import { match } from "ts-pattern";
@@ -66,7 +66,7 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
     try {
       verification = await verifyRecord({ path: record }, { onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
+      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
       throw error;
     }
     // A record that does not verify may have been cut or edited: its times, and the calls it

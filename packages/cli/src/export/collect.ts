@@ -1,4 +1,4 @@
-import { ChainReadError, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
+import { RecordReadError, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
 import { describePosition, tryParseDigest, describeIoError } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import {
@@ -58,7 +58,7 @@ export async function readForSpans(input: RecordInput, keys: readonly string[], 
     verification =
       input.path === STDIN ? await verifyRecord({ lines: process.stdin, name: input.shown }, walk) : await verifyRecord({ path: input.path }, walk);
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
     throw error;
   }
   follower.end();

@@ -1,4 +1,4 @@
-import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
+import { RecordReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
 import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
@@ -29,7 +29,7 @@ export async function verifyAndRecheck(
     const verification = await read.verification();
     return { verification, recheck: policy === undefined ? null : { policy: policy.name, policy_set_hash: policy.set.hash, calls } };
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
     throw error;
   }
 }
@@ -85,7 +85,7 @@ export async function checkpointData(path: string, shown: string, keys: readonly
     const { verification, findings } = await verifyWithCheckpoints(path, given, keys.length > 0 ? { trust: keys } : {});
     return { verdict: describeVerdict(verification), findings: findings.map(describeFinding) };
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
     throw error;
   }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import { ChainWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification, verifyRecord } from "@aegis/format";
+import { RecordWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";
@@ -276,7 +276,7 @@ export async function relayAnswer(transcript: RelayTranscript, policy: string | 
   const dir = await mkdtemp(join(tmpdir(), "aegis-relay-vector-"));
   try {
     const path = join(dir, "record.aarl");
-    const writer = await ChainWriter.open(path, { key: RELAY_KEY, clock: false });
+    const writer = await RecordWriter.open(path, { key: RELAY_KEY, clock: false });
     let parks = 0;
     const gate =
       policy === null

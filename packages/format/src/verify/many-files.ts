@@ -1,7 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
-import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
+import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
 import type { FileAnswer, FileRequest } from "./file-worker.js";
 import { startWorker } from "./worker-url.js";
@@ -11,7 +11,7 @@ export type FileVerification =
   | { readonly code: "checked"; readonly path: string; readonly verification: Verification }
   | { readonly code: "unreadable"; readonly path: string; readonly detail: string };
 
-/** How {@link verifyChainFiles} verifies: the trust set of every file, and how many files at once. */
+/** How {@link verifyRecordFiles} verifies: the trust set of every file, and how many files at once. */
 export interface ManyFilesOptions {
   /** Public keys (64 lowercase hex) every file's `open` Lines must be signed by (SPEC §8.4); absent: unpinned. */
   readonly trust?: readonly string[];
@@ -35,7 +35,7 @@ export interface ManyFilesOptions {
  *
  * @throws only for a fault that is not the files' (a thread that fails).
  */
-export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFilesOptions = {}): AsyncGenerator<FileVerification> {
+export async function* verifyRecordFiles(paths: Iterable<string>, options: ManyFilesOptions = {}): AsyncGenerator<FileVerification> {
   const threads = options.threads ?? defaultThreads();
   if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, got ${threads}`);
   if (threads === 0) {
@@ -68,7 +68,7 @@ async function verifyHere(path: string, trust: readonly string[] | undefined, re
     const options = { threads: 0, ...(trust === undefined ? {} : { trust }) };
     return { code: "checked", path, verification: await (regularOnly ? verifyFoundChainFile(path, options) : verifyChainFile(path, options)) };
   } catch (error) {
-    if (error instanceof ChainReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
+    if (error instanceof RecordReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
     throw error;
   }
 }

@@ -21,7 +21,7 @@ export type RecordSource =
  * const { verdict } = await verifyRecord({ path: "session.aarl" }, { trust: [publicKeyHex] });
  * ```
  *
- * @throws ChainReadError when a file cannot be opened or read, or a stream fails.
+ * @throws RecordReadError when a file cannot be opened or read, or a stream fails.
  */
 export async function verifyRecord(source: RecordSource, options: VerifyOptions = {}): Promise<Verification> {
   if ("path" in source) return verifyChainFile(source.path, options);

@@ -12,7 +12,7 @@ export interface VerifyingRead {
    * Every row, as {@link readRecord} gives them (after a break too: a reader of what the
    * Lines say goes on where the verifier stops). Each is walked by the verifier first.
    *
-   * @throws ChainReadError when the record cannot be read.
+   * @throws RecordReadError when the record cannot be read.
    */
   readonly rows: AsyncGenerator<RecordRow>;
   /** The verification; it settles once `rows` has been read to its end. */
