@@ -1,8 +1,8 @@
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyStrict, verifyingKey, LineHash, type OutcomePayload } from "@aegis/format";
-import { sealLine } from "@aegis/format/internal";
+import { RecordWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, LineHash, type OutcomePayload } from "@aegis/format";
+import { sealLine, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { fmt, median, timeSync, verdict } from "./measure.js";
 
 /**

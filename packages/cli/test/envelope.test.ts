@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { RecordWriter, RequestDigest, ResponseDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, RequestDigest, ResponseDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { decide, parsePolicySet } from "@aegis/policy";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";

@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RecordWriter, PolicySetHash, RequestDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { GOLDEN, ROOT, STACK_TRACE, aegisBounded, tempDir } from "./support.js";
 

@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RecordWriter, RequestDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, RequestDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { decide, parsePolicySet } from "@aegis/policy";
 import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 

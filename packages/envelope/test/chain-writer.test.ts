@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RecordWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, type EnvelopeSink, verifyRecord } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, ResponseDigest, type EnvelopeSink, verifyRecord } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 

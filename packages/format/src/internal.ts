@@ -42,12 +42,17 @@ export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.
 // Public types the shared helpers above take, so aegis's packages can import from one place.
 export { chainsTo, sameDigest, tryParseDigest } from "./wire/digest.js";
 export { MAX_SAFE_INTEGER, canonicalize, tryCanonicalize } from "./wire/canonical.js";
-export { INSECURE_DEV_SEED } from "./crypto/keys.js";
+export { INSECURE_DEV_SEED, insecureDevKey } from "./crypto/keys.js";
 export { describeKeyFileFault } from "./crypto/key-file.js";
 export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
 export { readTypedLine } from "./wire/line-read.js";
 export { readRecordBytes } from "./wire/record-reader.js";
+export { readRecord } from "./wire/record-file.js";
 export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
 export { verifyRecordFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";
+export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
+export { verifyStrict, verifyingKey } from "./crypto/ed25519.js";
+export { signingInput } from "./crypto/signing.js";
+export type { DecisionLine, IntentLine, OutcomeLine } from "./wire/line-types.js";

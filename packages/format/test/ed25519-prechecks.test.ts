@@ -1,8 +1,8 @@
 import { Point } from "@noble/ed25519";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
-import { LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey } from "../src/index.js";
-import { canonicalize } from "../src/internal.js";
+import { LineHash, SigningKey, describeVerdict } from "../src/index.js";
+import { canonicalize, verifyStrict, verifyingKey } from "../src/internal.js";
 import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { passesPrechecks } from "../src/browser.js";
 import { equationHolds } from "../src/crypto/ed25519-backend.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RecordWriter, KeyId, LineHash, describeVerdict, insecureDevKey, signingInput } from "../src/index.js";
-import { canonicalize, readTypedLine, parseJson } from "../src/internal.js";
+import { RecordWriter, KeyId, LineHash, describeVerdict } from "../src/index.js";
+import { canonicalize, readTypedLine, parseJson, insecureDevKey, signingInput } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { readVector, vectorPath } from "./support/vectors.js";
 import { verifyChainFile } from "../src/verify/verify.js";

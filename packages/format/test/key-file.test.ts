@@ -1,8 +1,17 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { KeyFileError, SigningKey, readKeyFile, writeKeyFile, type KeyFileFault } from "../src/index.js";
-import { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile, isPublicKeyFileText, readKeyList } from "../src/internal.js";
+import { SigningKey, readKeyFile } from "../src/index.js";
+import {
+  PUBLIC_KEY_FILE_HEADER,
+  publicKeyPathOf,
+  writePublicKeyFile,
+  isPublicKeyFileText,
+  readKeyList,
+  KeyFileError,
+  writeKeyFile,
+  type KeyFileFault,
+} from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SigningKey, describeVerdict, verifyingKey, type JsonObject } from "../src/index.js";
-import { checkLineSignature, parseJson, sealLine } from "../src/internal.js";
+import { SigningKey, describeVerdict, type JsonObject } from "../src/index.js";
+import { checkLineSignature, parseJson, sealLine, verifyingKey } from "../src/internal.js";
 import { type SessionKey } from "../src/crypto/signing.js";
 import { DEV, reseal } from "./support/chains.js";
 import { verifyChainBytes } from "../src/verify/verify.js";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { KeyId, LineHash, PrevHash, SigningKey, describeVerdict, insecureDevKey, type Verification } from "../src/index.js";
-import { canonicalize, tryCanonicalize, JsonSyntaxError, parseJson } from "../src/internal.js";
+import { KeyId, LineHash, PrevHash, SigningKey, describeVerdict, type Verification } from "../src/index.js";
+import { canonicalize, tryCanonicalize, JsonSyntaxError, parseJson, insecureDevKey } from "../src/internal.js";
 import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";

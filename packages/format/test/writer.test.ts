@@ -2,8 +2,8 @@ import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, truncateS
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RecordWriter, RecordWriterError, LineHash, RequestDigest, SigningKey, insecureDevKey, repairTornTail, type WriterFault } from "../src/index.js";
-import { lockPathFor, processStart } from "../src/internal.js";
+import { RecordWriter, RecordWriterError, LineHash, RequestDigest, SigningKey, repairTornTail, type WriterFault } from "../src/index.js";
+import { lockPathFor, processStart, insecureDevKey } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 import { verifyChainFile } from "../src/verify/verify.js";

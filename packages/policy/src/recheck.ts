@@ -1,5 +1,5 @@
-import { readRecord, type DecisionAxes, type EnvelopeLookup, type RecordRow, type ToolSpecDigest, type JsonObject, OutOfSpaceNumber } from "@aegis/format";
-import { readRecordBytes, tryParseDigest, readLineBody, unreachable } from "@aegis/format/internal";
+import { type DecisionAxes, type EnvelopeLookup, type RecordRow, type ToolSpecDigest, type JsonObject, OutOfSpaceNumber } from "@aegis/format";
+import { readRecordBytes, tryParseDigest, readLineBody, unreachable, readRecord } from "@aegis/format/internal";
 import { readRequest } from "./envelope-read.js";
 import type { PolicySet } from "./model.js";
 import {

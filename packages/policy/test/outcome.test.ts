@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { RecordWriter, SigningKey, type OutcomeLine, verifyRecord } from "@aegis/format";
+import { RecordWriter, SigningKey, verifyRecord } from "@aegis/format";
+import { type OutcomeLine } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type Decision, type RecheckVerdict } from "../src/index.js";
 import { type DecidedCall } from "../src/outcome.js";

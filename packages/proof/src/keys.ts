@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { verifyStrict, verifyingKey, type SigningKey, type VerifyingKey, FaultError } from "@aegis/format";
-import { unmatched } from "@aegis/format/internal";
+import { type SigningKey, type VerifyingKey, FaultError } from "@aegis/format";
+import { unmatched, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { decodeBase64, isKeyName } from "./note.js";
 

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { insecureDevKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import {
   checkProof,

@@ -5,8 +5,8 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
-import { resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
+import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
+import { resealLines, type LooseLine, type ResealOptions, insecureDevKey } from "@aegis/format/internal";
 import { chainAnswer } from "@aegis/cli/internal";
 import type { Polarity } from "./vector-set.js";
 

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SigningKey, insecureDevKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { ed25519Answer, type Ed25519Case } from "@aegis/cli/internal";
 import type { Polarity, VectorSet } from "./vector-set.js";
 

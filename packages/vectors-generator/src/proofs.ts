@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SigningKey, insecureDevKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { checkpointedAnswer, proofAnswer } from "@aegis/cli/internal";
 import {
   SIGNATURE_TYPE,

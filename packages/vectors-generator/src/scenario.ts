@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, insecureDevKey } from "@aegis/format";
+import { RecordWriter } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { RateWindows, decide, type CallAxes, type PolicySet } from "@aegis/policy";
 

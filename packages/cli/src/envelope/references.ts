@@ -1,5 +1,5 @@
-import { readRecord, type RequestDigest, type ResponseDigest, type ToolSpecDigest, type JsonObject } from "@aegis/format";
-import { tryParseDigest } from "@aegis/format/internal";
+import { type RequestDigest, type ResponseDigest, type ToolSpecDigest, type JsonObject } from "@aegis/format";
+import { tryParseDigest, readRecord } from "@aegis/format/internal";
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {

@@ -1,5 +1,5 @@
-import { type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
-import { readTypedLine, detachedString } from "@aegis/format/internal";
+import { type Position, type RecordRow } from "@aegis/format";
+import { readTypedLine, detachedString, type DecisionLine, type IntentLine, type OutcomeLine } from "@aegis/format/internal";
 
 /** One thing `show` reports, in file order. */
 export type Entry =

@@ -1,10 +1,10 @@
-import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import { RecordWriter, LineHash, SigningKey, describeVerdict, verifyStrict, verifyingKey, type Verification, verifyRecord } from "@aegis/format";
+import { RecordWriter, LineHash, SigningKey, describeVerdict, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfVerdict } from "../exit-code.js";
 import { CliError } from "../fault.js";

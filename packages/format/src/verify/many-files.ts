@@ -21,14 +21,14 @@ export interface ManyFilesOptions {
    * Which paths must be regular files: those found by walking a directory, which no one named
    * as a pipe. Such a path that is a FIFO, socket, device or directory when it is opened is
    * answered `unreadable` (`not a regular file (...)`) at once, never waited on (SPEC §18).
-   * Others are read as {@link verifyChainFile} reads them, a named pipe included. Default: none.
+   * Others are read as `verifyRecord` reads them, a named pipe included. Default: none.
    */
   readonly regularOnly?: (path: string) => boolean;
 }
 
 /**
  * Verify many record files (a fleet's, one machine's share of them), several at once: each
- * file is walked start to end on a thread of its own, exactly as {@link verifyChainFile}
+ * file is walked start to end on a thread of its own, exactly as `verifyRecord`
  * walks it. Answers come in the order of `paths`; a file that cannot be read is an answer,
  * not an error. At most a few files per thread are ahead of the one awaited, so memory
  * stays flat for any number of files.

@@ -120,8 +120,11 @@ export interface Verification {
   readonly coverage?: Position;
   /** Every key an `open` Line published, first-seen order, without repeats. */
   readonly key_ids: readonly KeyId[];
-  /** `pinned` only when a trust slice was supplied and the verdict is `verified`. */
-  readonly trust: TrustLabel;
+  /**
+   * Whether the verdict's keys were supplied out of band (SPEC §8.4): `pinned` only when a
+   * trust slice was supplied and the verdict is `verified`.
+   */
+  readonly trust: "pinned" | "unpinned";
   /** Non-blank rows read (the walk stops at the first Tampered row). */
   readonly lines: number;
   /** Sessions begun by an accepted `open` Line. */

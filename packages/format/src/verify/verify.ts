@@ -1,6 +1,6 @@
 import { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "../wire/row-splitter.js";
 import { readRowChunks } from "../wire/row-file.js";
-import { ChainWalk, type WalkOptions } from "./walk.js";
+import { ChainWalk, type WalkedLine } from "./walk.js";
 import { stat } from "node:fs/promises";
 import { tuningFor, type CheckPool, type Tuning } from "./deferred-checks.js";
 import { defaultThreads, sharedPool } from "./signature-pool.js";
@@ -10,8 +10,15 @@ import { splits, verifySplitFile } from "./split-file.js";
 
 export { RecordReadError, RowVerifier, nextRows, progressOf } from "./row-verifier.js";
 
-/** How to verify: the trust set and per-Line callback of a walk, plus progress and the row bound. */
-export interface VerifyOptions extends WalkOptions {
+/** How to verify: the trust set and a per-Line callback (what a walk takes), progress, the row bound and threads. */
+export interface VerifyOptions {
+  /**
+   * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
+   * Present, even empty: every `open` Line's key must be in it (SPEC §8.4).
+   */
+  readonly trust?: readonly string[];
+  /** Called for each accepted Line, in file order. */
+  readonly onLine?: (line: WalkedLine) => void;
   /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
   /** The row bound; defaults to `MAX_ROW_BYTES`. */

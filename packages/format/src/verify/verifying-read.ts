@@ -9,7 +9,7 @@ import type { Verification } from "./verdict.js";
 /** A record read once for two readers: the verifier, and whoever reads its rows. */
 export interface VerifyingRead {
   /**
-   * Every row, as {@link readRecord} gives them (after a break too: a reader of what the
+   * Every row, object or not (after a break too: a reader of what the
    * Lines say goes on where the verifier stops). Each is walked by the verifier first.
    *
    * @throws RecordReadError when the record cannot be read.

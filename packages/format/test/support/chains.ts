@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, PolicySetHash, RequestDigest, insecureDevKey, type OutcomePayload, type SigningKey } from "../../src/index.js";
-import { resealLines, type ResealOptions } from "../../src/internal.js";
+import { RecordWriter, PolicySetHash, RequestDigest, type OutcomePayload, type SigningKey } from "../../src/index.js";
+import { resealLines, type ResealOptions, insecureDevKey } from "../../src/internal.js";
 
 export const DEV = insecureDevKey();
 export const POLICY = PolicySetHash.of("test-policy-set");

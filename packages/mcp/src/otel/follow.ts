@@ -1,5 +1,5 @@
-import { type JsonObject, type OutcomeLine } from "@aegis/format";
-import { readTypedLine } from "@aegis/format/internal";
+import { type JsonObject } from "@aegis/format";
+import { readTypedLine, type OutcomeLine } from "@aegis/format/internal";
 
 /**
  * A record's Lines, in file order, as the calls and Sessions a span is made of (SPEC

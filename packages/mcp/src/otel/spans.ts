@@ -1,4 +1,4 @@
-import type { OutcomeLine } from "@aegis/format";
+import { type OutcomeLine } from "@aegis/format/internal";
 import type { RequestFacts, ResponseFacts } from "./facts.js";
 import type { CallRecord, SessionRecord } from "./follow.js";
 import { callSpanId, sessionSpanId, sessionTraceId, type SpanRef } from "./ids.js";

@@ -1,7 +1,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, RequestDigest, insecureDevKey, type OutcomePayload } from "@aegis/format";
+import { RecordWriter, RequestDigest, type OutcomePayload } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { decide, type CallAxes, type Decision, type EnvelopeLookup, type EnvelopeRead, type PolicySet } from "../../src/index.js";
 import { type LiveState } from "../../src/decide.js";
 
