@@ -2,7 +2,6 @@ import { appendFileSync, readFileSync, readdirSync, writeFileSync } from "node:f
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RecordWriter, SigningKey } from "@aegis/format";
-import { lockPathFor } from "@aegis/format/internal";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";
 
 const KEY = SigningKey.fromSeed(new Uint8Array(32).fill(9));
@@ -96,7 +95,7 @@ describe("aegis repair", () => {
 
   it("a file a live writer holds is not touched", async () => {
     const { path } = await recordWithTornTail();
-    writeFileSync(lockPathFor(path), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname() }));
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname() }));
     const before = readFileSync(path, "utf8");
     const run = aegis(["repair", path]);
     expect(run.stderr).toMatch(new RegExp(`^error: ${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is being written by pid ${process.pid}`));

@@ -9,18 +9,10 @@
  */
 export { GroupCommit, type CommitTarget } from "./durable/group-commit.js";
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-export {
-  PRIVATE_DIRECTORY_MODE,
-  PRIVATE_FILE_MODE,
-  makeDirectories,
-  pathExists,
-  readFully,
-  replaceFileDurably,
-  replaceFileFromParts,
-} from "./durable/files.js";
+export { PRIVATE_FILE_MODE, makeDirectories, pathExists, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
 export { openRegularFd, openRegularFile, openRegularFileSync } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
-export { acquireLockFile, lockPathFor, processRuns, processStart } from "./durable/lock.js";
+export { acquireLockFile, processRuns, processStart } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
@@ -31,25 +23,21 @@ export { describeFileKind, kindOf } from "./durable/input-file.js";
 export { readRow } from "./wire/row-read.js";
 export { JsonSyntaxError, isJsonObject, parseJson } from "./wire/json.js";
 export { isLineTime, readLineBody } from "./wire/line-read.js";
-export { checkLineSignature, sealLine, type SealedLine } from "./crypto/signing.js";
-export { RowSplitter, type Row } from "./wire/row-splitter.js";
-export { ChainWalk, type WalkedLine } from "./verify/walk.js";
-export { verifySplitBytes, verifySplitFile } from "./verify/split-file.js";
-export type { SplitTuning } from "./verify/split-walk.js";
+export { checkLineSignature, sealLine } from "./crypto/signing.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.
-export { chainsTo, sameDigest, tryParseDigest } from "./wire/digest.js";
-export { MAX_SAFE_INTEGER, canonicalize, tryCanonicalize } from "./wire/canonical.js";
-export { INSECURE_DEV_SEED, insecureDevKey } from "./crypto/keys.js";
+export { sameDigest, tryParseDigest } from "./wire/digest.js";
+export { canonicalize, tryCanonicalize } from "./wire/canonical.js";
+export { insecureDevKey } from "./crypto/keys.js";
 export { describeKeyFileFault } from "./crypto/key-file.js";
-export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
+export { publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
 export { readTypedLine } from "./wire/line-read.js";
 export { readRecordBytes } from "./wire/record-reader.js";
 export { readRecord } from "./wire/record-file.js";
 export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
-export { verifyRecordFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
+export { verifyRecordFiles, type FileVerification } from "./verify/many-files.js";
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";
 export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";

@@ -14,8 +14,7 @@ import {
   type ResponseDigest as ResponseDigestT,
   type ToolSpecDigest as ToolSpecDigestT,
 } from "../src/index.js";
-import { chainsTo } from "../src/internal.js";
-import { DigestParseError } from "../src/wire/digest.js";
+import { DigestParseError, chainsTo } from "../src/wire/digest.js";
 
 const hex64 = "ab".repeat(32);
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RowSplitter, type Row } from "../src/internal.js";
+import { RowSplitter, type Row } from "../src/wire/row-splitter.js";
 
 function split(chunks: readonly Buffer[], limit?: number): Row[] {
   const splitter = new RowSplitter(limit);

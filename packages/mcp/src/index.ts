@@ -9,7 +9,7 @@
  *
  * @packageDocumentation
  */
-export { runWrap, WrapError, describeWrapFault, type WrapFault, type WrapOptions, type WrapResult } from "./wrap.js";
+export { runWrap, WrapError, type WrapFault, type WrapOptions, type WrapResult } from "./wrap.js";
 export type { OtlpOptions } from "./otel/options.js";
 export { recordingTransport, type RecordingOptions, type RecordingTransport } from "./transport.js";
 export type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";

@@ -4,7 +4,8 @@ import { RecordWriter } from "@aegis/format";
 import { type RefusalStyle } from "../src/index.js";
 import { REFUSAL_META_KEY } from "../src/refusal.js";
 import { type Notice } from "../src/notice.js";
-import { McpRecorder, type Gate, type Json } from "../src/internal.js";
+import { McpRecorder, type Gate } from "../src/internal.js";
+import { type Json } from "../src/message.js";
 import { type FrameVerdict } from "../src/frame-verdict.js";
 import { KEY, openWriter, tempDir } from "./support.js";
 

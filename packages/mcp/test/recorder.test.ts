@@ -5,7 +5,8 @@ import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
 import { PASSTHROUGH_POLICY_SET_HASH } from "../src/outcomes.js";
 import { REFUSAL_META_KEY } from "../src/refusal.js";
-import { Gate, type Json } from "../src/internal.js";
+import { Gate } from "../src/internal.js";
+import { type Json } from "../src/message.js";
 import { canonicalJson } from "../src/canonical-json.js";
 import { call, frame, linesOf, outcomes, result, sha256, tempDir, verdictOf } from "./support.js";
 

@@ -6,7 +6,6 @@
  * recorded Session.
  */
 export {
-  POLICY_VERSIONS,
   type ArgumentMatcher,
   type ArgumentTest,
   type ArgumentValue,
@@ -24,39 +23,23 @@ export {
   type RuleMatchers,
 } from "./model.js";
 export type { Glob } from "./glob.js";
-export { parsePolicySet, type PolicyParseResult } from "./parse.js";
+export { parsePolicySet } from "./parse.js";
 export { PolicyParseError, type PolicyProblem } from "./problems.js";
-export { type ProjectionSource } from "./projection.js";
-export { type Matched, type UnboundParameter } from "./select.js";
+export type { Matched, UnboundParameter } from "./select.js";
 export { decide, type CallAxes, type Decision, type DecisionCommon, type DecisionRequest, type DenialCause, type LiveState } from "./decide.js";
 export { RateWindows } from "./rate-windows.js";
 export { callOpening, outcomeOf, refusedOutcome, trapOf, type CallEnded, type CallEndedWithResponse, type DecidedCall, type GrantTerms } from "./outcome.js";
-export {
-  BindingsParseError,
-  parseBindings,
-  type BindingsParseResult,
-  type Bindings,
-  type NetBinding,
-  type PathAccess,
-  type PathBinding,
-  type ToolBinding,
-} from "./bindings.js";
-export { type BoundPath, type DeriveContext } from "./derive-axes.js";
-export type { EnvelopeLookup, EnvelopeRead } from "@aegis/format";
+export { BindingsParseError, parseBindings, type Bindings, type NetBinding, type PathAccess, type PathBinding, type ToolBinding } from "./bindings.js";
 export {
   describeRecheckLine,
-  type ChangeCode,
   type Definite,
   type NowRule,
   type PolicyStatus,
   type RecheckIndeterminate,
-  type RecheckIndeterminateCode,
   type RecheckSubject,
   type RecheckVerdict,
   type Recorded,
   type ToolSpecCheck,
 } from "./recheck-verdict.js";
 export { recheck, recheckRecord, type RecheckOptions, type RecheckTarget } from "./recheck.js";
-export { type RecheckSummary } from "./summary.js";
-export type { RecheckVerdictCode } from "./recheck-verdict.js";
 export type { SkippedRow } from "./recheck.js";

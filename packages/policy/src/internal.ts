@@ -10,11 +10,9 @@
 export { needsEnvelope } from "./model.js";
 export { loadPolicySet, tryParsePolicySet } from "./parse.js";
 export { describePolicyProblem } from "./problems.js";
-export { policySetHashOf } from "./projection.js";
 export { matchedRuleId } from "./select.js";
-export { mintApprovalId } from "./decide.js";
 export { loadBindings, tryParseBindings } from "./bindings.js";
 export { deriveAxes, describeUnresolved, type Derived, type UnresolvedBinding } from "./derive-axes.js";
 export { compareRecorded, explainIndeterminate, type NowClass } from "./recheck-verdict.js";
 export { recheckBytes } from "./recheck.js";
-export { RecheckTally, recheckConclusion, recheckExitCode, type RecheckConclusion, type RecheckExitCode } from "./summary.js";
+export { RecheckTally, recheckConclusion, recheckExitCode, type RecheckSummary } from "./summary.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RateWindows, decide, type Decision, type PolicySet } from "../src/index.js";
-import { matchedRuleId, mintApprovalId } from "../src/internal.js";
+import { matchedRuleId } from "../src/internal.js";
+import { mintApprovalId } from "../src/decide.js";
 import { type DecisionRequest } from "../src/decide.js";
 import { policy } from "./support/policies.js";
 

@@ -1,17 +1,8 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RequestDigest, verifyRecord } from "@aegis/format";
+import { RequestDigest, verifyRecord, type EnvelopeRead } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import {
-  RateWindows,
-  describeRecheckLine,
-  recheck,
-  type EnvelopeRead,
-  type PolicySet,
-  type RecheckTarget,
-  type RecheckVerdict,
-  type SkippedRow,
-} from "../src/index.js";
+import { RateWindows, describeRecheckLine, recheck, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "../src/index.js";
 import { compareRecorded, explainIndeterminate, recheckBytes, recheckConclusion, recheckExitCode, type NowClass } from "../src/internal.js";
 import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
 import { nothingRechecked, summarizeRecheck } from "../src/summary.js";

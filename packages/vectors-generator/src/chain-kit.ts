@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
 import { resealLines, type LooseLine, type ResealOptions, insecureDevKey } from "@aegis/format/internal";
-import { chainAnswer } from "@aegis/cli/internal";
+import { answerVector, type Vector } from "@aegis/cli/internal";
 import type { Polarity } from "./vector-set.js";
 
 export const DEV = insecureDevKey();
@@ -132,12 +132,15 @@ export function chainKit(base: string) {
   };
 }
 
-export async function chainAnswerOf(bytes: string | Uint8Array, trust: readonly string[] | null): Promise<Awaited<ReturnType<typeof chainAnswer>>> {
+export async function chainAnswerOf(
+  bytes: string | Uint8Array,
+  trust: readonly string[] | null,
+): Promise<Extract<Vector, { readonly kind: "chain" }>["expected"]> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "v.aarl");
     await writeFile(path, bytes);
-    return await chainAnswer(path, trust);
+    return await answerVector({ kind: "chain", record: path, trust });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

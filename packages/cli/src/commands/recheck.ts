@@ -2,7 +2,8 @@ import { unmatched, messageOf, readInputFile, describeIoError } from "@aegis/for
 import { RecordReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
-import { pinListing, type Json } from "@aegis/mcp/internal";
+import { pinListing } from "@aegis/mcp/internal";
+import { type Json } from "@aegis/mcp";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss, openSource } from "../envelope/source.js";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";

@@ -1,5 +1,5 @@
-import { RecordReadError, describeVerdict, type RequestDigest, verifyRecord } from "@aegis/format";
-import { tryParseDigest, describeIoError, detachedString, isLineTime, type WalkedLine, unmatched } from "@aegis/format/internal";
+import { RecordReadError, describeVerdict, type RequestDigest, verifyRecord, type WalkedLine } from "@aegis/format";
+import { tryParseDigest, describeIoError, detachedString, isLineTime, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";

@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RecordWriter, RequestDigest, type OutcomePayload } from "@aegis/format";
+import { RecordWriter, RequestDigest, type OutcomePayload, type EnvelopeLookup, type EnvelopeRead } from "@aegis/format";
 import { insecureDevKey } from "@aegis/format/internal";
-import { decide, type CallAxes, type Decision, type EnvelopeLookup, type EnvelopeRead, type PolicySet } from "../../src/index.js";
+import { decide, type CallAxes, type Decision, type PolicySet } from "../../src/index.js";
 import { type LiveState } from "../../src/decide.js";
 
 export const DEV = insecureDevKey();
