@@ -141,11 +141,11 @@ describe("a lock that is a FIFO is no lock: recovered, not waited on (SPEC §13.
   });
 });
 
-/** An ES module run by Node against the built packages (`@format`, `@envelope`), bounded: a hang fails the test. */
+/** An ES module run by Node against the built packages (`@format/internal`, `@envelope`), bounded: a hang fails the test. */
 function runModule(source: string): { status: number | null; stdout: string; stderr: string } {
   const file = join(tempDir(), "run.mjs");
-  const dist = (name: string): string => JSON.stringify(pathToFileURL(join(ROOT, `packages/${name}/dist/index.js`)).href);
-  writeFileSync(file, source.replaceAll('"@format"', dist("format")).replaceAll('"@envelope"', dist("envelope")));
+  const dist = (name: string, entry = "index"): string => JSON.stringify(pathToFileURL(join(ROOT, `packages/${name}/dist/${entry}.js`)).href);
+  writeFileSync(file, source.replaceAll('"@format/internal"', dist("format", "internal")).replaceAll('"@envelope"', dist("envelope")));
   const r = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 60_000 });
   if (r.error !== undefined) throw new Error(`the module did not finish by itself: ${r.error.message}`);
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -157,7 +157,7 @@ describe("files found, not named, are regular files (SPEC §18)", () => {
     const fifo = join(dir, "found.aarl");
     mkfifo(fifo);
     const run = runModule(`
-      import { verifyRecordFiles } from "@format";
+      import { verifyRecordFiles } from "@format/internal";
       for (const threads of [0, 1]) {
         for await (const answer of verifyRecordFiles([${JSON.stringify(fifo)}, ${JSON.stringify(GOLDEN)}], { threads, regularOnly: () => true })) {
           console.log(threads, answer.code, answer.code === "unreadable" ? answer.detail : answer.verification.verdict.status);
