@@ -34,6 +34,9 @@ const hashesAhead = {
 };
 
 const common = {
+  // The bundle's comments name each module by its path from the repository's root, wherever
+  // the build is run from (`npm run build`, or this package's own): the same bytes every time.
+  absWorkingDir: join(page, "../.."),
   bundle: true,
   format: "iife",
   platform: "browser",
