@@ -13,7 +13,7 @@ const update = process.argv.includes("--update");
 /**
  * [report name, package directory, declaration file of the entry point]. An `-internal` entry is
  * for aegis's own packages: reported, so a change still shows in review, but its exports need
- * not be documented and may name types the public entry exports. `format-browser` is one too.
+ * not be documented and may name types the public entry exports. The `-browser` entries are too.
  */
 const ENTRY_POINTS = [
   ["format", "packages/format", "dist/index.d.ts"],
@@ -28,13 +28,14 @@ const ENTRY_POINTS = [
   ["mcp-v2", "packages/mcp", "dist/v2.d.ts"],
   ["cli", "packages/cli", "dist/index.d.ts"],
   ["cli-internal", "packages/cli", "dist/internal.d.ts"],
+  ["cli-browser", "packages/cli", "dist/browser.d.ts"],
 ];
 
 let failed = 0;
 for (const [name, dir, entry] of ENTRY_POINTS) {
-  // The browser entry is what the report page bundles: internal parts of the verifier, as
-  // `@aegis/format/internal` is for Node.
-  const internal = name.endsWith("-internal") || name === "format-browser";
+  // The browser entries are what the report page bundles: internal parts of the verifier and
+  // of the CLI's views, as `@aegis/format/internal` is for Node.
+  const internal = name.endsWith("-internal") || name.endsWith("-browser");
   // A second entry of a package may name types its main entry exports (`@aegis/policy/testing`
   // takes a PolicySet from `@aegis/policy`).
   const secondary = internal || name.includes("-");
