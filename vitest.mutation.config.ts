@@ -20,6 +20,7 @@ const FILES = [
   "rows",
   "walk",
   "signing",
+  "signature-checker",
   "verdict-reasons",
   "spec-rules",
   "line-read",
