@@ -13,6 +13,8 @@ import base from "./vitest.config.js";
  */
 const FILES = [
   "digest",
+  "line-read",
+  "signature-checker",
   "verdict-texts",
   "reference-vectors",
   "spec",
@@ -20,10 +22,8 @@ const FILES = [
   "rows",
   "walk",
   "signing",
-  "signature-checker",
   "verdict-reasons",
   "spec-rules",
-  "line-read",
   "vector-files",
   "chain-vectors",
   "canonical",

@@ -74,7 +74,11 @@ describe("[M5.3] every type read whole, unknown members dropped", () => {
     const minimal = { ...OUTCOME, capability: { status: "denied", reason: "no" }, decision_axes: {} } as Record<string, unknown>;
     const optional = ["time", "grant_id", "response_digest", "wall_ms", "peak_memory_bytes", "tool_spec_digest", "envelope_access", "continues_call"];
     for (const key of optional) delete minimal[key];
-    expect(readTypedLine(line(minimal))).toEqual({ ok: true, value: { line_type: "outcome", line: minimal } });
+    const read = readTypedLine(line(minimal));
+    expect(read).toEqual({ ok: true, value: { line_type: "outcome", line: minimal } });
+    // Absent, not present as undefined: `show --json` and a re-emitted Line hold the same members.
+    expect(read.ok && Object.keys(read.value.line).sort()).toEqual(Object.keys(minimal).sort());
+    expect(read.ok && read.value.line_type === "outcome" && Object.keys(read.value.line.decision_axes)).toEqual([]);
   });
 
   it("each policy, capability and execution outcome", () => {
