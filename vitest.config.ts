@@ -10,6 +10,7 @@ export default defineConfig({
     alias: [
       { find: /^@aegis\/format$/, replacement: src("format/src/index.ts") },
       { find: /^@aegis\/format\/internal$/, replacement: src("format/src/internal.ts") },
+      { find: /^@aegis\/format\/browser$/, replacement: src("format/src/browser.ts") },
       { find: /^@aegis\/envelope$/, replacement: src("envelope/src/index.ts") },
       { find: /^@aegis\/policy$/, replacement: src("policy/src/index.ts") },
       { find: /^@aegis\/proof$/, replacement: src("proof/src/index.ts") },
@@ -17,6 +18,7 @@ export default defineConfig({
       { find: /^@aegis\/policy\/internal$/, replacement: src("policy/src/internal.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
       { find: /^@aegis\/cli\/internal$/, replacement: src("cli/src/internal.ts") },
+      { find: /^@aegis\/cli\/browser$/, replacement: src("cli/src/browser.ts") },
       { find: /^@aegis\/mcp\/internal$/, replacement: src("mcp/src/internal.ts") },
     ],
   },

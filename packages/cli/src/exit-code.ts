@@ -1,6 +1,5 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, type Verdict } from "@aegis/format/browser";
 import { match } from "ts-pattern";
-import type { Verdict } from "@aegis/format";
 
 /**
  * Exit codes are API: CI gates script them, and they are the reference's (README, "Exit

@@ -1,6 +1,7 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -122,6 +123,58 @@ describe("dist/aegis.mjs", () => {
     expect(scopes.flatMap((s) => s.spans.map((span) => span.name)).some((name) => name.startsWith("execute_tool "))).toBe(true);
   });
 
+  it("relays calls to a Streamable HTTP server with --url, the v2 MCP client inside it, and records them", async () => {
+    const server = spawn(process.execPath, [join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"], {
+      env: { ...process.env, PORT: String(await freePort()) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        let said = "";
+        server.stderr.on("data", (chunk: Buffer) => {
+          said += chunk.toString();
+          const m = /listening on port (\d+)/.exec(said);
+          if (m?.[1] !== undefined) resolve(m[1]);
+        });
+        server.once("exit", () => reject(new Error(`server-everything exited: ${said}`)));
+      });
+      expect(run([bundle, "keygen", "--out", "wrap.key"]).status).toBe(0);
+      const frames = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "one-file", version: "1" } },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get-sum", arguments: { a: 20, b: 22 } } },
+      ];
+      const wrap = spawn(process.execPath, [bundle, "wrap", "--audit", "wrap.aarl", "--signing-key", "wrap.key", "--url", `http://127.0.0.1:${port}/mcp`], {
+        cwd: alone,
+        env: { ...process.env, AEGIS_DEBUG: "" },
+      });
+      let out = "";
+      let err = "";
+      wrap.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      const answered = new Promise<void>((resolve) =>
+        wrap.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('"id":2')) resolve();
+        }),
+      );
+      const exited = new Promise<number | null>((resolve) => wrap.once("exit", resolve));
+      wrap.stdin.write(`${frames.map((f) => JSON.stringify(f)).join("\n")}\n`);
+      await Promise.race([answered, exited]);
+      wrap.stdin.end();
+      expect(await exited, err).toBe(0);
+      expect(out).toContain("The sum of 20 and 22 is 42");
+      const verified = run([bundle, "verify", "--key", readFileSync(join(alone, "wrap.pub"), "utf8").split("\n")[1] ?? "", "wrap.aarl"]);
+      expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    } finally {
+      server.kill("SIGKILL");
+    }
+  }, 120_000);
+
   it("writes a report page that carries the page's script and style", () => {
     const report = run([bundle, "report", "--key", GOLDEN_PUBLIC_KEY, "--out", "golden.html", GOLDEN]);
     expect(report.status, report.stderr).toBe(0);
@@ -139,6 +192,18 @@ describe("dist/aegis.mjs", () => {
     expect(none.stderr).toMatch(/^error: cannot run the vectors in @aegis\/vectors: no @aegis\/vectors package is installed beside this aegis/);
   }, 120_000);
 });
+
+/** A port no process listens on now, on 127.0.0.1 (server-everything takes no port 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+}
 
 function largeRecordPublicKey(path: string): string {
   const open = JSON.parse(readFileSync(path, "utf8").split("\n")[0] ?? "") as { public_key: string };

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-report.js";
+import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-view.js";
 import { ROOT, aegis, vector } from "./support.js";
 import { ed25519InWorker, fileTransfer, verdictNow } from "./in-page/probes.js";
 import { asked, launchChromium, pageVerdict, watchRequests } from "./support/browser.js";

@@ -16,7 +16,7 @@ import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { readPolicy, readPolicyDir } from "../policy-file.js";
 import { STDIN, streamedRecord, type RecordInput } from "../record-input.js";
 import { Spool } from "../spool.js";
-import { verifyJson } from "../verify-report.js";
+import { verifyJson } from "../verify-view.js";
 
 export class RecheckCommand extends AegisCommand {
   static override paths = [["recheck"]];

@@ -13,15 +13,8 @@ import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import {
-  describeForeignKey,
-  describeNotARecord,
-  describeUnfinishedCalls,
-  mayBeNotARecord,
-  verifyJson,
-  verifyJsonParts,
-  verifyTextParts,
-} from "../verify-report.js";
+import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, mayBeNotARecord, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { verifyJson } from "../verify-view.js";
 import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
 import { isLoss, openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";

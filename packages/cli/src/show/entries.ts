@@ -1,5 +1,4 @@
-import { type Position, type RecordRow } from "@aegis/format";
-import { readTypedLine, detachedString, type DecisionLine, type IntentLine, type OutcomeLine } from "@aegis/format/internal";
+import { detachedString, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format/browser";
 
 /** One thing `show` reports, in file order. */
 export type Entry =

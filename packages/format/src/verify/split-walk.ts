@@ -47,7 +47,7 @@ class WorkerAnswers implements SignatureChecker {
   item: Extract<RowItem, { v: unknown }> | undefined;
   keys: readonly string[] = [];
   /** The row's bytes, read again only for a check made here. */
-  row: Buffer | undefined;
+  row: Uint8Array | undefined;
 
   check(claim: SignatureToCheck, input: SigningInput): boolean {
     const item = this.item;
@@ -147,7 +147,7 @@ function walkPiece(walk: ChainWalk, answers: WorkerAnswers, part: Extract<Part, 
 }
 
 /** A row as the worker read it: the members the walk reads, and its hash; the rest is read again only if asked for. */
-function linkedRead(value: ReadRowValue, lineHash: string, bytes: Buffer): ReadRow {
+function linkedRead(value: ReadRowValue, lineHash: string, bytes: Uint8Array): ReadRow {
   const again = (): Extract<ReadRow, { ok: true }> => {
     const read = readRow(bytes);
     if (!read.ok) throw new Error("a row a worker read does not read again");

@@ -69,7 +69,7 @@ export class ChainWalk {
   private unparsed: { readonly line: number; readonly detail: string } | undefined;
   private stopped: Verdict | undefined;
   /** The current Line's signing input, joined from its canonical members on demand. */
-  private readonly signingInput: { text: () => string; row: Buffer | undefined; cut: { readonly start: number; readonly end: number } | undefined } = {
+  private readonly signingInput: { text: () => string; row: Uint8Array | undefined; cut: { readonly start: number; readonly end: number } | undefined } = {
     text: () => "",
     row: undefined,
     cut: undefined,
