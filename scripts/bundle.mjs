@@ -83,10 +83,12 @@ const result = await build({
  * a chunk's text back with Function.prototype.toString and compiles it the first time the
  * chunk is imported. `aegis --version` compiles two small chunks; `verify` those it imports.
  */
+/** A chunk's name in the loader: its file name in esbuild's (unwritten) output folder. */
+const chunkName = (path) => relative(join(root, "dist/chunks"), resolve(root, path));
 const chunks = [];
 const cjsEntries = cjsEntryChunks(result.metafile);
 for (const file of result.outputFiles) {
-  const name = relative(join(root, "dist/chunks"), file.path);
+  const name = chunkName(file.path);
   if (name.includes("/")) throw new Error(`esbuild wrote a chunk in a folder: ${name}`);
   const cjs = await transform(file.text, {
     format: "cjs",
@@ -154,11 +156,11 @@ function cjsEntryChunks(metafile) {
   for (const [path, output] of Object.entries(metafile.outputs)) {
     if (output.entryPoint === undefined || metafile.inputs[output.entryPoint]?.format !== "cjs") continue;
     if (output.exports.join() !== "default") throw new Error(`${path}: a CommonJS entry chunk should export its default alone`);
-    names.push(relative(join(root, "dist/chunks"), join(root, path)));
+    names.push(chunkName(path));
   }
   for (const [path, output] of Object.entries(metafile.outputs)) {
     for (const i of output.imports) {
-      const target = relative(join(root, "dist/chunks"), join(root, i.path));
+      const target = chunkName(i.path);
       if (names.includes(target) && i.kind !== "dynamic-import") throw new Error(`${path} imports ${target}, a CommonJS entry chunk, by ${i.kind}`);
     }
   }
