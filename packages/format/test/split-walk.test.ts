@@ -6,7 +6,7 @@ import { ChainWriter, RequestDigest, SigningKey, verifyChainBytes, type Verifica
 import { verifySplitBytes } from "../src/internal.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
-import { outcome, tempDir } from "./support/chains.js";
+import { POLICY, outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
 
 /**
@@ -95,7 +95,7 @@ describe("on generated records broken at random positions", () => {
       const writer = await ChainWriter.open(path, { key });
       for (let i = 0; i < 10; i++) {
         const id = `call-${i}`;
-        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
         await writer.outcome(outcome(id));
       }
       await writer.close();

@@ -45,7 +45,7 @@ export async function baseSession(clock: (() => Date) | false = false): Promise<
     const path = join(dir, "base.aarl");
     const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
     for (const id of ["call-0", "call-1"]) {
-      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
       await writer.outcome(outcome(id));
     }
     await writer.outcome({ ...outcome("call-park", "net.post"), policy: { status: "pending_approval", approval_id: "apr-1" } });
