@@ -44,5 +44,6 @@ export type { SplitTuning } from "./verify/split-walk.js";
 export { runWorkerThread } from "./verify/worker-url.js";
 export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
+export { RECORDED_REASON } from "./write/recorded-reasons.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.
 export type { HexFault, JsonArray, JsonObject, JsonValue, LockHolder, WalkOptions } from "./index.js";

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
-import { resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
+import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
 import { chainAnswer } from "@aegis/cli/internal";
 import type { Polarity } from "./vector-set.js";
 
@@ -28,7 +28,7 @@ export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
     request_digest: RequestDigest.of(Buffer.from(`request ${callId}`)),
     policy_set_hash: POLICY,
     policy: { status: "allowed" },
-    capability: { status: "denied", reason: "not evaluated" },
+    capability: { status: "denied", reason: RECORDED_REASON.notEvaluated },
     execution: { status: "success" },
     decision_axes: { capability: "fs.read", role: "ops", matched_rule: "allow-read" },
   };

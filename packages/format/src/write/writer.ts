@@ -20,6 +20,7 @@ import { ChainWriterError, lockedFault } from "./writer-error.js";
 
 import type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
 import { io, lineTime, mismatch, put, systemClock, unfinished } from "./writer-steps.js";
+import { RECORDED_REASON } from "./recorded-reasons.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
 export type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
@@ -239,7 +240,7 @@ export class ChainWriter {
     try {
       finished = await body();
     } catch (error) {
-      await this.endCall(start.call_id, unfinished({ status: "trap", message: "host panic during tool call" }));
+      await this.endCall(start.call_id, unfinished({ status: "trap", message: RECORDED_REASON.hostPanic }));
       throw error;
     }
     await this.endCall(start.call_id, finished.outcome);
@@ -261,7 +262,9 @@ export class ChainWriter {
       // put (then abandoned below), outcomes whose response is. With none under way, nothing
       // is awaited: the calls open now are abandoned before anything else can run.
       while (this.ledger.busy) await this.ledger.settle();
-      const abandoned = this.ledger.openIds().map((callId) => this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })));
+      const abandoned = this.ledger
+        .openIds()
+        .map((callId) => this.endCall(callId, unfinished({ status: "host_denied", reason: RECORDED_REASON.sessionAbandoned })));
       const close = this.append({ line_type: "close", payload: {} });
       this.closed = true;
       // Wait for all of them: a rejection left unobserved would end the process.
