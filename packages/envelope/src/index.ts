@@ -7,7 +7,7 @@ export { EnvelopeStore, type EnvelopeStoreOptions } from "./store.js";
 export { type EntryDigest, type EnvelopeEntry, type EnvelopeRead, type EnvelopeSource, type EnvelopeStats } from "./source.js";
 export { type RedactOutcome, type RedactOutcomeCode } from "./redaction.js";
 export { openEnvelope } from "./open.js";
-export { writePack, type PackOptions, type PackReport } from "./pack.js";
+export { writePack, type PackOptions, type PackReport } from "./pack-write.js";
 export { checkEnvelope, type EnvelopeCheck } from "./check.js";
 export { describeDamage, type EnvelopeDamage, type EnvelopeDamageCode } from "./damage.js";
 export { EnvelopeError, describeEnvelopeFault, type EnvelopeFault, type EnvelopeFaultCode } from "./errors.js";
