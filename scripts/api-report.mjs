@@ -13,13 +13,15 @@ const update = process.argv.includes("--update");
 /**
  * [report name, package directory, declaration file of the entry point]. An `-internal` entry is
  * for aegis's own packages: reported, so a change still shows in review, but its exports need
- * not be documented and may name types the public entry exports. `format-browser` is one too.
+ * not be documented and may name types the public entry exports. `format-browser` is one too, and
+ * so are `@aegis/vectors`' two code entries: its public face is its data.
  */
 const ENTRY_POINTS = [
   ["format", "packages/format", "dist/index.d.ts"],
   ["format-internal", "packages/format", "dist/internal.d.ts"],
   ["format-browser", "packages/format", "dist/browser.d.ts"],
   ["envelope", "packages/envelope", "dist/index.d.ts"],
+  ["envelope-internal", "packages/envelope", "dist/internal.d.ts"],
   ["policy", "packages/policy", "dist/index.d.ts"],
   ["policy-testing", "packages/policy", "dist/testing.d.ts"],
   ["proof", "packages/proof", "dist/index.d.ts"],
@@ -27,14 +29,15 @@ const ENTRY_POINTS = [
   ["mcp-internal", "packages/mcp", "dist/internal.d.ts"],
   ["mcp-v2", "packages/mcp", "dist/v2.d.ts"],
   ["cli", "packages/cli", "dist/index.d.ts"],
-  ["cli-internal", "packages/cli", "dist/internal.d.ts"],
+  ["vectors-oracle", "vectors", "dist/oracle.d.ts"],
+  ["vectors-exit-code", "vectors", "dist/exit-code.d.ts"],
 ];
 
 let failed = 0;
 for (const [name, dir, entry] of ENTRY_POINTS) {
   // The browser entry is what the report page bundles: internal parts of the verifier, as
   // `@aegis/format/internal` is for Node.
-  const internal = name.endsWith("-internal") || name === "format-browser";
+  const internal = name.endsWith("-internal") || name === "format-browser" || name.startsWith("vectors-");
   // A second entry of a package may name types its main entry exports (`@aegis/policy/testing`
   // takes a PolicySet from `@aegis/policy`).
   const secondary = internal || name.includes("-");

@@ -19,10 +19,11 @@ const CLI_DIST = join(ROOT, "packages/cli/dist");
 const VERSION_MODULE_BOUND = 3;
 /**
  * `aegis verify` of a record loads the verifier, the Envelope and checkpoint readers it can be
- * asked to use, clipanion, and its own command: about 140 files. Not the relay, the policy
- * engine or its YAML parser (over a hundred more), nor any other command.
+ * asked to use, the exit-code rules beside the vectors, clipanion, and its own command: about
+ * 150 files, each small (ADR 0032 split two by concern). Not the relay, the policy engine or
+ * its YAML parser (over a hundred more), nor any other command.
  */
-const VERIFY_MODULE_BOUND = 150;
+const VERIFY_MODULE_BOUND = 160;
 
 /** The files of the modules `node <script> ...args` loads, as paths. */
 function modulesLoaded(script: string, args: readonly string[]): { readonly files: string[]; readonly status: number | null; readonly stdout: string } {

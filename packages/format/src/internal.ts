@@ -20,6 +20,7 @@ export {
 } from "./durable/files.js";
 export { openRegularFd, openRegularFile, openRegularFileSync, type RegularAccess } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
+export { readJsonFile } from "./durable/input-file.js";
 export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";

@@ -78,13 +78,4 @@ export {
   type ToolSpecCheckCode,
 } from "./recheck-verdict.js";
 export { recheck, recheckBytes, recheckRecord, type RecheckOptions, type RecheckTarget, type SkippedRow } from "./recheck.js";
-export {
-  RecheckTally,
-  nothingRechecked,
-  recheckConclusion,
-  recheckExitCode,
-  summarizeRecheck,
-  type RecheckConclusion,
-  type RecheckExitCode,
-  type RecheckSummary,
-} from "./summary.js";
+export { RecheckTally, nothingRechecked, recheckConclusion, summarizeRecheck, type RecheckConclusion, type RecheckSummary } from "./summary.js";

@@ -80,22 +80,6 @@ export function recheckConclusion(summary: RecheckSummary): RecheckConclusion {
   return { code: "all_unchanged" };
 }
 
-/** The reference's exit code: 0 every call unchanged, 1 some call changed, 3 any indeterminate. */
-export type RecheckExitCode = 0 | 1 | 3;
-
-/**
- * The exit code the reference's `aegis recheck` gives for these verdicts (SPEC §16.5). A file
- * with no outcome gets 0 there; {@link recheckConclusion} tells that case apart.
- */
-export function recheckExitCode(summary: RecheckSummary): RecheckExitCode {
-  return match(recheckConclusion(summary))
-    .with({ code: "nothing_rechecked" }, () => 0 as const)
-    .with({ code: "all_unchanged" }, () => 0 as const)
-    .with({ code: "changed" }, () => 1 as const)
-    .with({ code: "indeterminate" }, () => 3 as const)
-    .exhaustive(unmatched);
-}
-
 /** True when the recheck re-evaluated no outcome at all. */
 export function nothingRechecked(summary: RecheckSummary): boolean {
   return summary.outcomes === 0;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
 import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
-import { chainAnswer } from "@aegis/cli/internal";
+import { chainAnswer } from "@aegis/vectors/oracle";
 import type { Polarity } from "./vector-set.js";
 
 export const DEV = insecureDevKey();

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SigningKey, insecureDevKey } from "@aegis/format";
-import { ed25519Answer, type Ed25519Case } from "@aegis/cli/internal";
+import { ed25519Answer, type Ed25519Case } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;

@@ -1,4 +1,4 @@
-import { policyAnswer, type DecisionInput } from "@aegis/cli/internal";
+import { policyAnswer, type DecisionInput } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 import { STATED } from "./policy-stated.js";
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SigningKey, insecureDevKey } from "@aegis/format";
-import { checkpointedAnswer, proofAnswer } from "@aegis/cli/internal";
+import { checkpointedAnswer, proofAnswer } from "@aegis/vectors/oracle";
 import {
   SIGNATURE_TYPE,
   TreeHasher,

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { expireEntries, planExpiry, recheckAnswer } from "@aegis/cli/internal";
+import { expireEntries, planExpiry } from "@aegis/envelope/internal";
+import { recheckAnswer } from "@aegis/vectors/oracle";
 import { PACK_ID, REDACTED_AT, inTemp, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -167,9 +168,10 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
           await s.redact(c4, "force-push arguments are confidential").finally(() => s.close());
         }
         if (envelope === "c4_expired") {
-          const plan = await planExpiry([join(dir, "session.aarl")], Date.parse("2020-01-01T00:00:00Z"));
+          const planned = await planExpiry([join(dir, "session.aarl")], Date.parse("2020-01-01T00:00:00Z"));
+          if (!planned.ok) throw new Error(`the scripted Session cannot be expired under: ${planned.refusal.code}`);
           const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
-          await expireEntries(s, plan, () => Promise.resolve()).finally(() => s.close());
+          await expireEntries(s, planned.plan, () => Promise.resolve()).finally(() => s.close());
         }
         const pack = join(dir, "envelope.pack");
         const src = await openEnvelope(store);

@@ -1,4 +1,4 @@
-import type { RelayEvent } from "@aegis/cli/internal";
+import type { RelayEvent } from "@aegis/vectors/oracle";
 import type { Polarity } from "./vector-set.js";
 
 // What the relay vectors are written with (relay.ts, relay-policy-cases.ts).

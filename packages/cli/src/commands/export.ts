@@ -1,11 +1,12 @@
 import { describeVerdict } from "@aegis/format";
 import { describeIoError, replaceFileFromParts } from "@aegis/format/internal";
 import { describeDamage } from "@aegis/envelope";
+import { isLoss } from "@aegis/envelope/internal";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { isLoss, openSource } from "../envelope/source.js";
+import { openSource } from "../envelope/source.js";
 import { planSpans, readForSpans } from "../export/collect.js";
 import { loadKit, sendSpans, spanLines } from "../export/send.js";
 import { Progress } from "../progress.js";

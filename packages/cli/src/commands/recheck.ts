@@ -1,25 +1,24 @@
-import { unmatched } from "@aegis/format/internal";
+import { describeIoError, readJsonFile, unmatched } from "@aegis/format/internal";
 import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
-import { messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing, type Json } from "@aegis/mcp/internal";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
-import { isLoss, openSource } from "../envelope/source.js";
+import { isLoss } from "@aegis/envelope/internal";
+import { openSource } from "../envelope/source.js";
 import {
   RecheckTally,
   describeRecheckLine,
   explainIndeterminate,
   recheckRecord,
   recheckConclusion,
-  recheckExitCode,
   type PolicySet,
   type RecheckTarget,
   type RecheckVerdict,
   type SkippedRow,
 } from "@aegis/policy";
 import { AegisCommand, StdoutClosed } from "../command.js";
-import type { ExitCode } from "../exit-code.js";
+import { exitCodeOfRecheck, type ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
@@ -211,11 +210,7 @@ export class RecheckCommand extends AegisCommand {
     }
     const summary = tally.summary;
     const conclusion = recheckConclusion(summary);
-    // The reference exits 0 on a file with no outcome; here that is a failure (issue 5).
-    const policyExit: ExitCode = match(conclusion)
-      .with({ code: "nothing_rechecked" }, () => 1 as const)
-      .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
-      .exhaustive(unmatched);
+    const policyExit = exitCodeOfRecheck(conclusion);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
     const policyOrSpecExit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
@@ -280,18 +275,9 @@ function unreachableSet(): never {
  * the whole response holding it, pinned as wrap pins them (SPEC §17.6).
  */
 async function readToolsList(path: string, warn: (text: string) => void): Promise<ReadonlyMap<string, ToolSpecDigest>> {
-  let text: string;
-  try {
-    text = (await readInputFile(path, MAX_TOOLS_LIST_BYTES)).toString("utf8");
-  } catch (error) {
-    throw new CliError({ code: "bad_tools_list", path, detail: describeIoError(error) });
-  }
-  let value: Json;
-  try {
-    value = JSON.parse(text) as Json;
-  } catch (error) {
-    throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${messageOf(error)}` });
-  }
+  const read = await readJsonFile(path, MAX_TOOLS_LIST_BYTES);
+  if (!read.ok) throw new CliError({ code: "bad_tools_list", path, detail: read.detail });
+  const value = read.value as Json;
   const result =
     typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;
   const listing = pinListing(result);

@@ -5,8 +5,7 @@ import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
 import { CliError, renderFault } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";
-import { readManifest } from "../vectors/manifest.js";
-import { runVector, type VectorResult } from "../vectors/run.js";
+import { VectorsError, readManifest, runVector, type VectorResult } from "@aegis/vectors/oracle";
 
 /**
  * The vectors this aegis was released with: the `@aegis/vectors` package, a dependency of
@@ -46,7 +45,9 @@ export class VectorsCommand extends AegisCommand {
 
   protected async run(): Promise<ExitCode> {
     const dir = this.dir ?? bundledVectors();
-    const manifest = await readManifest(dir);
+    const manifest = await readManifest(dir).catch((error: unknown) => {
+      throw error instanceof VectorsError ? new CliError(error.fault) : error;
+    });
     const results: VectorResult[] = [];
     for (const vector of manifest.vectors) {
       let result: VectorResult;
@@ -54,7 +55,7 @@ export class VectorsCommand extends AegisCommand {
         result = await runVector(dir, vector);
       } catch (error) {
         // A vector whose input cannot be read fails; the others still run.
-        const text = error instanceof CliError ? renderFault(error.fault).error : messageOf(error);
+        const text = error instanceof VectorsError ? renderFault(error.fault).error : messageOf(error);
         result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: text } };
       }
       results.push(result);

@@ -23,8 +23,9 @@ import {
   verifyJsonParts,
   verifyTextParts,
 } from "../verify-report.js";
-import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
-import { isLoss, openSource } from "../envelope/source.js";
+import { checkRecordAgainst, isLoss, type EnvelopeTally } from "@aegis/envelope/internal";
+import { describeTally } from "../envelope/check-record.js";
+import { openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
 
 export class VerifyCommand extends AegisCommand {

@@ -1,11 +1,11 @@
 import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
 import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
+import { checkRecordAgainst } from "@aegis/envelope/internal";
 import { describeRecheckLine, explainIndeterminate, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { describeFinding } from "../checkpoint-finding.js";
-import { checkRecordAgainst } from "../envelope/check-record.js";
 import { CliError } from "../fault.js";
 import type { CheckpointData, EnvelopeData, HeldEntry, RecheckData, RecheckedCall } from "./data.js";
 

@@ -3,7 +3,7 @@ import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
 import { envelopeFaults, openSource, openStore } from "../../envelope/source.js";
-import { expireEntries, parseBefore, planExpiry, wouldExpire, type Expired, type ExpiryPlan, type ExpiryTally } from "../../envelope/expiry.js";
+import { expireEntries, parseBefore, planExpiry, wouldExpire, type Expired, type ExpiryPlan, type ExpiryTally } from "@aegis/envelope/internal";
 
 export class EnvelopeExpireCommand extends AegisCommand {
   static override paths = [["envelope", "expire"]];
@@ -42,7 +42,9 @@ export class EnvelopeExpireCommand extends AegisCommand {
         message: "envelope expire requires --record: the records whose calls decide which bytes are still needed",
         command: "envelope expire",
       });
-    const plan = await planExpiry(this.records, before.ms);
+    const planned = await planExpiry(this.records, before.ms);
+    if (!planned.ok) throw new CliError(planned.refusal);
+    const plan = planned.plan;
     const cutoff = new Date(before.ms).toISOString();
     const verb = this.dryRun ? "would expire" : "expired";
     const onExpired = (e: Expired): Promise<void> => this.out(`${verb} ${e.digest} (${e.size} bytes, last named ${e.latest})\n`);

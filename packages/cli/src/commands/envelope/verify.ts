@@ -2,11 +2,12 @@ import { Command, Option } from "clipanion";
 import { EnvelopeError, checkEnvelope, describeDamage, type EnvelopeCheck } from "@aegis/envelope";
 import { describeIoError } from "@aegis/format/internal";
 import { AegisCommand, StdoutClosed } from "../../command.js";
-import type { ExitCode } from "../../exit-code.js";
+import { exitCodeOfEnvelopeCheck, type ExitCode } from "../../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";
 import { rereadableRecord, type RecordInput } from "../../record-input.js";
-import { checkJson, checkRecordAgainst, describeCheck, describeTally, type EnvelopeTally, type ReferenceCheck } from "../../envelope/check-record.js";
-import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
+import { checkRecordAgainst, isLoss, type EnvelopeTally, type ReferenceCheck } from "@aegis/envelope/internal";
+import { checkJson, describeCheck, describeTally } from "../../envelope/check-record.js";
+import { envelopeFaults, openSource } from "../../envelope/source.js";
 import { StreamedDocument } from "../../json-stream.js";
 
 export class EnvelopeVerifyCommand extends AegisCommand {
@@ -71,7 +72,7 @@ export class EnvelopeVerifyCommand extends AegisCommand {
       }
       const full = this.full ? await envelopeFaults(() => checkEnvelope(this.envelope)) : undefined;
       const fullLosses = full === undefined ? 0 : full.mismatched.length + full.damage.filter(isLoss).length + full.unscrubbed.length;
-      const exit: ExitCode = tally.digest_mismatch > 0 || (full?.mismatched.length ?? 0) > 0 ? 1 : losses.length > 0 || fullLosses > 0 ? 2 : 0;
+      const exit = exitCodeOfEnvelopeCheck({ mismatched: tally.digest_mismatch + (full?.mismatched.length ?? 0), lost: losses.length + fullLosses });
       if (this.json) {
         await this.out(document.end({ summary: tally, damage: source.damage, ...(full === undefined ? {} : { full }), exit_code: exit }));
       } else {

@@ -1,9 +1,12 @@
 import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
-import { describeIoError, detachedString, isLineTime, type WalkedLine } from "@aegis/format/internal";
-import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
-import { unmatched } from "@aegis/format/internal";
+import { describeIoError, detachedString, isLineTime, unmatched, type WalkedLine } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import { CliError } from "../fault.js";
+import type { EnvelopeSource } from "./source.js";
+import type { EnvelopeStore } from "./store.js";
+import type { RedactOutcome } from "./redaction.js";
+
+// Expiry (SPEC §14.12): which entries the given records no longer need after a cutoff, and
+// their redaction. `aegis envelope expire` runs it; the envelope vectors expire a copy with it.
 
 /** The reason every tombstone expiry writes carries (SPEC §14.12). */
 export const RETENTION_REASON = "retention";
@@ -37,12 +40,21 @@ export interface ExpiryPlan {
   readonly keptUndated: number;
 }
 
+/** Why no plan was made: a record could not be read, or does not verify. */
+export type ExpiryRefusal =
+  | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
+  /** `verdict`: the verifier's line on the record (`Tampered: ...`). */
+  | { readonly code: "expiry_refused"; readonly path: string; readonly verdict: string };
+
 /**
  * SPEC §14.12: walk each record as the verifier does (it must verify), and for every digest an
  * `intent` or `outcome` names (`request_digest`, `response_digest`, `tool_spec_digest`), keep
  * the latest `time` of the Lines naming it. Memory: one map entry per digest named.
  */
-export async function planExpiry(records: readonly string[], beforeMs: number): Promise<ExpiryPlan> {
+export async function planExpiry(
+  records: readonly string[],
+  beforeMs: number,
+): Promise<{ readonly ok: true; readonly plan: ExpiryPlan } | { readonly ok: false; readonly refusal: ExpiryRefusal }> {
   const latest = new Map<RequestDigest, number>();
   const onLine = (line: WalkedLine): void => {
     const type = line.lineType.token;
@@ -67,12 +79,13 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
     try {
       verification = await verifyChainFile(record, { onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
+      if (error instanceof ChainReadError) return { ok: false, refusal: { code: "unreadable_record", path: record, detail: describeIoError(error.cause) } };
       throw error;
     }
     // A record that does not verify may have been cut or edited: its times, and the calls it
     // no longer shows, cannot decide what to delete.
-    if (verification.verdict.status !== "verified") throw new CliError({ code: "expiry_refused", path: record, verdict: describeVerdict(verification) });
+    if (verification.verdict.status !== "verified")
+      return { ok: false, refusal: { code: "expiry_refused", path: record, verdict: describeVerdict(verification) } };
   }
   const expire: { digest: RequestDigest; latest: string }[] = [];
   let keptLater = 0;
@@ -82,7 +95,7 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
     else if (when >= beforeMs) keptLater++;
     else expire.push({ digest, latest: new Date(when).toISOString() });
   }
-  return { expire, keptLater, keptUndated };
+  return { ok: true, plan: { expire, keptLater, keptUndated } };
 }
 
 /** What expiry did (or, with `--dry-run`, would do) to the entries the plan names. */

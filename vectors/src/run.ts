@@ -17,8 +17,8 @@ import {
 } from "@aegis/format";
 import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
-import { exitCodeOfVerdict } from "../exit-code.js";
-import { CliError } from "../fault.js";
+import { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict } from "./exit-code.js";
+import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import {
   RateWindows,
@@ -29,15 +29,12 @@ import {
   needsEnvelope,
   recheck,
   recheckConclusion,
-  recheckExitCode,
   parseBindings,
   parsePolicySet,
   tryParsePolicySet,
   matchedRuleId,
 } from "@aegis/policy";
-import { checkRecordAgainst } from "../envelope/check-record.js";
-import { isLoss } from "../envelope/source.js";
-import { expireEntries, parseBefore, planExpiry } from "../envelope/expiry.js";
+import { checkRecordAgainst, expireEntries, isLoss, parseBefore, planExpiry } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
@@ -65,7 +62,7 @@ function inside(dir: string, relative: string, id: string): string {
   const full = resolve(dir, relative);
   const within = relativePath(resolve(dir), full);
   if (isAbsolute(relative) || within === "" || within.startsWith("..") || isAbsolute(within))
-    throw new CliError({ code: "bad_vectors", path: join(dir, "manifest.json"), detail: `vector ${id} names ${relative}, outside the vectors directory` });
+    throw new VectorsError({ code: "bad_vectors", path: join(dir, "manifest.json"), detail: `vector ${id} names ${relative}, outside the vectors directory` });
   return full;
 }
 
@@ -73,7 +70,7 @@ async function readVectorFile(path: string): Promise<Buffer> {
   try {
     return await readInputFile(path, MAX_VECTOR_FILE_BYTES);
   } catch (error) {
-    throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
+    throw new VectorsError({ code: "bad_vectors", path, detail: describeIoError(error) });
   }
 }
 
@@ -207,12 +204,14 @@ export async function checkpointedAnswer(
 export async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
   if (expireBefore === undefined) return answerOf(record, envelope);
   const before = parseBefore(expireBefore);
-  if (!before.ok) throw new CliError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
+  if (!before.ok) throw new VectorsError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
   const dir = await mkdtemp(join(tmpdir(), "aegis-vector-expiry-"));
   try {
     const copy = join(dir, "store");
     await cp(envelope, copy, { recursive: true });
-    const plan = await planExpiry([record], before.ms);
+    const planned = await planExpiry([record], before.ms);
+    if (!planned.ok) throw new VectorsError(planned.refusal);
+    const plan = planned.plan;
     const store = await EnvelopeStore.open(copy, { create: false });
     try {
       await expireEntries(store, plan, () => Promise.resolve());
@@ -234,8 +233,8 @@ async function answerOf(record: string, envelope: string): Promise<EnvelopeExpec
       source,
       ({ reference, read }) => void digests.push({ digest: reference.digest, status: read.code, ...(read.code === "redacted" ? { reason: read.reason } : {}) }),
     );
-    const loss = source.damage.some(isLoss);
-    return { digests, damage: source.damage.map((d) => d.code), exit_code: tally.digest_mismatch > 0 ? 1 : loss ? 2 : 0 };
+    const exit_code = exitCodeOfEnvelopeCheck({ mismatched: tally.digest_mismatch, lost: source.damage.filter(isLoss).length });
+    return { digests, damage: source.damage.map((d) => d.code), exit_code };
   } finally {
     await source.close();
   }
@@ -280,7 +279,7 @@ export async function recheckAnswer(record: string, policyPath: string, envelope
       reasons.push(verdict.code === "indeterminate" ? verdict.reason : null);
     }
     const conclusion = recheckConclusion(tally.summary);
-    return { lines, reasons, exit_code: conclusion.code === "nothing_rechecked" ? 1 : recheckExitCode(tally.summary) };
+    return { lines, reasons, exit_code: exitCodeOfRecheck(conclusion) };
   } finally {
     await source?.close();
   }
