@@ -5,7 +5,7 @@
  * a generated vector and the runner cannot disagree on what it means. It lives beside the
  * vectors so that the generator needs no CLI. For aegis's own packages: no promise of
  * compatibility to anyone else. It needs the other `@aegis/*` packages of its version, which
- * the CLI brings; the vectors' data needs nothing.
+ * the CLI brings; the vectors' data needs none of them.
  *
  * @packageDocumentation
  */
