@@ -13,6 +13,8 @@ import base from "./vitest.config.js";
  */
 const FILES = [
   "digest",
+  "line-read",
+  "signature-checker",
   "verdict-texts",
   "reference-vectors",
   "spec",
@@ -22,7 +24,6 @@ const FILES = [
   "signing",
   "verdict-reasons",
   "spec-rules",
-  "line-read",
   "vector-files",
   "chain-vectors",
   "canonical",

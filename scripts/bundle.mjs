@@ -19,7 +19,7 @@ const cliDist = join(root, "packages/cli/dist");
 /**
  * What the packages read from files beside their modules, the one file carries inside it.
  * - The report page's script, worker and style (packages/cli/dist/report/, built by
- *   scripts/build-page.mjs): page-assets.js is replaced by a module that holds them.
+ *   packages/page/build.mjs): page-assets.js is replaced by a module that holds them.
  * - Node's own modules are required where a module first uses them, not imported at the
  *   top: an ES module's imports all load before it runs, and `aegis --version` would load
  *   every built-in module any command uses (the worker threads, the network, zlib).

@@ -1,8 +1,8 @@
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyStrict, verifyingKey, LineHash, type OutcomePayload } from "@aegis/format";
-import { sealLine } from "@aegis/format/internal";
+import { RecordWriter, PolicySetHash, PrevHash, RequestDigest, SigningKey, LineHash, type OutcomePayload } from "@aegis/format";
+import { sealLine, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { fmt, median, timeSync, verdict } from "./measure.js";
 
 /**
@@ -116,7 +116,7 @@ console.log("");
 // second to second.
 async function concurrent(kind: "calls" | "outcomes", round: number): Promise<number> {
   const path = join(dir, `concurrent-${kind}-${round}.aarl`);
-  const writer = await ChainWriter.open(path, { key });
+  const writer = await RecordWriter.open(path, { key });
   let next = 0;
   const started = process.hrtime.bigint();
   await Promise.all(
@@ -158,7 +158,7 @@ for (const kind of ["calls", "outcomes"] as const) {
   const path = join(dir, "sequential.aarl");
   const side = openSync(join(dir, "side.bin"), "a");
   const line = Buffer.from(`${sample.text}\n`);
-  const writer = await ChainWriter.open(path, { key });
+  const writer = await RecordWriter.open(path, { key });
   const calls: number[] = [];
   const pairs: number[] = [];
   for (let i = 0; i < SEQUENTIAL_CALLS; i++) {

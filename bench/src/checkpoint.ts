@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyChainFile } from "@aegis/format";
+import { PolicySetHash, PrevHash, RequestDigest, SigningKey, verifyRecord } from "@aegis/format";
 import { sealLine } from "@aegis/format/internal";
 import { TreeHasher, leafHash, recordTree } from "@aegis/proof";
 import { median } from "./measure.js";
@@ -14,7 +14,7 @@ import { median } from "./measure.js";
  *  (a) the tree over the Lines' bytes (leaf hashes and the n-1 node hashes), against one
  *      SHA-256 per Line: the target is under 1.5x;
  *  (b) `recordTree` on the file (the verifier's walk with the tree built as it goes), against
- *      `verifyChainFile` alone: what `aegis checkpoint` adds to a verify.
+ *      `verifyRecord` alone: what `aegis checkpoint` adds to a verify.
  *
  * Medians of R rounds (default 5). Nothing is asserted; the roots of (a) and (b) are
  * compared, so the bench cannot time a tree it did not build.
@@ -109,7 +109,7 @@ try {
     });
     tree.push(built.ms);
     treeRoot = built.value;
-    verify.push((await timedAsync(() => verifyChainFile(path))).ms);
+    verify.push((await timedAsync(() => verifyRecord({ path }))).ms);
     const walked = await timedAsync(() => recordTree(path));
     if (walked.value.verification.verdict.status !== "verified")
       throw new Error(`the bench record does not verify: ${JSON.stringify(walked.value.verification.verdict)}`);
@@ -122,7 +122,7 @@ try {
   const [h, t, v, c] = [hashing, tree, verify, checkpoint].map(median) as [number, number, number, number];
   console.log(`  SHA-256 of each Line            ${h.toFixed(0).padStart(7)} ms  ${per(h)}`);
   console.log(`  (a) the tree over the Lines     ${t.toFixed(0).padStart(7)} ms  ${per(t)}  ${(t / h).toFixed(2)}x hashing (target < 1.5x)`);
-  console.log(`  verifyChainFile                 ${v.toFixed(0).padStart(7)} ms  ${per(v)}`);
+  console.log(`  verifyRecord                    ${v.toFixed(0).padStart(7)} ms  ${per(v)}`);
   console.log(
     `  (b) recordTree (verify + tree)  ${c.toFixed(0).padStart(7)} ms  ${per(c)}  ${(c / v).toFixed(2)}x verify; adds ${(((c - v) * 1000) / rows.length).toFixed(2)} µs/Line`,
   );

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { RecheckTally, parsePolicySet, recheck } from "@aegis/policy";
+import { parsePolicySet, recheck } from "@aegis/policy";
+import { RecheckTally } from "@aegis/policy/internal";
 
 /**
  * Recheck one file under one Policy Set in a process of its own, so that peak RSS is the

@@ -4,18 +4,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PrevHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
-import { sealLine, type SealedLine } from "@aegis/format/internal";
-import {
-  compareRecorded,
-  decide,
-  parsePolicySet,
-  type CallAxes,
-  type Decision,
-  type NowClass,
-  type RecheckSummary,
-  type RecheckVerdictCode,
-  matchedRuleId,
-} from "@aegis/policy";
+import { sealLine } from "@aegis/format/internal";
+import { decide, parsePolicySet, type CallAxes, type Decision, type RecheckVerdict } from "@aegis/policy";
+import { compareRecorded, type NowClass, matchedRuleId, type RecheckSummary } from "@aegis/policy/internal";
 import { fmt } from "./measure.js";
 
 /**
@@ -149,7 +140,7 @@ try {
     pendingChars = 0;
     if (!out.write(text)) await new Promise<void>((r) => out.once("drain", () => r()));
   };
-  const push = async (line: SealedLine): Promise<void> => {
+  const push = async (line: ReturnType<typeof sealLine>): Promise<void> => {
     pending.push(line.text, "\n");
     pendingChars += line.text.length + 1;
     if (pendingChars >= 1 << 20) await flush();
@@ -226,7 +217,7 @@ try {
 
   // The counts are the bench's guard: a recheck that re-evaluated nothing, or something
   // else than the record holds, must fail loudly rather than print a fast time.
-  const codes: readonly Exclude<RecheckVerdictCode, "indeterminate">[] = ["unchanged", "newly_blocked", "newly_allowed", "newly_parked"];
+  const codes: readonly Exclude<RecheckVerdict["code"], "indeterminate">[] = ["unchanged", "newly_blocked", "newly_allowed", "newly_parked"];
   const tally = (s: RecheckSummary): string => [...codes.map((c) => `${c} ${n(s[c])}`), `indeterminate ${n(s.indeterminate)}`].join(", ");
   if (same.skipped !== 0 || stricter.skipped !== 0) throw new Error(`recheck skipped rows: ${same.skipped} and ${stricter.skipped}`);
   if (same.summary.outcomes !== CALLS || same.summary.unchanged !== CALLS) {

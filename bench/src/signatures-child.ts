@@ -1,4 +1,5 @@
-import { readRecord, signingInput, verifyStrict, verifyingKey, type VerifyingKey } from "@aegis/format";
+import { type VerifyingKey } from "@aegis/format";
+import { readRecord, signingInput, verifyStrict, verifyingKey } from "@aegis/format/internal";
 
 /**
  * The limit a verifier is measured against: the same signature checks it must make, made one

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { verifyChainFile } from "@aegis/format";
 import { median, verdict } from "./measure.js";
+import { verifyRecord } from "@aegis/format";
 
 /**
  * How fast `aegis` starts (ADR 0023): `aegis --version` and `aegis verify` of a small record
@@ -52,11 +52,11 @@ try {
   const node = ms("node -e 0");
 
   // The verification itself, warm, in this process: what verify adds beyond starting.
-  for (let i = 0; i < 20; i++) await verifyChainFile(GOLDEN, { trust: [key], threads: 0 });
+  for (let i = 0; i < 20; i++) await verifyRecord({ path: GOLDEN }, { trust: [key], threads: 0 });
   const own: number[] = [];
   for (let i = 0; i < 50; i++) {
     const t = process.hrtime.bigint();
-    await verifyChainFile(GOLDEN, { trust: [key], threads: 0 });
+    await verifyRecord({ path: GOLDEN }, { trust: [key], threads: 0 });
     own.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   const verifying = median(own);

@@ -1,4 +1,4 @@
-import { verifyChainFile, describeVerdict } from "@aegis/format";
+import { describeVerdict, verifyRecord } from "@aegis/format";
 
 /**
  * Verify one file in a process of its own, so that peak RSS is the verifier's alone (its
@@ -10,7 +10,7 @@ if (path === undefined) throw new Error("usage: verify-child <file> [threads]");
 const threads = threadsText === undefined ? undefined : Number(threadsText);
 const cpu = process.cpuUsage();
 const started = process.hrtime.bigint();
-const result = await verifyChainFile(path, threads === undefined ? {} : { threads });
+const result = await verifyRecord({ path }, threads === undefined ? {} : { threads });
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const used = process.cpuUsage(cpu);
 process.stdout.write(

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { verifyChainFile, describeVerdict } from "@aegis/format";
+import { describeVerdict, verifyRecord } from "@aegis/format";
 
 /**
  * `verify-scale-child <file> <threads>`: verify one file in a process of its own and print one
@@ -23,7 +23,7 @@ function threadCpu(): number {
 const cpu = process.cpuUsage();
 const own = threadCpu();
 const started = process.hrtime.bigint();
-const result = await verifyChainFile(path, { threads });
+const result = await verifyRecord({ path }, { threads });
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 const mainCpuSeconds = threadCpu() - own;
 const used = process.cpuUsage(cpu);

@@ -3,7 +3,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SigningKey, verifyStrict, verifyingKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { writeLargeRecord } from "./large-record.js";
 import { fmt, median, timeSync, verdict } from "./measure.js";
 

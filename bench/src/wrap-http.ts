@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { SigningKey, writeKeyFile } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { writeKeyFile } from "@aegis/format/internal";
 import { fmt, median } from "./measure.js";
 
 /**

@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { SigningKey, readKeyFile, writeKeyFile } from "@aegis/format";
+import { SigningKey, readKeyFile } from "@aegis/format";
+import { writeKeyFile } from "@aegis/format/internal";
 import { recordingTransport } from "@aegis/mcp";
 import { fmt, median, verdict } from "./measure.js";
 

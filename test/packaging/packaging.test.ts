@@ -222,12 +222,12 @@ describe("the READMEs' TypeScript, against the installed packages", () => {
     writeFileSync(
       join(dir, "node10.ts"),
       [
-        'import type { ChainWriter, Verification } from "@aegis/format";',
+        'import type { RecordWriter, Verification } from "@aegis/format";',
         'import type { EnvelopeStore } from "@aegis/envelope";',
         'import type { Decision, outcomeOf } from "@aegis/policy";',
         'import type { assertRecheckUnchanged } from "@aegis/policy/testing";',
         'import type { WrapOptions } from "@aegis/mcp";',
-        "export type Seen = [ChainWriter, Verification, EnvelopeStore, Decision, typeof outcomeOf, typeof assertRecheckUnchanged, WrapOptions];",
+        "export type Seen = [RecordWriter, Verification, EnvelopeStore, Decision, typeof outcomeOf, typeof assertRecheckUnchanged, WrapOptions];",
         "",
       ].join("\n"),
     );

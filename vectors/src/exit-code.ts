@@ -1,14 +1,14 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, type Verdict } from "@aegis/format/browser";
 import { match } from "ts-pattern";
-import type { Verdict } from "@aegis/format";
-import type { RecheckConclusion } from "@aegis/policy";
+import type { RecheckConclusion } from "@aegis/policy/internal";
 
 /**
  * Exit codes are API: CI gates script them, they are the reference's (README, "Exit codes"),
  * and the vectors state them (SPEC §11.4's `exit_code`). These are the rules that give an
  * answer its code, in one place: `aegis` returns them and the vector oracle writes and checks
  * them, so the two cannot disagree. What only a command decides (a fault's code, the worst of
- * several files) stays with the command.
+ * several files) stays with the command. It names no Node API, and imports only the format's
+ * browser entry: the report page reaches it through `@aegis/cli/browser` (ADR 0031).
  *
  * 0 success or Verified, 1 Tampered or a usage error, 2 input that could not be read,
  * 3 Indeterminate.

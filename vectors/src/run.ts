@@ -1,39 +1,16 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
-import {
-  ChainWriter,
-  LineHash,
-  SigningKey,
-  describeVerdict,
-  tryCanonicalize,
-  verifyChainFile,
-  verifyStrict,
-  verifyingKey,
-  type Verification,
-} from "@aegis/format";
-import { JsonSyntaxError, describeIoError, readInputFile, parseJson } from "@aegis/format/internal";
+import { RecordWriter, LineHash, SigningKey, describeVerdict, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict } from "./exit-code.js";
 import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
-import {
-  RateWindows,
-  RecheckTally,
-  decide,
-  describeRecheckLine,
-  loadPolicySet,
-  needsEnvelope,
-  recheck,
-  recheckConclusion,
-  parseBindings,
-  parsePolicySet,
-  tryParsePolicySet,
-  matchedRuleId,
-} from "@aegis/policy";
+import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
+import { RecheckTally, loadPolicySet, needsEnvelope, recheckConclusion, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
 import { checkRecordAgainst, expireEntries, isLoss, parseBefore, planExpiry } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
@@ -49,6 +26,7 @@ import type {
   RelayExpected,
   RelayTranscript,
   Vector,
+  VectorKind,
 } from "./manifest.js";
 
 /** The bound on a vector's input file read whole (SPEC §18): far above any vector's. */
@@ -80,32 +58,7 @@ export type VectorResult =
 
 /** Run one vector against this implementation. Input files are read relative to `dir`. */
 export async function runVector(dir: string, vector: Vector): Promise<VectorResult> {
-  const at = (relative: string): string => inside(dir, relative, vector.id);
-  const text = async (relative: string): Promise<string> => (await readVectorFile(at(relative))).toString("utf8");
-  const actual = await match(vector)
-    .with({ kind: "canonical" }, async (v) => canonicalAnswer(await text(v.input.row)))
-    .with({ kind: "ed25519" }, async (v) => ed25519Answer(JSON.parse(await text(v.input.case)) as Ed25519Case))
-    .with({ kind: "chain" }, (v) => chainAnswer(at(v.input.record), v.input.trust))
-    .with({ kind: "envelope" }, (v) => envelopeAnswer(at(v.input.record), at(v.input.envelope), v.input.expire_before))
-    .with({ kind: "policy" }, async (v) => policyAnswer(await text(v.input.policy), v.input.decisions))
-    .with({ kind: "recheck" }, (v) => recheckAnswer(at(v.input.record), at(v.input.policy), v.input.envelope === null ? null : at(v.input.envelope)))
-    .with({ kind: "proof" }, async (v) => proofAnswer(await readVectorFile(at(v.input.proof)), v.input.keys, v.input.witnesses, v.input.min_witnesses))
-    .with({ kind: "checkpointed" }, async (v) => {
-      const given: GivenCheckpoint[] = [];
-      for (const relative of v.input.checkpoints) {
-        const bytes = await readVectorFile(at(relative));
-        given.push({ label: relative, bytes, stated: readCheckpointText(parseNote(bytes).text) });
-      }
-      return checkpointedAnswer(at(v.input.record), given, v.input.trust);
-    })
-    .with({ kind: "relay" }, async (v) =>
-      relayAnswer(
-        JSON.parse(await text(v.input.transcript)) as RelayTranscript,
-        v.input.policy === null ? null : await text(v.input.policy),
-        v.input.bindings === null ? null : await text(v.input.bindings),
-      ),
-    )
-    .exhaustive(unmatched);
+  const actual = await answerVector(await oracleInput(dir, vector));
   // Compared as the JSON a third party would compare: an absent member and an undefined one are the same.
   const answer = JSON.parse(JSON.stringify(actual)) as unknown;
   return isDeepStrictEqual(answer, vector.expected)
@@ -113,8 +66,104 @@ export async function runVector(dir: string, vector: Vector): Promise<VectorResu
     : { id: vector.id, passed: false, expected: vector.expected, actual: answer };
 }
 
+/** A manifest's vector, its files read or resolved under `dir`, as its kind's oracle takes it. */
+async function oracleInput(dir: string, vector: Vector): Promise<OracleInput> {
+  const at = (relative: string): string => inside(dir, relative, vector.id);
+  const text = async (relative: string): Promise<string> => (await readVectorFile(at(relative))).toString("utf8");
+  return match(vector)
+    .returnType<Promise<OracleInput>>()
+    .with({ kind: "canonical" }, async (v) => ({ kind: v.kind, row: await text(v.input.row) }))
+    .with({ kind: "ed25519" }, async (v) => ({ kind: v.kind, case: JSON.parse(await text(v.input.case)) as Ed25519Case }))
+    .with({ kind: "chain" }, (v) => Promise.resolve({ kind: v.kind, record: at(v.input.record), trust: v.input.trust }))
+    .with({ kind: "envelope" }, (v) =>
+      Promise.resolve({
+        kind: v.kind,
+        record: at(v.input.record),
+        envelope: at(v.input.envelope),
+        ...(v.input.expire_before === undefined ? {} : { expireBefore: v.input.expire_before }),
+      }),
+    )
+    .with({ kind: "policy" }, async (v) => ({ kind: v.kind, policy: await text(v.input.policy), decisions: v.input.decisions }))
+    .with({ kind: "recheck" }, (v) =>
+      Promise.resolve({
+        kind: v.kind,
+        record: at(v.input.record),
+        policy: at(v.input.policy),
+        envelope: v.input.envelope === null ? null : at(v.input.envelope),
+      }),
+    )
+    .with({ kind: "proof" }, async (v) => ({
+      kind: v.kind,
+      proof: await readVectorFile(at(v.input.proof)),
+      keys: v.input.keys,
+      witnesses: v.input.witnesses,
+      minWitnesses: v.input.min_witnesses,
+    }))
+    .with({ kind: "checkpointed" }, async (v) => {
+      const checkpoints: GivenCheckpoint[] = [];
+      for (const relative of v.input.checkpoints) {
+        const bytes = await readVectorFile(at(relative));
+        checkpoints.push({ label: relative, bytes, stated: readCheckpointText(parseNote(bytes).text) });
+      }
+      return { kind: v.kind, record: at(v.input.record), checkpoints, trust: v.input.trust };
+    })
+    .with({ kind: "relay" }, async (v) => ({
+      kind: v.kind,
+      transcript: JSON.parse(await text(v.input.transcript)) as RelayTranscript,
+      policy: v.input.policy === null ? null : await text(v.input.policy),
+      bindings: v.input.bindings === null ? null : await text(v.input.bindings),
+    }))
+    .exhaustive(unmatched);
+}
+
+/**
+ * What the oracle of each vector kind is given: its inputs read (a row's text, a case, a
+ * proof's bytes) and its files named by paths the caller resolved. `aegis vectors` reads a
+ * manifest's vector into one; the private generator builds one for each vector it writes, so
+ * that a generated expectation and `aegis vectors` cannot disagree (SPEC §11.4).
+ */
+interface OracleInputs {
+  readonly canonical: { readonly row: string };
+  readonly ed25519: { readonly case: Ed25519Case };
+  readonly chain: { readonly record: string; readonly trust: readonly string[] | null };
+  /** `expireBefore`: a copy of the store is expired under `record` first (SPEC §14.12). */
+  readonly envelope: { readonly record: string; readonly envelope: string; readonly expireBefore?: string };
+  readonly policy: { readonly policy: string; readonly decisions: readonly DecisionInput[] };
+  readonly recheck: { readonly record: string; readonly policy: string; readonly envelope: string | null };
+  readonly proof: { readonly proof: Uint8Array; readonly keys: readonly string[]; readonly witnesses: readonly string[]; readonly minWitnesses: number };
+  readonly checkpointed: { readonly record: string; readonly checkpoints: readonly GivenCheckpoint[]; readonly trust: readonly string[] | null };
+  readonly relay: { readonly transcript: RelayTranscript; readonly policy: string | null; readonly bindings: string | null };
+}
+
+/** One kind's oracle input, tagged with its kind. */
+type OracleInput<K extends VectorKind = VectorKind> = { readonly [P in K]: { readonly kind: P } & OracleInputs[P] }[K];
+
+/** The answer of each kind, as a manifest states it under `expected`. */
+type Answer<K extends VectorKind> = Extract<Vector, { readonly kind: K }>["expected"];
+
+const ORACLES: { readonly [K in VectorKind]: (input: OracleInput<K>) => Answer<K> | Promise<Answer<K>> } = {
+  canonical: (i) => canonicalAnswer(i.row),
+  ed25519: (i) => ed25519Answer(i.case),
+  chain: (i) => chainAnswer(i.record, i.trust),
+  envelope: (i) => envelopeAnswer(i.record, i.envelope, i.expireBefore),
+  policy: (i) => policyAnswer(i.policy, i.decisions),
+  recheck: (i) => recheckAnswer(i.record, i.policy, i.envelope),
+  proof: (i) => proofAnswer(i.proof, i.keys, i.witnesses, i.minWitnesses),
+  checkpointed: (i) => checkpointedAnswer(i.record, i.checkpoints, i.trust),
+  relay: (i) => relayAnswer(i.transcript, i.policy, i.bindings),
+};
+
+/**
+ * This implementation's answer to one vector (SPEC §11.4): what `aegis vectors` compares with
+ * the manifest's `expected`, and what the generator writes there.
+ */
+export async function answerVector<K extends VectorKind>(input: OracleInput<K>): Promise<Answer<K>> {
+  const oracle: (input: OracleInput<K>) => Answer<K> | Promise<Answer<K>> = ORACLES[input.kind];
+  return oracle(input);
+}
+
 /** SPEC §3: parse strictly, then the canonical form and its SHA-256, or why there is none. */
-export function canonicalAnswer(row: string): CanonicalExpected {
+function canonicalAnswer(row: string): CanonicalExpected {
   let value;
   try {
     value = parseJson(row);
@@ -127,6 +176,7 @@ export function canonicalAnswer(row: string): CanonicalExpected {
   return { result: "out_of_space", fault: { code: canonical.fault.code, path: canonical.fault.path } };
 }
 
+/** One strict-verification case of the `ed25519` vectors: hex of the key, the message and the signature. */
 export interface Ed25519Case {
   readonly public_key: string;
   readonly message: string;
@@ -134,15 +184,15 @@ export interface Ed25519Case {
 }
 
 /** SPEC §8.5: the strict rule's answer. A key or signature of the wrong length is refused. */
-export function ed25519Answer(c: Ed25519Case): { readonly valid: boolean } {
+function ed25519Answer(c: Ed25519Case): { readonly valid: boolean } {
   const key = verifyingKey(Buffer.from(c.public_key, "hex"));
   if (typeof key === "string") return { valid: false };
   return { valid: verifyStrict(key, Buffer.from(c.message, "hex"), Buffer.from(c.signature, "hex")) };
 }
 
 /** SPEC §8: the verifier's whole answer, as a record's reader sees it, with the CLI's exit code. */
-export async function chainAnswer(path: string, trust: readonly string[] | null): Promise<ChainExpected> {
-  return chainExpected(await verifyChainFile(path, trust === null ? {} : { trust }));
+async function chainAnswer(path: string, trust: readonly string[] | null): Promise<ChainExpected> {
+  return chainExpected(await verifyRecord({ path }, trust === null ? {} : { trust }));
 }
 
 /** A verification as the `chain` vectors state it (SPEC §11.4). */
@@ -163,7 +213,7 @@ function chainExpected(result: Verification): ChainExpected {
 }
 
 /** SPEC §19.3: check one proof offline under `keys`, counting the `witnesses`' cosignatures. */
-export function proofAnswer(bytes: Uint8Array, keys: readonly string[], witnesses: readonly string[], minWitnesses: number): ProofExpected {
+function proofAnswer(bytes: Uint8Array, keys: readonly string[], witnesses: readonly string[], minWitnesses: number): ProofExpected {
   const check = checkProof(
     bytes,
     keys.map((k) => Buffer.from(k, "hex")),
@@ -184,11 +234,7 @@ export function proofAnswer(bytes: Uint8Array, keys: readonly string[], witnesse
 }
 
 /** SPEC §19.4: the verifier's answer on `record` held to `checkpoints`. */
-export async function checkpointedAnswer(
-  record: string,
-  checkpoints: readonly GivenCheckpoint[],
-  trust: readonly string[] | null,
-): Promise<CheckpointedExpected> {
+async function checkpointedAnswer(record: string, checkpoints: readonly GivenCheckpoint[], trust: readonly string[] | null): Promise<CheckpointedExpected> {
   const { verification: result, findings } = await verifyWithCheckpoints(record, checkpoints, trust === null ? {} : { trust });
   return {
     ...chainExpected(result),
@@ -201,7 +247,7 @@ export async function checkpointedAnswer(
  * SPEC §9, §14: what the Envelope answers for every digest the record names, and the damage it
  * reported. With `expireBefore`, a copy of the store is first expired under the record (§14.12).
  */
-export async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
+async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
   if (expireBefore === undefined) return answerOf(record, envelope);
   const before = parseBefore(expireBefore);
   if (!before.ok) throw new VectorsError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
@@ -245,7 +291,7 @@ async function answerOf(record: string, envelope: string): Promise<EnvelopeExpec
  * `decide`'s verdict and rule for each call, in order, with fresh rate windows on a clock
  * that stands still.
  */
-export function policyAnswer(text: string, calls: readonly DecisionInput[]): PolicyExpected {
+function policyAnswer(text: string, calls: readonly DecisionInput[]): PolicyExpected {
   const parsed = tryParsePolicySet(text);
   if (!parsed.ok) return { result: "invalid", problems: parsed.problems.map((p) => ({ code: p.code, path: "path" in p ? p.path : null })) };
   const set = parsed.set;
@@ -266,7 +312,7 @@ export function policyAnswer(text: string, calls: readonly DecisionInput[]): Pol
 }
 
 /** SPEC §16: the report lines and the exit code of `aegis recheck` (a file with nothing to recheck is 1). */
-export async function recheckAnswer(record: string, policyPath: string, envelopePath: string | null): Promise<RecheckExpected> {
+async function recheckAnswer(record: string, policyPath: string, envelopePath: string | null): Promise<RecheckExpected> {
   const policy = await loadPolicySet(policyPath);
   const source = envelopePath === null ? undefined : await openEnvelope(envelopePath);
   try {
@@ -295,11 +341,11 @@ const UNCOMPARED = new Set(["prev_hash", "key_id", "signature", "public_key", "w
  * stands still and with approval ids `apr-vector-<n>`; bound paths are not looked up on the
  * disk. The answer is what happened to each client frame and every Line written.
  */
-export async function relayAnswer(transcript: RelayTranscript, policy: string | null, bindings: string | null): Promise<RelayExpected> {
+async function relayAnswer(transcript: RelayTranscript, policy: string | null, bindings: string | null): Promise<RelayExpected> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-relay-vector-"));
   try {
     const path = join(dir, "record.aarl");
-    const writer = await ChainWriter.open(path, { key: RELAY_KEY, clock: false });
+    const writer = await RecordWriter.open(path, { key: RELAY_KEY, clock: false });
     let parks = 0;
     const gate =
       policy === null

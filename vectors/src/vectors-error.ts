@@ -1,3 +1,5 @@
+import { FaultError } from "@aegis/format";
+
 /**
  * Why the oracle could not answer a vector: the manifest or a vector's file is not what SPEC
  * §11.4 describes, or an `expire_before` vector's record cannot be expired under (SPEC §14.12).
@@ -9,13 +11,13 @@ export type VectorsFault =
   | { readonly code: "expiry_refused"; readonly path: string; readonly verdict: string };
 
 /** A {@link VectorsFault}, thrown. */
-export class VectorsError extends Error {
-  /** Always `"VectorsError"`. */
-  override readonly name = "VectorsError";
-  constructor(
-    /** Why the vector could not be answered. */
-    readonly fault: VectorsFault,
-  ) {
-    super(fault.code === "expiry_refused" ? `${fault.path}: ${fault.verdict}` : `${fault.path}: ${fault.detail}`);
+export class VectorsError extends FaultError<VectorsFault> {
+  constructor(fault: VectorsFault) {
+    super("VectorsError", fault, describeVectorsFault);
   }
+}
+
+/** The words of a {@link VectorsFault}, after its path; `aegis` words the same fault its own way. */
+function describeVectorsFault(fault: VectorsFault): string {
+  return fault.code === "expiry_refused" ? `${fault.path}: ${fault.verdict}` : `${fault.path}: ${fault.detail}`;
 }

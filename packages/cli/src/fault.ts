@@ -1,6 +1,6 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, describeKeyFileFault, describeWriterFault, type KeyFileFault } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import { describeKeyFileFault, describeWriterFault, type KeyFileFault, type WriterFault } from "@aegis/format";
+import { type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
 import type { WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";

@@ -1,7 +1,8 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describeIoError } from "@aegis/format/internal";
-import { PolicyParseError, describePolicyProblem, loadPolicySet, type PolicySet } from "@aegis/policy";
+import { PolicyParseError, type PolicySet } from "@aegis/policy";
+import { describePolicyProblem, loadPolicySet } from "@aegis/policy/internal";
 import { CliError } from "./fault.js";
 
 /** A Policy Set file, or the CLI fault that says why it is not one. */

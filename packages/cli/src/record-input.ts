@@ -3,7 +3,8 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { describeFileKind, describeIoError, kindOf, type FileKind } from "@aegis/format/internal";
+import { describeFileKind, describeIoError, kindOf } from "@aegis/format/internal";
+import { type FileKind } from "@aegis/format";
 import { CliError } from "./fault.js";
 
 /**

@@ -1,4 +1,5 @@
-import { KeyFileError, readKeyFile, type SigningKey } from "@aegis/format";
+import { readKeyFile, type SigningKey } from "@aegis/format";
+import { KeyFileError } from "@aegis/format/internal";
 import { CliError } from "./fault.js";
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { INSECURE_DEV_SEED, SigningKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { SIGNATURE_TYPE, cosignCheckpoint, formatVerifierKey, noteVerifier, signCheckpoint } from "@aegis/proof";
 import { describe, expect, it } from "vitest";
 import { GOLDEN, ROOT, STACK_TRACE, aegis, tempDir } from "./support.js";
@@ -10,7 +11,7 @@ const GO = (file: string): string => readFileSync(join(ROOT, "vectors/external/c
 /** The development key as a key file: the key Go's checkpoints over the golden Session were made with. */
 function devKeyFile(dir: string): string {
   const path = join(dir, "dev.key");
-  writeFileSync(path, Buffer.from(INSECURE_DEV_SEED).toString("hex"), { mode: 0o600 });
+  writeFileSync(path, insecureDevKey().exportSeedHex(), { mode: 0o600 });
   return path;
 }
 

@@ -5,7 +5,8 @@ import { userInfo } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EnvelopeStore } from "@aegis/envelope";
-import { SigningKey, writeKeyFile, writePublicKeyFile } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { writePublicKeyFile, writeKeyFile } from "@aegis/format/internal";
 import { BIN, STACK_TRACE, aegis, tempDir } from "./support.js";
 
 /**

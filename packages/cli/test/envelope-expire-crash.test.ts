@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, SigningKey } from "@aegis/format";
+import { RecordWriter, PolicySetHash, SigningKey } from "@aegis/format";
 import { EnvelopeStore, checkEnvelope, openEnvelope } from "@aegis/envelope";
 import { BIN, aegis, tempDir } from "./support.js";
 
@@ -38,7 +38,7 @@ async function fixture(): Promise<{ store: string; record: string; old: string[]
   const record = join(dir, "session.aarl");
   const envelope = await EnvelopeStore.open(store, { segmentBytes: 256 * 1024 });
   let now = new Date("2019-05-01T00:00:00.000Z");
-  const writer = await ChainWriter.open(record, { key: KEY, envelope, clock: () => now });
+  const writer = await RecordWriter.open(record, { key: KEY, envelope, clock: () => now });
   const old: string[] = [];
   const fresh: string[] = [];
   for (let i = 0; i < OLD_CALLS + NEW_CALLS; i++) {

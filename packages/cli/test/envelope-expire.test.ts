@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, SigningKey } from "@aegis/format";
+import { RecordWriter, SigningKey } from "@aegis/format";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { decide, parsePolicySet } from "@aegis/policy";
 import { aegis, tempDir } from "./support.js";
@@ -43,7 +43,7 @@ async function record(path: string, store: EnvelopeStore, calls: readonly Call[]
   let now: Date | undefined = OLD;
   // No clock at all for undated calls: their Lines carry no time (SPEC §13.7).
   const undated = calls.every((c) => c.at === undefined);
-  const writer = await ChainWriter.open(path, { key: KEY, envelope: store, clock: undated ? false : () => now ?? OLD });
+  const writer = await RecordWriter.open(path, { key: KEY, envelope: store, clock: undated ? false : () => now ?? OLD });
   for (const call of calls) {
     now = call.at;
     const request = new TextEncoder().encode(call.request);

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, ResponseDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, RequestDigest, ResponseDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { decide, parsePolicySet } from "@aegis/policy";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";
@@ -43,7 +44,7 @@ async function writeFixture(): Promise<Fixture> {
   const policy = join(dir, "policy.yaml");
   writeFileSync(policy, POLICY_YAML);
   const envelope = await EnvelopeStore.open(store);
-  const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
+  const writer = await RecordWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
   for (const [id, text] of Object.entries(REQUESTS)) {
     const request = bytes(text);
     const d = decide(POLICY, { tool_id: "git.push", axes: { role: "ops" }, request });

@@ -3,7 +3,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, SigningKey, canonicalize, type JsonObject } from "@aegis/format";
+import { RecordWriter, PolicySetHash, SigningKey, type JsonObject } from "@aegis/format";
+import { canonicalize } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { OtlpCollector, decodeJson, type ReceivedSpan } from "../../mcp/test/otlp-collector.js";
 import { BIN, STACK_TRACE, aegis, tempDir } from "./support.js";
@@ -282,7 +283,7 @@ describe("aegis export: what is not exported", () => {
 
   it("a record whose Lines carry no time, as the reference's: exit 2, nothing exported", async () => {
     const path = join(tempDir(), "untimed.aarl");
-    const writer = await ChainWriter.open(path, { key: SigningKey.generate(), clock: false });
+    const writer = await RecordWriter.open(path, { key: SigningKey.generate(), clock: false });
     await writer.close();
     const r = await run(["export", "--format", "otlp-json", path]);
     expect(r.status).toBe(2);
@@ -316,7 +317,7 @@ describe("aegis export: a call whose request carries a traceparent", () => {
     const work = tempDir();
     const path = join(work, "traced.aarl");
     const store = await EnvelopeStore.open(join(work, "envelope"));
-    const writer = await ChainWriter.open(path, { key: SigningKey.generate(), envelope: store });
+    const writer = await RecordWriter.open(path, { key: SigningKey.generate(), envelope: store });
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const parentId = "00f067aa0ba902b7";
     const request = {

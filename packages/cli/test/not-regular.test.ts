@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { GOLDEN, ROOT, STACK_TRACE, aegisBounded, tempDir } from "./support.js";
 
@@ -29,7 +30,7 @@ async function writeFixture(): Promise<Fixture> {
   const record = join(dir, "session.aarl");
   const store = join(dir, "session.envelope");
   const envelope = await EnvelopeStore.open(store, { segmentBytes: 400 });
-  const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
+  const writer = await RecordWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope });
   for (const i of [1, 2, 3]) {
     await writer.beginCall({ call_id: `c${i}`, tool_id: "t", policy_set_hash: PolicySetHash.of("p"), request: text(requestOf(i)) });
     await writer.endCall(`c${i}`, {
@@ -140,25 +141,25 @@ describe("a lock that is a FIFO is no lock: recovered, not waited on (SPEC §13.
   });
 });
 
-/** An ES module run by Node against the built packages (`@format`, `@envelope`), bounded: a hang fails the test. */
+/** An ES module run by Node against the built packages (`@format/internal`, `@envelope`), bounded: a hang fails the test. */
 function runModule(source: string): { status: number | null; stdout: string; stderr: string } {
   const file = join(tempDir(), "run.mjs");
-  const dist = (name: string): string => JSON.stringify(pathToFileURL(join(ROOT, `packages/${name}/dist/index.js`)).href);
-  writeFileSync(file, source.replaceAll('"@format"', dist("format")).replaceAll('"@envelope"', dist("envelope")));
+  const dist = (name: string, entry = "index"): string => JSON.stringify(pathToFileURL(join(ROOT, `packages/${name}/dist/${entry}.js`)).href);
+  writeFileSync(file, source.replaceAll('"@format/internal"', dist("format", "internal")).replaceAll('"@envelope"', dist("envelope")));
   const r = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 60_000 });
   if (r.error !== undefined) throw new Error(`the module did not finish by itself: ${r.error.message}`);
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe("files found, not named, are regular files (SPEC §18)", () => {
-  it("verifyChainFiles with regularOnly: a FIFO is answered unreadable at once, on a thread and on this one; a named FIFO is read as a pipe", () => {
+  it("verifyRecordFiles with regularOnly: a FIFO is answered unreadable at once, on a thread and on this one; a named FIFO is read as a pipe", () => {
     const dir = tempDir();
     const fifo = join(dir, "found.aarl");
     mkfifo(fifo);
     const run = runModule(`
-      import { verifyChainFiles } from "@format";
+      import { verifyRecordFiles } from "@format/internal";
       for (const threads of [0, 1]) {
-        for await (const answer of verifyChainFiles([${JSON.stringify(fifo)}, ${JSON.stringify(GOLDEN)}], { threads, regularOnly: () => true })) {
+        for await (const answer of verifyRecordFiles([${JSON.stringify(fifo)}, ${JSON.stringify(GOLDEN)}], { threads, regularOnly: () => true })) {
           console.log(threads, answer.code, answer.code === "unreadable" ? answer.detail : answer.verification.verdict.status);
         }
       }

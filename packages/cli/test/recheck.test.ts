@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, insecureDevKey } from "@aegis/format";
+import { RecordWriter, RequestDigest } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { decide, parsePolicySet } from "@aegis/policy";
 import { BIN, GOLDEN, STACK_TRACE, aegis, largeRecord, tempDir, vector } from "./support.js";
 
@@ -133,7 +134,7 @@ describe("aegis recheck: beyond the reference", () => {
 
   it("a record with no outcome is a failure that says nothing was rechecked", async () => {
     const path = join(tempDir(), "empty.aarl");
-    const writer = await ChainWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true });
     await writer.close();
     const run = aegis(["recheck", "--policy", fixture("unchanged.yaml"), path]);
     expect(run.status).toBe(1);
@@ -147,7 +148,7 @@ describe("aegis recheck: beyond the reference", () => {
     const loose = "version: 1\ndefault: allow\nrules: []\n";
     const set = parsePolicySet(strict);
     const path = join(dir, "r.aarl");
-    const writer = await ChainWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true });
     for (const [id, tool] of [
       ["c1", "fs.read"],
       ["c2", "fs.write"],

@@ -1,15 +1,14 @@
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, SigningKey } from "@aegis/format";
-import { lockPathFor } from "@aegis/format/internal";
+import { RecordWriter, SigningKey } from "@aegis/format";
 import { STACK_TRACE, aegis, tempDir } from "./support.js";
 
 const KEY = SigningKey.fromSeed(new Uint8Array(32).fill(9));
 
 async function recordWithTornTail(): Promise<{ path: string; torn: string }> {
   const path = join(tempDir(), "run.aarl");
-  const writer = await ChainWriter.open(path, { key: KEY });
+  const writer = await RecordWriter.open(path, { key: KEY });
   await writer.close();
   const torn = '{"schema_version":2,"line_type":"intent","seq":2,"call_id":"cut sho';
   appendFileSync(path, torn);
@@ -21,7 +20,7 @@ describe("aegis repair", () => {
     const { path, torn } = await recordWithTornTail();
     const before = readFileSync(path, "utf8");
     // A writer refuses the torn file, and its error says what to run.
-    const refused = await ChainWriter.open(path, { key: KEY }).then(
+    const refused = await RecordWriter.open(path, { key: KEY }).then(
       () => "opened",
       (error: unknown) => String(error),
     );
@@ -35,7 +34,7 @@ describe("aegis repair", () => {
     expect(readFileSync(`${path}.torn-${before.length - torn.length}`, "utf8")).toBe(torn);
     expect(readFileSync(path, "utf8")).toBe(before.slice(0, before.length - torn.length));
 
-    const writer = await ChainWriter.open(path, { key: KEY });
+    const writer = await RecordWriter.open(path, { key: KEY });
     await writer.close();
     expect(aegis(["verify", path]).stdout).toMatch(/^Verified/);
     expect(aegis(["repair", path]).stdout).toBe(`nothing to repair: ${path} ends in a whole line\n`);
@@ -43,7 +42,7 @@ describe("aegis repair", () => {
 
   it("a last line the verifier calls Tampered is not cut: exit 1, the verifier's verdict and a help line, the file untouched", async () => {
     const path = join(tempDir(), "run.aarl");
-    const writer = await ChainWriter.open(path, { key: KEY });
+    const writer = await RecordWriter.open(path, { key: KEY });
     await writer.close();
     // Whole, and it parses; but a null has no canonical form: the verifier calls it Tampered.
     const row = '{"schema_version":2,"line_type":"intent","seq":2,"call_id":null}\n';
@@ -96,7 +95,7 @@ describe("aegis repair", () => {
 
   it("a file a live writer holds is not touched", async () => {
     const { path } = await recordWithTornTail();
-    writeFileSync(lockPathFor(path), JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname() }));
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, host: (await import("node:os")).hostname() }));
     const before = readFileSync(path, "utf8");
     const run = aegis(["repair", path]);
     expect(run.stderr).toMatch(new RegExp(`^error: ${path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is being written by pid ${process.pid}`));

@@ -2,13 +2,13 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { verifyChainFile } from "@aegis/format";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-report.js";
+import { summarizeUnfinishedCalls, verifyJson } from "../src/verify-view.js";
 import { ROOT, aegis, vector } from "./support.js";
 import { ed25519InWorker, fileTransfer, verdictNow } from "./in-page/probes.js";
 import { asked, launchChromium, pageVerdict, watchRequests } from "./support/browser.js";
+import { verifyRecord } from "@aegis/format";
 
 interface ManifestVector {
   readonly id: string;
@@ -79,7 +79,7 @@ describe("aegis report in headless Chromium", () => {
         await page.fill("#drop-keys", (trust ?? []).join("\n"));
         await page.setInputFiles("#drop-file", path);
         const shown = await pageVerdict(page, await asked(page));
-        const verification = await verifyChainFile(path, trust === undefined ? {} : { trust });
+        const verification = await verifyRecord({ path }, trust === undefined ? {} : { trust });
         const want = verifyJson(verification, trust !== undefined);
         expect(shown.json, v.id).toEqual(want);
         expect(shown.verdict, v.id).toBe(v.expected["verdict"]);

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { SigningKey, writeKeyFile } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { writeKeyFile } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { BIN, ROOT, aegis, aegisBounded, largeRecord, tempDir } from "./support.js";
 

@@ -1,6 +1,5 @@
-import { checkHex, describeHexFault } from "@aegis/format/internal";
+import { checkHex, describeHexFault, sameHex, sha256Hex } from "@aegis/format/internal";
 import { EnvelopeError } from "./errors.js";
-import { sameHex, sha256Hex } from "@aegis/format/internal";
 import type { EntryDigest, EnvelopeEntry, EnvelopeRead } from "./source.js";
 
 /** Where an entry's frame is: segment number (0 in a pack), frame offset, value length. */

@@ -1,5 +1,5 @@
 import { describeFileKind, unmatched } from "@aegis/format/internal";
-import type { FileKind } from "@aegis/format";
+import { type FileKind } from "@aegis/format";
 import { match } from "ts-pattern";
 
 /**

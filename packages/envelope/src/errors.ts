@@ -1,6 +1,5 @@
-import { pathExists } from "@aegis/format/internal";
-import { unmatched } from "@aegis/format/internal";
-import { type LockHolder, describeIoError } from "@aegis/format/internal";
+import { pathExists, unmatched, describeIoError } from "@aegis/format/internal";
+import { type LockHolder, FaultError } from "@aegis/format";
 import { match } from "ts-pattern";
 
 /** Why an Envelope operation failed (SPEC §14). Each code is stable; match on it. */
@@ -23,18 +22,12 @@ export type EnvelopeFaultCode = EnvelopeFault["code"];
 
 /**
  * What the Envelope throws for a failure a user can cause or meet: a store another writer
- * holds, a path that is no Envelope, a full disk. Match on {@link EnvelopeError.fault}
+ * holds, a path that is no Envelope, a full disk. Match on `fault`
  * rather than on the message; the message is {@link describeEnvelopeFault}'s text.
  */
-export class EnvelopeError extends Error {
-  /** `"EnvelopeError"`, so that a printed error or stack trace names its class, not `Error`. */
-  override readonly name = "EnvelopeError";
-  constructor(
-    /** What failed, as a value to match on by its `code`. */
-    readonly fault: EnvelopeFault,
-    options?: ErrorOptions,
-  ) {
-    super(describeEnvelopeFault(fault), options);
+export class EnvelopeError extends FaultError<EnvelopeFault> {
+  constructor(fault: EnvelopeFault, options?: ErrorOptions) {
+    super("EnvelopeError", fault, describeEnvelopeFault, options);
   }
 }
 

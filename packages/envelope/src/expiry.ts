@@ -1,5 +1,5 @@
-import { ChainReadError, describeVerdict, tryParseDigest, verifyChainFile, type RequestDigest } from "@aegis/format";
-import { describeIoError, detachedString, isLineTime, unmatched, type WalkedLine } from "@aegis/format/internal";
+import { RecordReadError, describeVerdict, verifyRecord, type RequestDigest, type WalkedLine } from "@aegis/format";
+import { describeIoError, detachedString, isLineTime, tryParseDigest, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { EnvelopeSource } from "./source.js";
 import type { EnvelopeStore } from "./store.js";
@@ -77,9 +77,9 @@ export async function planExpiry(
   for (const record of records) {
     let verification;
     try {
-      verification = await verifyChainFile(record, { onLine });
+      verification = await verifyRecord({ path: record }, { onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) return { ok: false, refusal: { code: "unreadable_record", path: record, detail: describeIoError(error.cause) } };
+      if (error instanceof RecordReadError) return { ok: false, refusal: { code: "unreadable_record", path: record, detail: describeIoError(error.cause) } };
       throw error;
     }
     // A record that does not verify may have been cut or edited: its times, and the calls it

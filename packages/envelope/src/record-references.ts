@@ -1,5 +1,5 @@
-import { readRecord, tryParseDigest, type RequestDigest, type ResponseDigest, type ToolSpecDigest } from "@aegis/format";
-import { unmatched, type JsonObject } from "@aegis/format/internal";
+import type { JsonObject, RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
+import { readRecord, tryParseDigest, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { EnvelopeRead, EnvelopeSource } from "./source.js";
 

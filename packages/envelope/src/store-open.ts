@@ -1,9 +1,8 @@
 import { closeSync, fsyncSync, ftruncateSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { describeFileKind, kindOf } from "@aegis/format/internal";
-import type { RecoveredLock } from "@aegis/format";
-import { acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/internal";
+import { describeFileKind, kindOf, acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/internal";
+import { type RecoveredLock } from "@aegis/format";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { createDescriptor, encodeSegmentHeader } from "./descriptor.js";

@@ -1,8 +1,7 @@
 import { closeSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
-import type { RecoveredLock } from "@aegis/format";
+import { RequestDigest, ResponseDigest, ToolSpecDigest, type RecoveredLock } from "@aegis/format";
 import { GroupCommit, messageOf } from "@aegis/format/internal";
 import { checkDigest, readThrough, type Catalog } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";
@@ -104,7 +103,7 @@ export class EnvelopeStore implements EnvelopeSource {
    * are hashed and taken (written, or copied to be written with their batch) before this
    * returns, so the caller may reuse its array at once.
    *
-   * @throws EnvelopeError (as a rejection) `too_large` for more than {@link MAX_ENTRY_BYTES},
+   * @throws EnvelopeError (as a rejection) `too_large` for more than `MAX_ENTRY_BYTES`,
    * `not_bytes`, `closed` once {@link EnvelopeStore.close} was called, `failed` once a write
    * or fsync has failed.
    */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, ResponseDigest, SigningKey, repairTornTail, verifyChainFile } from "@aegis/format";
+import { RecordWriter, RequestDigest, ResponseDigest, SigningKey, repairTornTail, verifyRecord } from "@aegis/format";
 import { openEnvelope } from "../src/index.js";
 import { assertBuilt, runUntilKilled, seeded } from "./support/children.js";
 import { tempDir } from "./support/stores.js";
@@ -60,7 +60,7 @@ describe("a recording runtime killed at random points, with an Envelope (issue 1
 
         // The killed writer's locks are left; the next round's writer must recover them.
         expect(existsSync(`${record}.lock`) && existsSync(join(store, "writer.lock")), at).toBe(true);
-        const verdict = (await verifyChainFile(record)).verdict;
+        const verdict = (await verifyRecord({ path: record })).verdict;
         expect(verdict.status, `${at}: ${JSON.stringify(verdict)}`).not.toBe("tampered");
         const rows = rowsOf(record);
         const intents = new Map(rows.filter((r) => r.line_type === "intent").map((r) => [r.call_id, r]));
@@ -82,9 +82,9 @@ describe("a recording runtime killed at random points, with an Envelope (issue 1
 
       // A last, clean Session: the whole file, every killed Session in it, verifies.
       await repairTornTail(record);
-      const writer = await ChainWriter.open(record, { key: SigningKey.fromSeed(new Uint8Array(32).fill(7)) });
+      const writer = await RecordWriter.open(record, { key: SigningKey.fromSeed(new Uint8Array(32).fill(7)) });
       await writer.close();
-      const final = await verifyChainFile(record);
+      const final = await verifyRecord({ path: record });
       expect(final.verdict, `AEGIS_CRASH_SEED=${SEED}`).toEqual({ status: "verified" });
       expect(final.sessions).toBe(ROUNDS + 1);
       // Every open after the first names the tail it continues (SPEC §7).

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, RequestDigest, ResponseDigest, insecureDevKey, verifyChainFile, type EnvelopeSink } from "@aegis/format";
+import { RecordWriter, PolicySetHash, RequestDigest, ResponseDigest, type EnvelopeSink, verifyRecord } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore, openEnvelope } from "../src/index.js";
 import { tempDir, text } from "./support/stores.js";
 
@@ -12,7 +13,7 @@ describe("the Chain writer with a real Envelope (SPEC §9, §13.2)", () => {
     // The store is what the writer asks of an Envelope, no adapter needed.
     const sink: EnvelopeSink = store;
     const path = join(dir, "calls.aarl");
-    const writer = await ChainWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true, envelope: sink });
+    const writer = await RecordWriter.open(path, { key: insecureDevKey(), allowInsecureDevKey: true, envelope: sink });
     // Deliberately not canonical JSON: the bytes are kept as they came.
     const request = text('{ "method": "tools/call",  "params": {"name":"fs.read", "token":"sk-123"} }');
     const response = text('{"result": {"content": [ ]}}\n');
@@ -39,7 +40,7 @@ describe("the Chain writer with a real Envelope (SPEC §9, §13.2)", () => {
 
     expect(await store.redact(requestDigest, "holds a token")).toMatchObject({ code: "redacted" });
     await store.close();
-    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+    expect((await verifyRecord({ path })).verdict.status).toBe("verified");
     const reader = await openEnvelope(join(dir, "envelope"));
     expect(await reader.get(requestDigest)).toMatchObject({ code: "redacted", reason: "holds a token" });
     expect(await reader.get(responseDigest)).toMatchObject({ code: "present" });

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RequestDigest, ResponseDigest } from "@aegis/format";
 import { processStart } from "@aegis/format/internal";
-import { EnvelopeStore, checkEnvelope, openEnvelope, writePack, type EnvelopeEntry } from "../src/index.js";
+import { EnvelopeStore, checkEnvelope, openEnvelope, writePack } from "../src/index.js";
+import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";
 
 const FIXED = new Date("2025-06-01T12:00:00.000Z");

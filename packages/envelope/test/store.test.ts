@@ -2,8 +2,10 @@ import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RequestDigest, ResponseDigest, tryParseDigest } from "@aegis/format";
-import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope, type EnvelopeEntry } from "../src/index.js";
+import { RequestDigest, ResponseDigest } from "@aegis/format";
+import { tryParseDigest } from "@aegis/format/internal";
+import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope } from "../src/index.js";
+import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";
 
 const FIXED = new Date("2025-06-01T12:00:00.000Z");

@@ -1,18 +1,20 @@
 /**
  * `@aegis/format/browser`: the reader, the canonical form and the verifier of `@aegis/format`
- * with no Node API, for browsers and other JavaScript hosts (adr/0015). The very modules
- * Node runs: only SHA-256 and the last step of Ed25519 (SPEC §8.5 step 4) differ, and a
- * bundler that honours `package.json`'s `browser` field puts noble's in place of
- * `node:crypto`'s (`ED25519_BACKEND` says which one runs). Writing records stays in
- * `@aegis/format`: a browser reads and verifies them.
+ * with no Node API, for browsers and other JavaScript hosts (adr/0015): no `node:` module and
+ * no `Buffer`, so a bundle needs no polyfill (adr/0031). The very modules Node runs: only
+ * SHA-256 and the last step of Ed25519 (SPEC §8.5 step 4) differ, and a bundler that honours
+ * `package.json`'s `browser` field puts noble's in place of `node:crypto`'s
+ * (`ED25519_BACKEND` says which one runs). Writing records stays in `@aegis/format`: a
+ * browser reads and verifies them. What is here is what a verifier in a page needs, and
+ * what the report page's views share with the CLI (reading a Line, the describe functions).
  *
  * Signatures are checked on this thread unless a {@link CheckPool} is given (Web Workers):
  * the verdict is the same either way (SPEC §8.2).
  *
  * @packageDocumentation
  */
-import { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
 import { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
+import { MAX_ROW_BYTES, streamRowChunks } from "./wire/row-splitter.js";
 import { walkRows } from "./verify/row-verifier.js";
 import type { WalkOptions } from "./verify/walk.js";
 import type { Verification } from "./verify/verdict.js";
@@ -52,9 +54,9 @@ export * from "./wire/line-types.js";
 export { readLineBody, readTypedLine, isLineTime, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
 export { RecordRowReading, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
 export { readRow, type ReadRow } from "./wire/row-read.js";
-export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
-export { asError, errnoOf, messageOf } from "./durable/thrown.js";
-export { unmatched, unreachable } from "./unreachable.js";
+export { decodeUtf8, detachedString } from "./wire/text.js";
+export { messageOf } from "./durable/thrown.js";
+export { unmatched } from "./unreachable.js";
 export {
   describeIndeterminate,
   describePosition,
@@ -73,7 +75,7 @@ export {
 export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
-export { ChainReadError, RowVerifier } from "./verify/row-verifier.js";
+export { RecordReadError, RowVerifier } from "./verify/row-verifier.js";
 export { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
 export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
 
@@ -110,10 +112,3 @@ export async function verifyRecordBytes(bytes: Uint8Array, options: BytesVerifyO
 }
 
 const SLICE = 1 << 20;
-
-/** Every row of a record held in memory, in order, with rows numbered as the verifier numbers them. */
-export function* rowsOfBytes(bytes: Uint8Array, maxRowBytes: number = MAX_ROW_BYTES): Generator<Row> {
-  const splitter = new RowSplitter(maxRowBytes);
-  yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  yield* splitter.end();
-}

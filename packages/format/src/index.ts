@@ -1,112 +1,76 @@
 /**
- * `@aegis/format`: the Chain of Agent Action Records, schema version 2 (SPEC.md). Everything a
- * runtime needs to write records and a stranger needs to verify them: branded digests, the
- * wire types, the canonical form, strict Ed25519, signing keys, the writer and the streaming
- * verifier.
+ * `@aegis/format`: the Agent Action Record, schema version 2 (SPEC.md). What a runtime needs to
+ * write records and a stranger needs to verify them: the writer, the streaming verifier, signing
+ * keys, and the branded digests and outcome types their signatures name.
+ *
+ * For: whoever verifies a record or writes one from their own runtime. A second implementation
+ * follows SPEC.md and the vectors, not this package's internals. What aegis's own packages share
+ * is in `@aegis/format/internal`.
  *
  * @packageDocumentation
  */
+
+// Verifying (SPEC §8).
+export { verifyRecord, type RecordSource } from "./verify/verify-record.js";
+export { RecordReadError, type VerifyOptions } from "./verify/verify.js";
+export type { WalkedLine } from "./verify/walk.js";
 export {
-  KeyId,
-  LineHash,
-  PolicySetHash,
-  PrevHash,
-  RequestDigest,
-  ResponseDigest,
-  ToolSpecDigest,
-  DigestParseError,
-  chainsTo,
-  sameDigest,
-  tryParseDigest,
-  type Digest,
-  type DigestKind,
-} from "./wire/digest.js";
-export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
-export type { HexFault } from "./wire/hex.js";
-export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
-export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
-export { verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
-export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";
-export { INSECURE_DEV_SEED, SigningKey, insecureDevKey } from "./crypto/keys.js";
-export {
-  KeyFileError,
-  describeKeyFileFault,
-  readKeyFile,
-  writeKeyFile,
-  type KeyFileFault,
-  type PublicKeyFound,
-  type ReadKeyFileOptions,
-} from "./crypto/key-file.js";
-export { PUBLIC_KEY_FILE_HEADER, publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
-export {
-  KNOWN_LINE_TYPES,
-  SCHEMA_VERSION,
-  lineTypeOf,
-  type ApprovalVerdict,
-  type ApprovedScope,
-  type CapabilityGrant,
-  type CapabilityOutcome,
-  type CloseLine,
-  type DecisionAxes,
-  type DecisionLine,
-  type DecisionPayload,
-  type EnvelopeAccess,
-  type ExecutionOutcome,
-  type FsGrant,
-  type HttpGrant,
-  type IntentLine,
-  type IntentPayload,
-  type KnownLineType,
-  type LineHeader,
-  type LineType,
-  type NetGrant,
-  type OpenLine,
-  type OpenPayload,
-  type OutcomeLine,
-  type OutcomePayload,
-  type PolicyOutcome,
-  type PublicKeyHex,
-  type SignatureBlock,
-  type SignatureHex,
-  type SignedPayload,
-} from "./wire/line-types.js";
-export { readTypedLine, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
-export { readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
-export { readRecord } from "./wire/record-file.js";
-export { signingInput } from "./crypto/signing.js";
-export {
-  describeIndeterminate,
-  describePosition,
-  describeSignatureFault,
-  describeTampered,
   describeVerdict,
   type IndeterminateReason,
   type Position,
-  type ReasonCode,
   type SignatureFault,
   type TamperedReason,
-  type TrustLabel,
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
-export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
-export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
-export type { WalkOptions, WalkedLine } from "./verify/walk.js";
-export { ChainReadError, verifyChainBytes, verifyChainFile, verifyChainStream, type VerifyOptions } from "./verify/verify.js";
+export type { UnfinishedCall, UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { readVerifying, type VerifyingRead } from "./verify/verifying-read.js";
-export { verifyChainFiles, type FileVerification, type ManyFilesOptions } from "./verify/many-files.js";
+export type { RecordRow } from "./wire/record-reader.js";
+
+// Writing (SPEC §13).
 export {
-  ChainWriter,
+  RecordWriter,
   type Appended,
+  type AppendedLine,
   type CallEnding,
   type CallOpening,
   type CallResult,
   type CallStart,
-  type AppendedLine,
-  type ChainWriterOptions,
   type EndOptions,
+  type RecordWriterOptions,
 } from "./write/writer.js";
-export { ChainWriterError, describeWriterFault, type WriterFault } from "./write/writer-error.js";
+export { RecordWriterError, type WriterFault } from "./write/writer-error.js";
+export type { CanonicalFault } from "./wire/canonical.js";
 export { repairTornTail, type RepairResult } from "./write/repair.js";
-export { describeRecoveredLock, type LockHolder, type RecoveredLock } from "./durable/lock.js";
-export { InputFileError, describeInputFileFault, type FileKind, type InputFileFault } from "./durable/input-file.js";
+export type { LockHolder, RecoveredLock } from "./durable/lock.js";
+export type { EnvelopeLookup, EnvelopeRead, EnvelopeSink } from "./envelope-boundary.js";
+export { FaultError } from "./fault-error.js";
+
+// What a Line holds, as the writer takes it and the verifier reports it (SPEC §5).
+export type {
+  ApprovalVerdict,
+  ApprovedScope,
+  CapabilityGrant,
+  CapabilityOutcome,
+  DecisionAxes,
+  DecisionPayload,
+  EnvelopeAccess,
+  ExecutionOutcome,
+  FsGrant,
+  HttpGrant,
+  IntentPayload,
+  KnownLineType,
+  LineType,
+  NetGrant,
+  OutcomePayload,
+  PolicyOutcome,
+} from "./wire/line-types.js";
+export { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseDigest, ToolSpecDigest } from "./wire/digest.js";
+export { OutOfSpaceNumber, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
+export type { FileKind } from "./durable/input-file.js";
+
+// Keys (SPEC §13.6).
+export { SigningKey } from "./crypto/keys.js";
+export { readKeyFile, type ReadKeyFileOptions } from "./crypto/key-file.js";
+export type { VerifyingKey } from "./crypto/ed25519.js";
+export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";

@@ -7,44 +7,42 @@
  *
  * @packageDocumentation
  */
-export { GroupCommit, type CommitTarget, type Urgency } from "./durable/group-commit.js";
+export { GroupCommit, type CommitTarget } from "./durable/group-commit.js";
 export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-export {
-  PRIVATE_DIRECTORY_MODE,
-  PRIVATE_FILE_MODE,
-  makeDirectories,
-  pathExists,
-  readFully,
-  replaceFileDurably,
-  replaceFileFromParts,
-} from "./durable/files.js";
-export { openRegularFd, openRegularFile, openRegularFileSync, type RegularAccess } from "./durable/regular-file.js";
+export { PRIVATE_FILE_MODE, makeDirectories, pathExists, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
+export { openRegularFd, openRegularFile, openRegularFileSync } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
 export { readJsonFile } from "./durable/input-file.js";
-export { acquireLock, acquireLockFile, lockPathFor, processRuns, processStart, type LockResult } from "./durable/lock.js";
+export { acquireLockFile, processRuns, processStart } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
-export { isPublicKeyFileText, publicKeyFileText, readKeyList, type KeyListReading } from "./crypto/public-key-file.js";
+export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
 export { unmatched, unreachable } from "./unreachable.js";
-export { decodeUtf8, detachedString, isBlank, trimWhiteSpace } from "./wire/text.js";
+export { decodeUtf8, detachedString } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
-export { describeFileKind, describeInputFileFault, kindOf, type FileKind, type InputFileFault } from "./durable/input-file.js";
-export { readRow, type ReadRow } from "./wire/row-read.js";
-export { JsonSyntaxError, OutOfSpaceNumber, isJsonObject, parseJson, parseRow, type ParsedRow, type OutOfSpaceKind } from "./wire/json.js";
-export { SMALL_ORDER_ENCODINGS } from "./crypto/ed25519.js";
-export { isLineTime, readLineBody, type LineBody } from "./wire/line-read.js";
-export { bodyOf } from "./wire/record-reader.js";
-export { checkLineSignature, sealLine, type SealedLine, type SessionKey } from "./crypto/signing.js";
-export { RowSplitter, type Row } from "./wire/row-splitter.js";
-export { readRows } from "./wire/row-file.js";
-export { ChainWalk, type WalkedLine } from "./verify/walk.js";
-export { verifyChainBytesParallel, verifyChainFileTuned } from "./verify/verify.js";
-export { verifySplitBytes, verifySplitFile } from "./verify/split-file.js";
-export type { SplitTuning } from "./verify/split-walk.js";
+export { describeFileKind, kindOf } from "./durable/input-file.js";
+export { readRow } from "./wire/row-read.js";
+export { JsonSyntaxError, isJsonObject, parseJson } from "./wire/json.js";
+export { isLineTime, readLineBody } from "./wire/line-read.js";
+export { checkLineSignature, sealLine } from "./crypto/signing.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
-export { DEFAULT_TUNING, type Tuning } from "./verify/deferred-checks.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 export { RECORDED_REASON } from "./write/recorded-reasons.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.
-export type { HexFault, JsonArray, JsonObject, JsonValue, LockHolder, WalkOptions } from "./index.js";
+export { sameDigest, tryParseDigest } from "./wire/digest.js";
+export { canonicalize, tryCanonicalize } from "./wire/canonical.js";
+export { insecureDevKey } from "./crypto/keys.js";
+export { describeKeyFileFault } from "./crypto/key-file.js";
+export { publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js";
+export { readTypedLine } from "./wire/line-read.js";
+export { readRecordBytes } from "./wire/record-reader.js";
+export { readRecord } from "./wire/record-file.js";
+export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
+export { verifyRecordFiles, type FileVerification } from "./verify/many-files.js";
+export { describeWriterFault } from "./write/writer-error.js";
+export { describeRecoveredLock } from "./durable/lock.js";
+export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
+export { verifyStrict, verifyingKey } from "./crypto/ed25519.js";
+export { signingInput } from "./crypto/signing.js";
+export type { DecisionLine, IntentLine, OutcomeLine } from "./wire/line-types.js";

@@ -1,7 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CanonicalFormError, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "../src/index.js";
-import { parseJson, parseRow, type JsonValue } from "../src/internal.js";
+import { canonicalize, tryCanonicalize, parseJson } from "../src/internal.js";
+import { CanonicalFormError, describeCanonicalFault, type CanonicalFault } from "../src/wire/canonical.js";
+import { type JsonValue } from "../src/index.js";
+import { parseRow } from "../src/wire/json.js";
 import { readVector } from "./support/vectors.js";
 
 describe("RFC 8785 test data (vectors/external/rfc8785)", () => {

@@ -1,8 +1,8 @@
 import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { verifyChainFile } from "../src/index.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 /**
  * `vectors/chains/`: every answer in the manifest must be what the verifier says on the

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  DigestParseError,
   KeyId,
   LineHash,
   PolicySetHash,
@@ -8,7 +7,6 @@ import {
   RequestDigest,
   ResponseDigest,
   ToolSpecDigest,
-  chainsTo,
   type LineHash as LineHashT,
   type PolicySetHash as PolicySetHashT,
   type PrevHash as PrevHashT,
@@ -16,6 +14,7 @@ import {
   type ResponseDigest as ResponseDigestT,
   type ToolSpecDigest as ToolSpecDigestT,
 } from "../src/index.js";
+import { DigestParseError, chainsTo } from "../src/wire/digest.js";
 
 const hex64 = "ab".repeat(32);
 

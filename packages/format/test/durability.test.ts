@@ -35,7 +35,8 @@ vi.mock("node:fs", async (importOriginal) => {
   };
 });
 
-const { ChainWriter, ChainWriterError, RequestDigest, verifyChainFile } = await import("../src/index.js");
+const { RecordWriter, RecordWriterError, RequestDigest } = await import("../src/index.js");
+const { verifyChainFile } = await import("../src/verify/verify.js");
 const { DEV, POLICY, outcome, readLines, tempDir } = await import("./support/chains.js");
 
 beforeEach(() => {
@@ -46,7 +47,7 @@ beforeEach(() => {
 
 describe("durability (SPEC §13.2)", () => {
   it("every append resolves only after an fsync that began after its line was written", async () => {
-    const writer = await ChainWriter.open(join(tempDir(), "d.aarl"), { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(join(tempDir(), "d.aarl"), { key: DEV, allowInsecureDevKey: true });
     const resolved = await Promise.all(
       Array.from({ length: 40 }, (_, i) => writer.outcome(outcome(`c${i}`)).then((a) => (log.push(`resolve ${a.seq}`), a.seq))),
     );
@@ -70,17 +71,17 @@ describe("durability (SPEC §13.2)", () => {
     process.on("unhandledRejection", onUnhandled);
     try {
       const path = join(tempDir(), "e.aarl");
-      const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+      const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
       await writer.beginCall({ call_id: "open-call", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("x")), policy_set_hash: POLICY });
       faults.writeAfter = faults.writes;
       await expect(writer.outcome(outcome("lost"))).rejects.toMatchObject({ fault: { code: "failed" } });
-      await expect(writer.outcome(outcome("later"))).rejects.toBeInstanceOf(ChainWriterError);
+      await expect(writer.outcome(outcome("later"))).rejects.toBeInstanceOf(RecordWriterError);
       await expect(writer.close()).rejects.toMatchObject({ fault: { code: "failed" } });
       await new Promise((r) => setTimeout(r, 20));
       expect(unhandled).toEqual([]);
       faults.writeAfter = Number.POSITIVE_INFINITY;
       // The lock was released: the file can be reopened, and what was written verifies.
-      const again = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+      const again = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
       await again.close();
       expect((await verifyChainFile(path)).verdict.status).toBe("verified");
     } finally {
@@ -90,7 +91,7 @@ describe("durability (SPEC §13.2)", () => {
 
   it("an outcome refused for its content leaves its call in flight, so close() still records one", async () => {
     const path = join(tempDir(), "f.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     await writer.beginCall({ call_id: "c1", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("x")), policy_set_hash: POLICY });
     const { call_id: _c, tool_id: _t, request_digest: _r, policy_set_hash: _p, ...result } = outcome("c1");
     await expect(writer.endCall("c1", { ...result, wall_ms: 0.5 })).rejects.toMatchObject({ fault: { code: "not_canonical" } });

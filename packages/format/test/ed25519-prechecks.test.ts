@@ -1,13 +1,15 @@
 import { Point } from "@noble/ed25519";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
-import { LineHash, SigningKey, canonicalize, describeVerdict, verifyChainBytes, verifyStrict, verifyingKey } from "../src/index.js";
-import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
+import { LineHash, SigningKey, describeVerdict } from "../src/index.js";
+import { canonicalize, verifyStrict, verifyingKey } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { passesPrechecks } from "../src/browser.js";
 import { equationHolds } from "../src/crypto/ed25519-backend.js";
 import { dalekStrict } from "./support/dalek-oracle.js";
 import { reseal } from "./support/chains.js";
 import { hex } from "./support/vectors.js";
+import { verifyChainBytes } from "../src/verify/verify.js";
 
 /**
  * Steps 1 and 2 of SPEC §8.5, which are ours and not the back end's (adr/0001): S below L,

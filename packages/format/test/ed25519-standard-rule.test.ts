@@ -2,8 +2,9 @@ import { readdirSync } from "node:fs";
 import { Point, hashes } from "@noble/ed25519";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
-import { SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
-import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
+import { SigningKey } from "../src/index.js";
+import { verifyStrict, verifyingKey } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { hex, readVectorJson, vectorPath } from "./support/vectors.js";
 
 /**

@@ -1,8 +1,9 @@
 import { Point } from "@noble/ed25519";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
-import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
+import { SigningKey } from "../src/index.js";
+import { verifyStrict, verifyingKey } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { dalekStrict } from "./support/dalek-oracle.js";
 import { hex, readVectorJson } from "./support/vectors.js";
 

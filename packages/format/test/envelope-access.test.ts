@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, KeyId, PolicySetHash, RequestDigest, readTypedLine, verifyChainFile, type EnvelopeAccess } from "../src/index.js";
-import { parseJson, type JsonObject } from "../src/internal.js";
+import { RecordWriter, KeyId, PolicySetHash, RequestDigest, type EnvelopeAccess, type JsonObject } from "../src/index.js";
+import { readTypedLine, parseJson } from "../src/internal.js";
 import { DEV, readLines, tempDir } from "./support/chains.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const ACCESS: EnvelopeAccess = {
   digest: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
@@ -22,7 +23,7 @@ const START = {
 describe("envelope_access (SPEC §14.11, an aegis-ts member)", () => {
   it("is written on the intent and repeated on the outcome, also one the writer writes itself on close; it reads back typed", async () => {
     const path = join(tempDir(), "access.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     await writer.beginCall(START);
     await writer.endCall("call-1", {
       policy: { status: "allowed" },

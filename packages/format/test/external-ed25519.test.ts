@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Point } from "@noble/ed25519";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SigningKey, verifyStrict, verifyingKey } from "../src/index.js";
-import { SMALL_ORDER_ENCODINGS } from "../src/internal.js";
+import { SigningKey } from "../src/index.js";
+import { verifyStrict, verifyingKey } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { dalekStrict, type OracleResult } from "./support/dalek-oracle.js";
 import { hex, readVectorJson, vectorPath } from "./support/vectors.js";
 

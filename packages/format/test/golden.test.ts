@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, KeyId, LineHash, canonicalize, describeVerdict, insecureDevKey, readTypedLine, signingInput, verifyChainFile } from "../src/index.js";
-import { parseJson } from "../src/internal.js";
+import { RecordWriter, KeyId, LineHash, describeVerdict } from "../src/index.js";
+import { canonicalize, readTypedLine, parseJson, insecureDevKey, signingInput } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { readVector, vectorPath } from "./support/vectors.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 /** The reference's golden Session (its SPEC §11.2) and canonicalization vector (§11.1). */
 const GOLDEN = "external/rust-aegis/golden-session.aarl";
@@ -83,9 +84,9 @@ describe("reference SPEC §11.2: the golden Session", () => {
     });
   });
 
-  it("[M1.1] re-emitting the twelve records through ChainWriter with the development seed gives the same bytes", async () => {
+  it("[M1.1] re-emitting the twelve records through RecordWriter with the development seed gives the same bytes", async () => {
     const out = join(tempDir(), "reemitted.aarl");
-    const writer = await ChainWriter.open(out, { key: insecureDevKey(), allowInsecureDevKey: true, clock: false });
+    const writer = await RecordWriter.open(out, { key: insecureDevKey(), allowInsecureDevKey: true, clock: false });
     for (const row of rows.slice(1, -1)) {
       const typed = readTypedLine(parseJson(row) as Record<string, never>);
       if (!typed.ok) throw new Error(typed.problems.join("; "));

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineHash } from "../src/index.js";
-import { JsonSyntaxError, OutOfSpaceNumber, parseJson, readRow } from "../src/internal.js";
+import { JsonSyntaxError, parseJson, readRow } from "../src/internal.js";
+import { LineHash, OutOfSpaceNumber } from "../src/index.js";
 
 /**
  * The reader accepts exactly what the reference's reader (serde_json) accepts, because a

@@ -1,17 +1,9 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  KeyFileError,
-  PUBLIC_KEY_FILE_HEADER,
-  SigningKey,
-  publicKeyPathOf,
-  readKeyFile,
-  writeKeyFile,
-  writePublicKeyFile,
-  type KeyFileFault,
-} from "../src/index.js";
-import { isPublicKeyFileText, readKeyList } from "../src/internal.js";
+import { SigningKey, readKeyFile } from "../src/index.js";
+import { publicKeyPathOf, writePublicKeyFile, isPublicKeyFileText, readKeyList, KeyFileError, writeKeyFile, type KeyFileFault } from "../src/internal.js";
+import { PUBLIC_KEY_FILE_HEADER } from "../src/crypto/public-key-file.js";
 import { tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 

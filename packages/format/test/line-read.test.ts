@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readTypedLine, type JsonObject } from "../src/index.js";
-import { isLineTime, parseJson, readLineBody } from "../src/internal.js";
+import { type JsonObject } from "../src/index.js";
+import { isLineTime, parseJson, readLineBody, readTypedLine } from "../src/internal.js";
 
 /**
  * Reading a Line as its type (SPEC §5.3), as `aegis show` and recheck do: every member the
@@ -11,6 +11,8 @@ const H = (c: string): string => c.repeat(64);
 const SIG = "5".repeat(128);
 const header = { schema_version: 2, seq: 3, prev_hash: H("a") };
 const signed = { key_id: H("1"), signature: SIG };
+/** SPEC §14.11: the read of Envelope bytes an access record is, on its intent and outcome. */
+const ACCESS = { digest: H("7"), reason: "INC-1: what was sent", os_user: "operator", reader_key_id: H("8") };
 
 /** A Line parsed as the verifier parses it (so numbers outside the value space are as a row holds them). */
 function line(value: Record<string, unknown>): JsonObject {
@@ -36,6 +38,8 @@ const OUTCOME = {
   wall_ms: 12,
   peak_memory_bytes: 4096,
   tool_spec_digest: H("e"),
+  envelope_access: ACCESS,
+  continues_call: "call-0",
   policy: { status: "allowed" },
   capability: {
     status: "granted",
@@ -68,8 +72,13 @@ describe("[M5.3] every type read whole, unknown members dropped", () => {
 
   it("an outcome with only the members it must have", () => {
     const minimal = { ...OUTCOME, capability: { status: "denied", reason: "no" }, decision_axes: {} } as Record<string, unknown>;
-    for (const key of ["time", "grant_id", "response_digest", "wall_ms", "peak_memory_bytes", "tool_spec_digest"]) delete minimal[key];
-    expect(readTypedLine(line(minimal))).toEqual({ ok: true, value: { line_type: "outcome", line: minimal } });
+    const optional = ["time", "grant_id", "response_digest", "wall_ms", "peak_memory_bytes", "tool_spec_digest", "envelope_access", "continues_call"];
+    for (const key of optional) delete minimal[key];
+    const read = readTypedLine(line(minimal));
+    expect(read).toEqual({ ok: true, value: { line_type: "outcome", line: minimal } });
+    // Absent, not present as undefined: `show --json` and a re-emitted Line hold the same members.
+    expect(read.ok && Object.keys(read.value.line).sort()).toEqual(Object.keys(minimal).sort());
+    expect(read.ok && read.value.line_type === "outcome" && Object.keys(read.value.line.decision_axes)).toEqual([]);
   });
 
   it("each policy, capability and execution outcome", () => {
@@ -108,6 +117,8 @@ describe("[M5.3] every type read whole, unknown members dropped", () => {
     expect(readTypedLine(line({ ...open, note: "x" }))).toEqual({ ok: true, value: { line_type: "open", line: open } });
     const intent = { ...header, line_type: "intent", call_id: "c", tool_id: "t", request_digest: H("b") };
     expect(readTypedLine(line({ ...intent, signature: "x" }))).toEqual({ ok: true, value: { line_type: "intent", line: intent } });
+    const access = { ...intent, envelope_access: ACCESS };
+    expect(readTypedLine(line({ ...access, envelope_access: { ...ACCESS, extra: 1 } }))).toEqual({ ok: true, value: { line_type: "intent", line: access } });
     const approved = {
       ...header,
       ...signed,
@@ -116,6 +127,8 @@ describe("[M5.3] every type read whole, unknown members dropped", () => {
       verdict: { verdict: "approved", scope: { tool_id: "t", fs: { read_paths: [], write_paths: ["/w"] }, net: { http: [] } } },
     };
     expect(readTypedLine(line(approved))).toEqual({ ok: true, value: { line_type: "decision", line: approved } });
+    const bare = { ...approved, verdict: { verdict: "approved", scope: { tool_id: "t" } } };
+    expect(readTypedLine(line(bare))).toEqual({ ok: true, value: { line_type: "decision", line: bare } });
     const denied = { ...approved, verdict: { verdict: "denied", reason: "no" } };
     expect(readTypedLine(line(denied))).toEqual({ ok: true, value: { line_type: "decision", line: denied } });
     const close = { ...header, ...signed, line_type: "close" };
@@ -155,10 +168,23 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.time: expected a time as YYYY-MM-DDTHH:MM:SS.sssZ",
       "$.seq: expected a non-negative integer",
     ]);
+    // A time is a string: not an array whose one element would spell one.
+    expect(problems({ ...header, ...signed, line_type: "close", time: ["2026-03-01T12:00:00.000Z"] })).toEqual([
+      "$.time: expected a time as YYYY-MM-DDTHH:MM:SS.sssZ",
+    ]);
     expect(problems({ ...header, line_type: "close", key_id: 7, signature: "ab" })).toEqual([
       "$.key_id: expected 64 lowercase hex",
       "$.signature: expected 128 lowercase hex",
     ]);
+  });
+
+  it("a Line built in JavaScript rather than parsed is held to the same integers", () => {
+    // parseJson gives a negative, fractional or unsafe number as an OutOfSpaceNumber; a caller's
+    // own object holds them as numbers, and each is refused all the same.
+    const close = { ...header, ...signed, line_type: "close" };
+    expect(readTypedLine({ ...close, seq: -1 })).toEqual({ ok: false, problems: ["$.seq: expected a non-negative integer"] });
+    expect(readTypedLine({ ...close, seq: 1.5 })).toEqual({ ok: false, problems: ["$.seq: expected a non-negative integer"] });
+    expect(readTypedLine({ ...close, seq: 2 ** 53 })).toEqual({ ok: false, problems: ["$.seq: expected a non-negative integer"] });
   });
 
   it("an open and an intent", () => {
@@ -171,6 +197,14 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.tool_id: expected a string (missing)",
       "$.request_digest: expected 64 lowercase hex",
     ]);
+    const intent = { ...header, line_type: "intent", call_id: "c", tool_id: "t", request_digest: H("b") };
+    expect(problems({ ...intent, envelope_access: { digest: "ABC", reason: 7, reader_key_id: H("F") } })).toEqual([
+      "$.envelope_access.digest: expected 64 lowercase hex",
+      "$.envelope_access.reason: expected a string",
+      "$.envelope_access.os_user: expected a string (missing)",
+      "$.envelope_access.reader_key_id: expected 64 lowercase hex",
+    ]);
+    expect(problems({ ...intent, envelope_access: [] })).toEqual(["$.envelope_access: expected an object"]);
   });
 
   it("an outcome's members, nested ones by their whole path", () => {
@@ -192,6 +226,8 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
         wall_ms: -1,
         peak_memory_bytes: "1",
         tool_spec_digest: 0,
+        envelope_access: { ...ACCESS, os_user: null },
+        continues_call: 1,
         policy: { status: "denied" },
         capability: [],
         execution: { status: "crashed" },
@@ -209,6 +245,8 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.wall_ms: expected a non-negative integer",
       "$.peak_memory_bytes: expected a non-negative integer",
       "$.tool_spec_digest: expected 64 lowercase hex",
+      "$.envelope_access.os_user: expected a string",
+      "$.continues_call: expected a string",
     ]);
   });
 
@@ -236,6 +274,10 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.decision_axes.net.host: expected a string (missing)",
       "$.decision_axes.net.port: expected an integer (missing)",
     ]);
+    expect(bad("decision_axes", { fs: { path_canonical: "/a" }, net: [] })).toEqual([
+      "$.decision_axes.net: expected an object",
+      "$.decision_axes.fs.path_raw: expected a string (missing)",
+    ]);
   });
 
   it("a grant, its file and network parts", () => {
@@ -261,6 +303,10 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.capability.grant.net.http[2].host: expected a string",
       "$.capability.grant.net.http[2].ports: expected an array of integers",
       "$.capability.grant.net.http[2].methods: expected an array of strings",
+    ]);
+    expect(grant({ ...valid, net: { http: [{ host: "h", ports: [443, "80"], methods: ["GET", 1] }] } })).toEqual([
+      "$.capability.grant.net.http[0].ports: expected an array of integers",
+      "$.capability.grant.net.http[0].methods: expected an array of strings",
     ]);
     expect(grant({ ...valid, net: { http: [{ host: "h", ports: 443, methods: "GET" }] } })).toEqual([
       "$.capability.grant.net.http[0].ports: expected an array of integers",

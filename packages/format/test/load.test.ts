@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, verifyChainFile } from "../src/index.js";
+import { RecordWriter, RequestDigest } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 const CHILD = fileURLToPath(new URL("./support/append-child.mjs", import.meta.url));
 
@@ -35,7 +36,7 @@ function start(mode: "open" | "append", path: string): Promise<{ readonly first:
 describe("load (issue 12)", () => {
   it("64 callers x 1,000 calls through one writer: one unforked chain, every call whole", { timeout: 300_000 }, async () => {
     const path = join(tempDir(), "load.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     const caller = async (c: number): Promise<void> => {
       for (let i = 0; i < 1000; i++) {
         const call_id = `c${c}-${i}`;
@@ -99,7 +100,7 @@ describe("many Sessions (issue 12: key ids were looked up in a list)", () => {
     "2,000 Sessions, each under its own key: every key_id once, in first-seen order (kept in a Set, not scanned for in a list)",
     { timeout: 120_000 },
     async () => {
-      const { PrevHash, SigningKey, verifyChainBytes } = await import("../src/index.js");
+      const { PrevHash, SigningKey } = await import("../src/index.js");
       const { sealLine } = await import("../src/internal.js");
       const rows: string[] = [];
       const keyIds: string[] = [];

@@ -2,20 +2,10 @@ import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ChainWriter,
-  PrevHash,
-  RequestDigest,
-  SigningKey,
-  verifyChainBytes,
-  verifyChainFile,
-  verifyChainFiles,
-  type FileVerification,
-  type Verification,
-  type VerifyOptions,
-  type WalkedLine,
-} from "../src/index.js";
-import { sealLine, verifyChainBytesParallel, verifyChainFileTuned, type Tuning } from "../src/internal.js";
+import { RecordWriter, PrevHash, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
+import { verifyRecordFiles, type FileVerification, sealLine } from "../src/internal.js";
+import { verifyChainBytesParallel, verifyChainFileTuned, verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
+import { type Tuning } from "../src/verify/deferred-checks.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, tempDir } from "./support/chains.js";
@@ -98,7 +88,7 @@ describe("on generated chains broken at random positions", () => {
     const path = join(tempDir(), "sessions.aarl");
     const keys = [SigningKey.generate(), SigningKey.generate(), undefined];
     for (const key of keys) {
-      const writer = await ChainWriter.open(path, { key: key ?? keys[0] ?? SigningKey.generate() });
+      const writer = await RecordWriter.open(path, { key: key ?? keys[0] ?? SigningKey.generate() });
       for (let i = 0; i < 12; i++) {
         const id = `call-${i}`;
         await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
@@ -184,7 +174,7 @@ describe("on generated chains broken at random positions", () => {
   }, 300_000);
 });
 
-describe("verifyChainFiles", () => {
+describe("verifyRecordFiles", () => {
   it("answers each file as verifyChainFile does, in the order given, a missing file included, on threads or not", async () => {
     const files = aarlFiles(vectorPath("chains"));
     const paths = [...files.slice(0, 20), join(tempDir(), "missing.aarl"), ...files.slice(20)];
@@ -198,7 +188,7 @@ describe("verifyChainFiles", () => {
     }
     for (const threads of [0, 1, 3]) {
       const got: FileVerification[] = [];
-      for await (const answer of verifyChainFiles(paths, { threads })) got.push(answer);
+      for await (const answer of verifyRecordFiles(paths, { threads })) got.push(answer);
       expect(got, `threads ${threads}`).toEqual(want);
     }
   });

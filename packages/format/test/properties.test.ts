@@ -2,8 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, verifyChainBytes, verifyChainFile } from "../src/index.js";
+import { RecordWriter, RequestDigest } from "../src/index.js";
 import { DEV, POLICY, outcome, tempDir, writeSession } from "./support/chains.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 describe("every altered byte is found", () => {
   let file: Buffer;
@@ -53,7 +54,7 @@ describe("concurrent calls never fork the chain", () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 12 }), async (s, calls) => {
         const path = join(tempDir(), "concurrent.aarl");
-        const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+        const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
         const work = Array.from({ length: calls }, async (_, i) => {
           const id = `call-${i}`;
           await s.schedule(Promise.resolve(), `start ${id}`);
@@ -81,7 +82,7 @@ describe("concurrent calls never fork the chain", () => {
 
   it("appends issued in one burst are all durable and chained", async () => {
     const path = join(tempDir(), "burst.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => writer.outcome(outcome(`burst-${i}`))));
     expect(results.map((r) => r.seq)).toEqual(results.map((_, i) => i + 1));
     await writer.close();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { verifyChainFile, type Verification } from "../src/index.js";
+import { type Verification } from "../src/index.js";
 import { readVectorJson, vectorPath } from "./support/vectors.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 /**
  * The Rust reference's own verifier fixtures, with the results its tests assert

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { SigningKey, describeVerdict, verifyChainBytes, verifyingKey } from "../src/index.js";
-import { checkLineSignature, parseJson, sealLine, type JsonObject, type SessionKey } from "../src/internal.js";
+import { SigningKey, describeVerdict, type JsonObject } from "../src/index.js";
+import { checkLineSignature, parseJson, sealLine, verifyingKey } from "../src/internal.js";
+import { type SessionKey } from "../src/crypto/signing.js";
 import { DEV, reseal } from "./support/chains.js";
+import { verifyChainBytes } from "../src/verify/verify.js";
 
 /**
  * The signature check of SPEC §8.4, step by step in its order, as recheck and the walk use

@@ -1,22 +1,12 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  KeyId,
-  LineHash,
-  PrevHash,
-  SigningKey,
-  canonicalize,
-  describeVerdict,
-  insecureDevKey,
-  tryCanonicalize,
-  verifyChainBytes,
-  verifyChainFile,
-  type Verification,
-} from "../src/index.js";
-import { JsonSyntaxError, SMALL_ORDER_ENCODINGS, parseJson } from "../src/internal.js";
+import { KeyId, LineHash, PrevHash, SigningKey, describeVerdict, type Verification } from "../src/index.js";
+import { canonicalize, tryCanonicalize, JsonSyntaxError, parseJson, insecureDevKey } from "../src/internal.js";
+import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 /**
  * Rules SPEC.md states that no vector pins on its own: the number classes of §3.3 at

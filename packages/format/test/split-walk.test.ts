@@ -2,12 +2,13 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, SigningKey, verifyChainBytes, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
-import { verifySplitBytes } from "../src/internal.js";
+import { RecordWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
+import { verifySplitBytes } from "../src/verify/split-file.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
+import { verifyChainBytes } from "../src/verify/verify.js";
 
 /**
  * The split walk (ADR 0027: rows split, parsed, hashed and their signatures checked on worker
@@ -92,7 +93,7 @@ describe("on generated records broken at random positions", () => {
     const path = join(tempDir(), "sessions.aarl");
     const first = SigningKey.generate();
     for (const key of [first, SigningKey.generate(), first]) {
-      const writer = await ChainWriter.open(path, { key });
+      const writer = await RecordWriter.open(path, { key });
       for (let i = 0; i < 10; i++) {
         const id = `call-${i}`;
         await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });

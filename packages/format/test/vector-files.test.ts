@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { LineHash, tryCanonicalize, verifyStrict, verifyingKey } from "../src/index.js";
-import { parseJson } from "../src/internal.js";
+import { LineHash } from "../src/index.js";
+import { tryCanonicalize, parseJson, verifyStrict, verifyingKey } from "../src/internal.js";
 import { dalekStrict } from "./support/dalek-oracle.js";
 import { manifestEntries } from "./support/manifest.js";
 import { hex, vectorPath } from "./support/vectors.js";

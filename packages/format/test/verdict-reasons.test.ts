@@ -1,8 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { SigningKey, describeVerdict, verifyChainBytes, verifyChainFile, type Verification } from "../src/index.js";
+import { SigningKey, describeVerdict, type Verification } from "../src/index.js";
 import { DEV, readLines, reseal, tempDir, writeSession, type Line } from "./support/chains.js";
+import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 /**
  * One test per verdict reason (SPEC §8): each file is written by our writer, then altered

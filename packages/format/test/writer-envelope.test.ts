@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, ChainWriterError, RequestDigest, ResponseDigest, verifyChainFile, type EnvelopeSink, type WriterFault } from "../src/index.js";
+import { RecordWriter, RecordWriterError, RequestDigest, ResponseDigest, type EnvelopeSink, type WriterFault } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
-const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
+const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, RecordWriterError);
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const ended = {
   policy: { status: "allowed" as const },
@@ -65,11 +66,11 @@ class WatchingSink implements EnvelopeSink {
   }
 }
 
-async function openWith(name: string): Promise<{ writer: ChainWriter; sink: WatchingSink; path: string }> {
+async function openWith(name: string): Promise<{ writer: RecordWriter; sink: WatchingSink; path: string }> {
   const path = join(tempDir(), name);
   const sink = new WatchingSink(path);
   // The sink reads the file, so it must exist before the first put.
-  const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, envelope: sink });
+  const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, envelope: sink });
   return { writer, sink, path };
 }
 
@@ -94,7 +95,7 @@ describe("a writer given an Envelope (SPEC §9)", () => {
 
   it("hashes request bytes itself when no Envelope is given", async () => {
     const path = join(tempDir(), "e2.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
     await writer.call({ call_id: "c2", tool_id: "t", policy_set_hash: POLICY, request: bytes("raw") }, () =>
       Promise.resolve({ value: 1, outcome: { ...ended, response: bytes("out") } }),
     );

@@ -1,14 +1,15 @@
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, RequestDigest, readTypedLine, verifyChainFile } from "../src/index.js";
-import { isLineTime } from "../src/internal.js";
+import { RecordWriter, RequestDigest } from "../src/index.js";
+import { readTypedLine, isLineTime } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir } from "./support/chains.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function oneCall(path: string, clock?: (() => Date) | false): Promise<void> {
-  const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, ...(clock === undefined ? {} : { clock }) });
+  const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, ...(clock === undefined ? {} : { clock }) });
   await writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")), policy_set_hash: POLICY });
   await writer.outcome(outcome("c"));
   await writer.close();
@@ -64,7 +65,7 @@ describe("the time member (SPEC §13.7)", () => {
   it("a clock RFC 3339 cannot spell refuses the Line, takes no seq, and the chain goes on whole", async () => {
     const path = join(tempDir(), "t.aarl");
     let bad = false;
-    const writer = await ChainWriter.open(path, {
+    const writer = await RecordWriter.open(path, {
       key: DEV,
       allowInsecureDevKey: true,
       clock: () => (bad ? new Date(Date.UTC(10000, 0, 1)) : new Date("2026-12-03T12:00:00.000Z")),

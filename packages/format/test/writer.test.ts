@@ -2,26 +2,18 @@ import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, truncateS
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  ChainWriter,
-  ChainWriterError,
-  LineHash,
-  RequestDigest,
-  SigningKey,
-  insecureDevKey,
-  repairTornTail,
-  verifyChainFile,
-  type WriterFault,
-} from "../src/index.js";
-import { lockPathFor, processStart } from "../src/internal.js";
+import { RecordWriter, RecordWriterError, LineHash, RequestDigest, SigningKey, repairTornTail, type WriterFault } from "../src/index.js";
+import { processStart, insecureDevKey } from "../src/internal.js";
+import { lockPathFor } from "../src/durable/lock.js";
 import type { SignedPayload } from "../src/wire/line-types.js";
 import type { UnsignedPayload } from "../src/write/calls.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
+import { verifyChainFile } from "../src/verify/verify.js";
 
-const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, ChainWriterError);
+const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, RecordWriterError);
 
-const open = (path: string) => ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+const open = (path: string) => RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
 
 describe("Sessions (SPEC §7)", () => {
   it("a fresh file starts with an open at seq 0 that carries no prev_session_tail", async () => {
@@ -159,7 +151,7 @@ describe("one writer per file", () => {
       const results = await Promise.allSettled([open(path), open(path), open(path)]);
       const held = results.filter((r) => r.status === "fulfilled");
       expect(held, `round ${round}`).toHaveLength(1);
-      for (const r of results) if (r.status === "rejected") expect((r.reason as ChainWriterError).fault.code).toBe("locked");
+      for (const r of results) if (r.status === "rejected") expect((r.reason as RecordWriterError).fault.code).toBe("locked");
       for (const r of held) await r.value.close();
     }
   });
@@ -173,7 +165,7 @@ describe("torn tails (SPEC §13.2)", () => {
     truncateSync(path, size - 30);
     const fault = await faultOf(open(path));
     expect(fault).toMatchObject({ code: "torn_tail", offset: lastStart });
-    expect(new ChainWriterError(fault).message).toContain(`byte offset ${lastStart}`);
+    expect(new RecordWriterError(fault).message).toContain(`byte offset ${lastStart}`);
     expect(existsSync(lockPathFor(path))).toBe(false);
   });
 
@@ -210,7 +202,7 @@ describe("torn tails (SPEC §13.2)", () => {
 
     const opening = await faultOf(open(path));
     expect(opening).toEqual({ code: "tampered_tail", path, offset: lastStart, line: rows.length, detail: verdict.reason.detail });
-    expect(new ChainWriterError(opening).message).toContain(`(Tampered: line ${rows.length}: ${verdict.reason.detail})`);
+    expect(new RecordWriterError(opening).message).toContain(`(Tampered: line ${rows.length}: ${verdict.reason.detail})`);
 
     const repairing = await faultOf(repairTornTail(path));
     expect(repairing).toEqual(opening);
@@ -237,7 +229,7 @@ describe("torn tails (SPEC §13.2)", () => {
 
 describe("refusals that consume nothing", () => {
   it("the published development key is refused for a file unless explicitly allowed", async () => {
-    const fault = await faultOf(ChainWriter.open(join(tempDir(), "j.aarl"), { key: insecureDevKey() }));
+    const fault = await faultOf(RecordWriter.open(join(tempDir(), "j.aarl"), { key: insecureDevKey() }));
     expect(fault.code).toBe("insecure_dev_key");
   });
 
@@ -371,7 +363,7 @@ describe("an outcome on every exit path", () => {
   it("a Session signed by one key, reopened with another, is legal rotation", async () => {
     const path = await writeSession(join(tempDir(), "q.aarl"));
     const rotated = SigningKey.generate();
-    const writer = await ChainWriter.open(path, { key: rotated });
+    const writer = await RecordWriter.open(path, { key: rotated });
     await writer.close();
     const v = await verifyChainFile(path, { trust: [Buffer.from(DEV.publicKey).toString("hex"), rotated.publicKeyHex] });
     expect(v.verdict.status).toBe("verified");

@@ -1,11 +1,11 @@
-import { unmatched } from "@aegis/format/internal";
-import { errnoOf, messageOf } from "@aegis/format/internal";
+import { unmatched, errnoOf, messageOf } from "@aegis/format/internal";
 import { chmod, lchown, link, lstat, mkdtemp, rm, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
 import type { ParkSummary } from "./park-summary.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600 (or 0660 and
@@ -282,14 +282,9 @@ export type ControlRequestFault =
  * What {@link requestControl} throws when no running wrap answered, or what answered was no
  * wrap; a wrap that refused the request answers `ok: false` instead.
  */
-export class ControlRequestError extends Error {
-  /** `"ControlRequestError"`, so that a printed error or stack trace names its class, not `Error`. */
-  override readonly name = "ControlRequestError";
-  constructor(
-    /** What went wrong, as a value to match on by its `code`. */
-    readonly fault: ControlRequestFault,
-  ) {
-    super(fault.detail);
+export class ControlRequestError extends FaultError<ControlRequestFault> {
+  constructor(fault: ControlRequestFault) {
+    super("ControlRequestError", fault, (fault) => fault.detail);
   }
 }
 

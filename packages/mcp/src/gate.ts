@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { posix } from "node:path";
-import { RateWindows, decide, deriveAxes, matchedRuleId, type Bindings, type CallAxes, type Decision, type Derived, type PolicySet } from "@aegis/policy";
+import { RateWindows, decide, type Bindings, type CallAxes, type Decision, type PolicySet } from "@aegis/policy";
+import { type Derived, deriveAxes, matchedRuleId } from "@aegis/policy/internal";
 import { canonicalJson } from "./canonical-json.js";
 import type { JsonRecord } from "./message.js";
 import { Parks, argumentsOf, type Park } from "./parks.js";

@@ -1,5 +1,5 @@
 import { unmatched } from "@aegis/format/internal";
-import { describeUnresolved, type UnresolvedBinding } from "@aegis/policy";
+import { type UnresolvedBinding, describeUnresolved } from "@aegis/policy/internal";
 import type { ToolSpecDigest } from "@aegis/format";
 import { match } from "ts-pattern";
 import { describeUnreadable, type Unreadable } from "./strict-frame.js";

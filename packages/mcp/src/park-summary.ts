@@ -17,7 +17,7 @@ export const MAX_LISTED_ARGUMENT_BYTES = 4096;
 /**
  * A parked call's `params.arguments` as `list` shows them (SPEC §17.5); wire names.
  * `none`: the call carried none. `json`: their canonical form (§17.6), `json` holding at
- * most {@link MAX_LISTED_ARGUMENT_BYTES} bytes of it, cut only between two characters;
+ * most `MAX_LISTED_ARGUMENT_BYTES` bytes of it, cut only between two characters;
  * `bytes` is the whole form's size in UTF-8 bytes, and `truncated` says whether `json` is
  * less than all of it. `no_canonical_form`: a string in them holds a lone surrogate, or they
  * nest too deep to write; no retry can then run under an approval of the call.

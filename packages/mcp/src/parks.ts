@@ -1,5 +1,5 @@
-import type { Appended, ApprovedScope, ChainWriter, DecisionPayload, NetGrant } from "@aegis/format";
-import type { Derived } from "@aegis/policy";
+import type { Appended, ApprovedScope, RecordWriter, DecisionPayload, NetGrant } from "@aegis/format";
+import type { Derived } from "@aegis/policy/internal";
 import { canonicalJson } from "./canonical-json.js";
 import { isRecord, type Json } from "./message.js";
 
@@ -131,7 +131,7 @@ export class Parks {
  */
 export async function recordParkAnswer(
   parks: Parks | undefined,
-  writer: ChainWriter,
+  writer: RecordWriter,
   approvalId: string,
   answer: ParkAnswer,
 ): Promise<{ readonly ok: true; readonly appended: Appended } | { readonly ok: false; readonly refusal: ParkRefusal }> {

@@ -1,6 +1,6 @@
 import type { Appended, CallResult, PolicyOutcome, PolicySetHash } from "@aegis/format";
 import { unmatched } from "@aegis/format/internal";
-import { matchedRuleId } from "@aegis/policy";
+import { matchedRuleId } from "@aegis/policy/internal";
 import { match } from "ts-pattern";
 import { namesRevision, type ClientElement } from "./message.js";
 import type { Notice } from "./notice.js";

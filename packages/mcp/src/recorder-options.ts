@@ -1,4 +1,4 @@
-import type { ChainWriter, ToolSpecDigest } from "@aegis/format";
+import type { RecordWriter, ToolSpecDigest } from "@aegis/format";
 import type { Gate } from "./gate.js";
 import type { JsonRecord } from "./message.js";
 import type { Notice } from "./notice.js";
@@ -8,7 +8,7 @@ import type { RefusalStyle } from "./refusal.js";
 
 export interface RecorderOptions {
   /** The record. The recorder writes through it and never closes it. */
-  readonly writer: ChainWriter;
+  readonly writer: RecordWriter;
   /** Enforcement: without it, every call is relayed and recorded (the pass-through). */
   readonly gate?: Gate;
   /** Where tool definitions are kept: give the Envelope the writer keeps bytes in. */

@@ -1,4 +1,4 @@
-import { ChainWriterError, type Appended, type CallResult, type PolicySetHash } from "@aegis/format";
+import { RecordWriterError, RequestDigest, type Appended, type CallResult, type PolicySetHash } from "@aegis/format";
 import { messageOf, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { classifyClient, classifyServer, elementsOf, rootsOf, type ClientElement, type Json } from "./message.js";
@@ -24,7 +24,6 @@ import { failedVerdict, type FrameVerdict } from "./frame-verdict.js";
 import { planFrame, type Planned } from "./plan.js";
 import { refusalFrame, type RefusalStyle } from "./refusal.js";
 import { readFrame, type FrameReading } from "./strict-frame.js";
-import { RequestDigest } from "@aegis/format";
 import { CallIds, type PendingCall, type RecorderOptions } from "./recorder-options.js";
 import { isCallElement, looksLikeMessage, refuseBatch, refuseFrame, refuseUnreadable, type RefusalContext } from "./recorded-refusals.js";
 
@@ -395,5 +394,5 @@ export class McpRecorder {
 
 /** The Envelope did not keep a response: the outcome was still written, naming it. */
 function isEnvelopeRefusal(error: unknown): boolean {
-  return error instanceof ChainWriterError && error.fault.code === "envelope";
+  return error instanceof RecordWriterError && error.fault.code === "envelope";
 }

@@ -5,9 +5,8 @@ import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 import { RequestDigest } from "@aegis/format";
 import type { FrameVerdict } from "./frame-verdict.js";
 import { reasonFor, transition, type LifeEvent, type Phase, type Sides } from "./lifecycle.js";
-import type { StreamName } from "./notice.js";
+import type { Notice, StreamName } from "./notice.js";
 import { readFrame } from "./strict-frame.js";
-import type { Notice } from "./notice.js";
 import type { Unanswered } from "./outcomes.js";
 import type { McpRecorder } from "./recorder.js";
 

@@ -1,7 +1,7 @@
 import { unmatched } from "@aegis/format/internal";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
-import { ChainWriter, type Appended, type SigningKey } from "@aegis/format";
+import { RecordWriter, type Appended, type SigningKey } from "@aegis/format";
 import { EnvelopeStore } from "@aegis/envelope";
 import type { Bindings, PolicySet } from "@aegis/policy";
 import { match } from "ts-pattern";
@@ -59,14 +59,14 @@ export interface RecordingOptions {
  * await client.connect(transport);
  * ```
  *
- * @throws ChainWriterError (from `@aegis/format`) when the record cannot be opened for
+ * @throws RecordWriterError (from `@aegis/format`) when the record cannot be opened for
  * writing, and EnvelopeError (from `@aegis/envelope`) when the Envelope store cannot.
  */
 export async function recordingTransport(inner: Transport, options: RecordingOptions): Promise<RecordingTransport> {
   const envelope = options.envelope === undefined ? undefined : await EnvelopeStore.open(options.envelope);
-  let writer: ChainWriter;
+  let writer: RecordWriter;
   try {
-    writer = await ChainWriter.open(options.audit, { key: options.key, ...(envelope === undefined ? {} : { envelope }) });
+    writer = await RecordWriter.open(options.audit, { key: options.key, ...(envelope === undefined ? {} : { envelope }) });
   } catch (error) {
     await envelope?.close().catch(() => undefined);
     throw error;

@@ -33,7 +33,7 @@ export interface RecordingTransport extends Transport {
  * await new Client({ name: "agent", version: "1.0.0" }).connect(transport);
  * ```
  *
- * @throws ChainWriterError (from `@aegis/format`) when the record cannot be opened for
+ * @throws RecordWriterError (from `@aegis/format`) when the record cannot be opened for
  * writing, and EnvelopeError (from `@aegis/envelope`) when the Envelope store cannot.
  */
 export function recordingTransport(inner: Transport, options: RecordingOptions): Promise<RecordingTransport> {

@@ -1,12 +1,12 @@
 import { unmatched } from "@aegis/format/internal";
-import type { ChainWriterError } from "@aegis/format";
+import type { RecordWriterError } from "@aegis/format";
 import type { EnvelopeError } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import type { ControlError } from "./control.js";
 
 /** Why wrap could not start. Nothing was relayed; no server is left running. */
 export type WrapFault =
-  | { readonly code: "writer"; readonly error: ChainWriterError }
+  | { readonly code: "writer"; readonly error: RecordWriterError }
   | { readonly code: "envelope"; readonly error: EnvelopeError }
   | { readonly code: "control"; readonly error: ControlError }
   | { readonly code: "spawn"; readonly command: string; readonly detail: string }

@@ -1,4 +1,5 @@
-import { ChainWriter, ChainWriterError, describeRecoveredLock } from "@aegis/format";
+import { RecordWriter, RecordWriterError } from "@aegis/format";
+import { describeRecoveredLock } from "@aegis/format/internal";
 import type { Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import { openCheckpointedWriter } from "@aegis/proof";
@@ -23,7 +24,7 @@ import type { WrapOptions } from "./wrap-options.js";
 
 /** What a started wrap holds: each of it is on the resource stack. */
 export interface Started {
-  readonly writer: ChainWriter;
+  readonly writer: RecordWriter;
   /** Close the record (and write the last checkpoint): once, before the rest is closed. */
   readonly closeRecord: () => Promise<void>;
   readonly newRecorder: () => McpRecorder;
@@ -100,12 +101,12 @@ async function openRecord(
   live: LiveExport | undefined,
   envelope: EnvelopeStore | undefined,
   say: (text: string) => void,
-): Promise<{ readonly writer: ChainWriter; readonly close: () => Promise<void> }> {
+): Promise<{ readonly writer: RecordWriter; readonly close: () => Promise<void> }> {
   const sink = live === undefined ? envelope : live.sink(envelope);
   const writerOptions = { key: options.key, ...(sink === undefined ? {} : { envelope: sink }), ...(live === undefined ? {} : { onLine: live.onLine }) };
   try {
     if (options.checkpoints === undefined) {
-      const writer = await ChainWriter.open(options.audit, writerOptions);
+      const writer = await RecordWriter.open(options.audit, writerOptions);
       return { writer, close: async () => void (await writer.close()) };
     }
     const checkpointed = await openCheckpointedWriter(options.audit, writerOptions, {
@@ -119,7 +120,7 @@ async function openRecord(
     // With checkpoints, the last one is written after the close and covers it.
     return { writer: checkpointed.writer, close: async () => void (await checkpointed.close()) };
   } catch (error) {
-    if (error instanceof ChainWriterError) throw new WrapError({ code: "writer", error });
+    if (error instanceof RecordWriterError) throw new WrapError({ code: "writer", error });
     if (error instanceof RangeError) throw new WrapError({ code: "checkpoints", detail: error.message });
     throw error;
   }

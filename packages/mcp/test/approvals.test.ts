@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/internal.js";
+import { canonicalJson } from "../src/canonical-json.js";
 import type { ParkSummary } from "../src/index.js";
 import { BIN, call } from "./support.js";
 import { workspace, wrapMirror, type Recorded, type WrapProcess } from "./wrap-process.js";

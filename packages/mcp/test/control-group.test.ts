@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeKeyFile } from "@aegis/format";
+import { writeKeyFile } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { BIN, KEY, MIRROR, call, tempDir } from "./support.js";
 import { workspace, wrapMirror, type WrapProcess } from "./wrap-process.js";

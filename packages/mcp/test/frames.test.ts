@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { runWrap } from "../src/index.js";
-import { FrameSplitter, isBlankFrame, type FrameEvent } from "../src/internal.js";
+import { FrameSplitter, isBlankFrame, type FrameEvent } from "../src/frames.js";
 import { KEY, MIRROR, call, linesOf, sha256, tempDir } from "./support.js";
 
 /** What the frames of a byte stream are, by definition (SPEC §17.1): split at every `\n`. */

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { parseBindings, parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { Gate, McpRecorder, Relay, resolveOnDisk } from "../src/internal.js";
+import { Gate, McpRecorder } from "../src/internal.js";
+import { Relay } from "../src/relay.js";
+import { resolveOnDisk } from "../src/gate.js";
 import { call, openWriter, tempDir } from "./support.js";
 
 describe("bound paths resolved on the disk (SPEC §17.4)", () => {

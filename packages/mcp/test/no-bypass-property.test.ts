@@ -8,7 +8,7 @@ import { parsePolicySet } from "@aegis/policy";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { recordingTransport } from "../src/index.js";
-import { readFrame } from "../src/internal.js";
+import { readFrame } from "../src/strict-frame.js";
 import { KEY, linesOf, sha256, tempDir, verdictOf } from "./support.js";
 import { WrapProcess, workspace } from "./wrap-process.js";
 

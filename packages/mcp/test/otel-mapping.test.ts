@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChainWriter, PolicySetHash, verifyChainFile, type CallResult } from "@aegis/format";
-import { RecordFollower, SpanPlanner, callSpanId, parseTraceparent, requestFacts, responseFacts, sessionSpanId, type CallRecord } from "@aegis/mcp/internal";
+import { RecordWriter, PolicySetHash, type CallResult, verifyRecord } from "@aegis/format";
+import { RecordFollower, SpanPlanner, type CallRecord } from "@aegis/mcp/internal";
+import { requestFacts, responseFacts } from "../src/otel/facts.js";
+import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";
 
 const PASSTHROUGH = PolicySetHash.parse("7b30695c7a4df1b6a226bdd591c6d75b9917bb3af078af2d01be295e4df96974");
@@ -42,14 +44,14 @@ describe("ids derived from Line hashes", () => {
 });
 
 /** A record written by the real writer, read back through the verifier's walk into calls. */
-async function recorded(write: (writer: ChainWriter) => Promise<void>): Promise<CallRecord[]> {
+async function recorded(write: (writer: RecordWriter) => Promise<void>): Promise<CallRecord[]> {
   const path = join(tempDir(), "r.aarl");
-  const writer = await ChainWriter.open(path, { key: KEY });
+  const writer = await RecordWriter.open(path, { key: KEY });
   await write(writer);
   await writer.close();
   const calls: CallRecord[] = [];
   const follower = new RecordFollower({ call: (c) => calls.push(c), session: () => undefined });
-  await verifyChainFile(path, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
+  await verifyRecord({ path }, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
   follower.end();
   return calls;
 }
@@ -129,7 +131,7 @@ describe("a call's status and error.type (SPEC Appendix A.4)", () => {
 
   it("a Line without time gives no span, and says where", async () => {
     const path = join(tempDir(), "untimed.aarl");
-    const writer = await ChainWriter.open(path, { key: KEY, clock: false });
+    const writer = await RecordWriter.open(path, { key: KEY, clock: false });
     await writer.recordUnrun(
       { call_id: "call-1", tool_id: "t", policy_set_hash: PASSTHROUGH, request: Buffer.from("{}") },
       { policy: { status: "allowed" }, capability: granted, execution: { status: "success" }, decision_axes: {} },
@@ -138,7 +140,7 @@ describe("a call's status and error.type (SPEC Appendix A.4)", () => {
     const planner = new SpanPlanner();
     const plans: unknown[] = [];
     const follower = new RecordFollower({ call: (c) => plans.push(planner.call(c)), session: (s) => plans.push(planner.session(s)) });
-    await verifyChainFile(path, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
+    await verifyRecord({ path }, { onLine: (l) => follower.line({ value: l.value, lineHash: l.lineHash, sessionIndex: l.at.session_index }) });
     expect(plans).toEqual([
       { code: "untimed", sessionIndex: 0, seq: 1 },
       { code: "untimed", sessionIndex: 0, seq: 0 },

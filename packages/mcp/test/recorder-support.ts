@@ -1,15 +1,19 @@
 import { join } from "node:path";
 import type { EnvelopeStore } from "@aegis/envelope";
-import { ChainWriter } from "@aegis/format";
-import { REFUSAL_META_KEY, type Notice, type RefusalStyle } from "../src/index.js";
-import { McpRecorder, type FrameVerdict, type Gate, type Json } from "../src/internal.js";
+import { RecordWriter } from "@aegis/format";
+import { type RefusalStyle } from "../src/index.js";
+import { REFUSAL_META_KEY } from "../src/refusal.js";
+import { type Notice } from "../src/notice.js";
+import { McpRecorder, type Gate } from "../src/internal.js";
+import { type Json } from "../src/message.js";
+import { type FrameVerdict } from "../src/frame-verdict.js";
 import { KEY, openWriter, tempDir } from "./support.js";
 
 /** A recorder over a real writer in a fresh directory; `close` finishes both. */
 export async function session(options: { gate?: Gate; envelope?: EnvelopeStore; refusal?: RefusalStyle } = {}) {
   const path = join(tempDir(), "record.aarl");
   const envelope = options.envelope;
-  const writer = envelope === undefined ? await openWriter(path) : await ChainWriter.open(path, { key: KEY, envelope });
+  const writer = envelope === undefined ? await openWriter(path) : await RecordWriter.open(path, { key: KEY, envelope });
   const notices: Notice[] = [];
   const recorder = new McpRecorder({
     writer,

@@ -3,8 +3,11 @@ import { EnvelopeStore } from "@aegis/envelope";
 import { ToolSpecDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
 import { describe, expect, it } from "vitest";
-import { PASSTHROUGH_POLICY_SET_HASH, REFUSAL_META_KEY } from "../src/index.js";
-import { Gate, canonicalJson, type Json } from "../src/internal.js";
+import { PASSTHROUGH_POLICY_SET_HASH } from "../src/outcomes.js";
+import { REFUSAL_META_KEY } from "../src/refusal.js";
+import { Gate } from "../src/internal.js";
+import { type Json } from "../src/message.js";
+import { canonicalJson } from "../src/canonical-json.js";
 import { call, frame, linesOf, outcomes, result, sha256, tempDir, verdictOf } from "./support.js";
 
 import { answerOf, refusalOf, session } from "./recorder-support.js";

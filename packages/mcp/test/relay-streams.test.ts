@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { describeNotice, type Notice } from "../src/index.js";
-import { McpRecorder, Relay } from "../src/internal.js";
+import { type Notice } from "../src/index.js";
+import { describeNotice } from "../src/notice.js";
+import { McpRecorder } from "../src/internal.js";
+import { Relay } from "../src/relay.js";
 import { openWriter, tempDir } from "./support.js";
 
 // A stream's error is said and taken as that stream's end, never dropped (ADR 0029).

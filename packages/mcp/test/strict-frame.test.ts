@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_FRAME_DEPTH, readFrame, transition, type Phase } from "../src/internal.js";
+import { transition, type Phase } from "../src/lifecycle.js";
+import { MAX_FRAME_DEPTH, readFrame } from "../src/strict-frame.js";
 
 const codeOf = (text: string | Buffer): string => {
   const r = readFrame(typeof text === "string" ? Buffer.from(text, "utf8") : text);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ChainWriter, SigningKey, verifyChainFile } from "@aegis/format";
+import { RecordWriter, SigningKey, verifyRecord } from "@aegis/format";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = join(ROOT, "packages/cli/bin/aegis.js");
@@ -18,8 +18,8 @@ export function tempDir(prefix = "aegis-mcp-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export function openWriter(path: string): Promise<ChainWriter> {
-  return ChainWriter.open(path, { key: KEY });
+export function openWriter(path: string): Promise<RecordWriter> {
+  return RecordWriter.open(path, { key: KEY });
 }
 
 export type Line = Record<string, unknown> & { readonly line_type: string };
@@ -37,7 +37,7 @@ export function outcomes(path: string): Line[] {
 }
 
 export async function verdictOf(path: string): Promise<string> {
-  const v = await verifyChainFile(path, { trust: [KEY.publicKeyHex] });
+  const v = await verifyRecord({ path }, { trust: [KEY.publicKeyHex] });
   return v.verdict.status;
 }
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { join } from "node:path";
 import { BIN, KEY, MIRROR, tempDir } from "./support.js";
-import { writeKeyFile } from "@aegis/format";
+import { writeKeyFile } from "@aegis/format/internal";
 
 /**
  * `aegis wrap` as a real process, driven the way an MCP client drives it: frames written to

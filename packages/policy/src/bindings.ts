@@ -48,11 +48,11 @@ export interface ToolBinding {
   readonly net?: NetBinding;
 }
 
-/** A bindings file, read and checked (SPEC §17.4): what {@link deriveAxes} derives a call's axes from. */
+/** A bindings file, read and checked (SPEC §17.4): what `deriveAxes` derives a call's axes from. */
 export interface Bindings {
   /** Declared bases for relative paths: a relative path is resolved only when there is one. */
   readonly roots: readonly string[];
-  /** In file order: an exact name wins over a glob, then the first glob that matches ({@link bindingFor}). */
+  /** In file order: an exact name wins over a glob, then the first glob that matches (`bindingFor`). */
   readonly tools: readonly ToolBinding[];
 }
 
@@ -61,7 +61,7 @@ const TOOL_KEYS = ["tool", "capability", "paths", "net"] as const;
 const PATH_KEYS = ["pointer", "access"] as const;
 const NET_KEYS = ["url", "host", "port"] as const;
 
-/** What {@link tryParseBindings} answers: the bindings, or every problem of the file at once. */
+/** What `tryParseBindings` answers: the bindings, or every problem of the file at once. */
 export type BindingsParseResult = { readonly ok: true; readonly bindings: Bindings } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** A bindings file that could not be read; the message lists every problem. */

@@ -24,7 +24,7 @@ export interface DecisionRequest {
   readonly axes?: CallAxes;
   /**
    * The verbatim request bytes. Needed only when the set has argument matchers
-   * ({@link needsEnvelope}); without them such a rule is unbound and the call is denied.
+   * (`needsEnvelope`); without them such a rule is unbound and the call is denied.
    */
   readonly request?: Uint8Array;
 }
@@ -79,7 +79,7 @@ export type DecisionCode = Decision["code"];
  *
  * @throws TypeError when the selected rule is a `rate_limit` rule and `live.windows` was
  * not given: counting is state, and this package keeps none of its own
- * ({@link needsRateWindows} says ahead of time whether a set can need it).
+ * (`needsRateWindows` says ahead of time whether a set can need it).
  * @example
  * ```ts
  * const windows = new RateWindows();

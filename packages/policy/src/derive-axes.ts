@@ -1,4 +1,5 @@
-import { unmatched, type JsonValue } from "@aegis/format/internal";
+import { unmatched } from "@aegis/format/internal";
+import type { JsonValue } from "@aegis/format";
 import { posix } from "node:path";
 import { match } from "ts-pattern";
 import type { CallAxes } from "./decide.js";
@@ -38,17 +39,17 @@ export interface BoundPath {
   readonly access: PathAccess;
 }
 
-/** What {@link deriveAxes} makes of one call. */
+/** What `deriveAxes` makes of one call. */
 export interface Derived {
   /** The derived axes: `capability`, and `fs` or `net` when the call named exactly one. */
   readonly axes: CallAxes;
   /** Every path the call named, resolved (for an approval's scope), when all resolved. */
   readonly paths: readonly BoundPath[];
-  /** Why bound parameters gave no axis, for an operator ({@link describeUnresolved}); empty when none failed. */
+  /** Why bound parameters gave no axis, for an operator (`describeUnresolved`); empty when none failed. */
   readonly unresolved: readonly UnresolvedBinding[];
 }
 
-/** What {@link deriveAxes} may learn beyond the bindings file: whether the client moved the server's roots, and the host's own reading of a path. */
+/** What `deriveAxes` may learn beyond the bindings file: whether the client moved the server's roots, and the host's own reading of a path. */
 export interface DeriveContext {
   /**
    * The client has named roots other than the file's (answering the server's `roots/list`).

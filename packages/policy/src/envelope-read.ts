@@ -1,6 +1,5 @@
-import { unmatched } from "@aegis/format/internal";
-import { RequestDigest, sameDigest, type EnvelopeLookup } from "@aegis/format";
-import { JsonSyntaxError, decodeUtf8, parseJson, type JsonValue } from "@aegis/format/internal";
+import { unmatched, JsonSyntaxError, decodeUtf8, parseJson, sameDigest } from "@aegis/format/internal";
+import { type JsonValue, RequestDigest, type EnvelopeLookup } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { RecheckIndeterminate } from "./recheck-verdict.js";
 

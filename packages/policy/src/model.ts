@@ -8,10 +8,8 @@ import type { PolicySetHash } from "@aegis/format";
  */
 declare const validated: unique symbol;
 
-/** The Policy Set versions this build reads (SPEC §15.1, §15.2). Any other is refused. */
-export const POLICY_VERSIONS = [1, 2] as const;
-/** A version this build reads: 1, the reference's format, or 2, the aegis-ts extension (SPEC §15.1, §15.2). */
-export type PolicyVersion = (typeof POLICY_VERSIONS)[number];
+/** A version this build reads: 1, the reference's format, or 2, the aegis-ts extension (SPEC §15.1, §15.2). Any other is refused. */
+export type PolicyVersion = 1 | 2;
 
 /** The verdict when no rule matches a call: the file's `default`, `allow` when it gives none (SPEC §15.1). */
 export type DefaultAction = "allow" | "deny";

@@ -62,7 +62,7 @@ export interface CallEndedWithResponse extends CallEnded {
 }
 
 /**
- * The start of a decided call, for `ChainWriter.beginCall`, `call` or `recordUnrun`: the
+ * The start of a decided call, for `RecordWriter.beginCall`, `call` or `recordUnrun`: the
  * call with the `policy_set_hash` of the set that decided it.
  *
  * @example
@@ -77,7 +77,7 @@ export function callOpening(decision: Decision, call: DecidedCall): CallOpening 
 
 /**
  * The outcome members of an allowed call, as the overload below, with the verbatim response
- * bytes: for `ChainWriter.endCall` or `call`, which hash the bytes and put them in the
+ * bytes: for `RecordWriter.endCall` or `call`, which hash the bytes and put them in the
  * Envelope. It comes first so that any value typed {@link CallEndedWithResponse} selects it.
  *
  * @throws TypeError when the decision refused the call: a call that never ran has no response.
@@ -92,7 +92,7 @@ export function outcomeOf(decision: Decision, call: Pick<DecidedCall, "call_id" 
  * minted and an execution that never happened.
  *
  * @param ended - How an allowed call ended; with `response`, the result is for
- * `ChainWriter.endCall` or `call`, which put the bytes in the Envelope.
+ * `RecordWriter.endCall` or `call`, which put the bytes in the Envelope.
  * @throws RangeError when a rule's limit is beyond 2^53 - 1, which a record cannot hold
  * (SPEC §3.2); pass the ceiling in `ended.grant` instead.
  */

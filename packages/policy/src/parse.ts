@@ -44,7 +44,7 @@ const FS_KEYS = ["path", "path_prefix", "path_glob"] as const;
 const NET_KEYS = ["host", "host_suffix", "ports", "port_range"] as const;
 const ARG_TESTS = ["exact", "prefix", "exists"] as const;
 
-/** What {@link tryParsePolicySet} answers: the set, or every problem of the file at once (SPEC §15.1). */
+/** What `tryParsePolicySet` answers: the set, or every problem of the file at once (SPEC §15.1). */
 export type PolicyParseResult = { readonly ok: true; readonly set: PolicySet } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** Read a Policy Set, or every problem with it (SPEC §15.1). Never throws for any input. */

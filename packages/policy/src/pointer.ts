@@ -1,4 +1,5 @@
-import { OutOfSpaceNumber, isJsonObject, type JsonValue } from "@aegis/format/internal";
+import { isJsonObject } from "@aegis/format/internal";
+import { OutOfSpaceNumber, type JsonValue } from "@aegis/format";
 
 /**
  * JSON Pointer (RFC 6901) over the verbatim request JSON (SPEC §15.2). A pointer is `""`

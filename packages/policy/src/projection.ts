@@ -1,5 +1,5 @@
-import { unmatched } from "@aegis/format/internal";
-import { PolicySetHash, canonicalize } from "@aegis/format";
+import { unmatched, canonicalize } from "@aegis/format/internal";
+import { PolicySetHash } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher, PathMatcher, PolicyVersion, Rule, RuleAction } from "./model.js";
 
@@ -46,7 +46,7 @@ export function policySetProjection(set: ProjectionSource): string {
 }
 
 /**
- * `policy_set_hash` (SPEC §15.4): SHA-256 of {@link policySetProjection}. A parsed set
+ * `policy_set_hash` (SPEC §15.4): SHA-256 of `policySetProjection`. A parsed set
  * already carries it as `hash`.
  */
 export function policySetHashOf(set: ProjectionSource): PolicySetHash {

@@ -1,5 +1,5 @@
-import { readRecord, readRecordBytes, tryParseDigest, type DecisionAxes, type EnvelopeLookup, type RecordRow, type ToolSpecDigest } from "@aegis/format";
-import { OutOfSpaceNumber, readLineBody, unreachable, type JsonObject } from "@aegis/format/internal";
+import { type DecisionAxes, type EnvelopeLookup, type RecordRow, type ToolSpecDigest, type JsonObject, OutOfSpaceNumber } from "@aegis/format";
+import { readRecordBytes, tryParseDigest, readLineBody, unreachable, readRecord } from "@aegis/format/internal";
 import { readRequest } from "./envelope-read.js";
 import type { PolicySet } from "./model.js";
 import {
@@ -64,7 +64,7 @@ export function recheck(path: string, target: RecheckTarget, options: RecheckOpt
   return recheckRecord(readRecord(path, options.onRead === undefined ? {} : { onRead: options.onRead }), target, options);
 }
 
-/** {@link recheck} over a record file held in memory. */
+/** `recheck` over a record file held in memory. */
 export function recheckBytes(bytes: Uint8Array, target: RecheckTarget, options: RecheckOptions = {}): AsyncGenerator<RecheckVerdict> {
   return recheckRecord(readRecordBytes(bytes), target, options);
 }

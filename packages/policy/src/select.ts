@@ -1,6 +1,5 @@
 import { unmatched, unreachable } from "@aegis/format/internal";
-import type { DecisionAxes } from "@aegis/format";
-import type { JsonValue } from "@aegis/format/internal";
+import { type JsonValue, type DecisionAxes } from "@aegis/format";
 import { match } from "ts-pattern";
 import type { ArgumentMatcher, DefaultAction, HostMatcher, PathMatcher, PolicySet, PortMatcher, Rule } from "./model.js";
 import { isJsonInteger, readsAsInteger, resolvePointer } from "./pointer.js";

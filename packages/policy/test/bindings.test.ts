@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { JsonObject } from "@aegis/format/internal";
+import type { JsonObject } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import { decide, deriveAxes, describePolicyProblem, parseBindings, parsePolicySet, tryParseBindings } from "../src/index.js";
+import { decide, parseBindings, parsePolicySet } from "../src/index.js";
+import { deriveAxes, describePolicyProblem, tryParseBindings } from "../src/internal.js";
 
 const BINDINGS = parseBindings(`version: 1
 tools:

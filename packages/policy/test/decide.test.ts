@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { RateWindows, decide, matchedRuleId, mintApprovalId, type Decision, type DecisionRequest, type PolicySet } from "../src/index.js";
+import { RateWindows, decide, type Decision, type PolicySet } from "../src/index.js";
+import { matchedRuleId } from "../src/internal.js";
+import { mintApprovalId, type DecisionRequest } from "../src/decide.js";
 import { policy } from "./support/policies.js";
 
 const ruleOf = (d: Decision): string => matchedRuleId(d.matched) ?? "(default)";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { PROJECTION_TAG, parsePolicySet, policySetProjection, type PolicySet } from "../src/index.js";
+import { parsePolicySet, type PolicySet } from "../src/index.js";
+import { PROJECTION_TAG, policySetProjection } from "../src/projection.js";
 import { fixtureText } from "./support/fixtures.js";
 import { SPEC_EXAMPLE } from "./support/policies.js";
 

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChainWriter, SigningKey, verifyChainFile, type OutcomeLine } from "@aegis/format";
+import { RecordWriter, SigningKey, verifyRecord } from "@aegis/format";
+import { type OutcomeLine } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
-import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type DecidedCall, type Decision, type RecheckVerdict } from "../src/index.js";
+import { RateWindows, callOpening, decide, outcomeOf, recheck, trapOf, type Decision, type RecheckVerdict } from "../src/index.js";
+import { type DecidedCall } from "../src/outcome.js";
 import { policy } from "./support/policies.js";
 import { tempDir } from "./support/records.js";
 
@@ -19,7 +21,7 @@ const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 const call = (call_id: string, tool_id: string): DecidedCall => ({ call_id, tool_id, request: bytes(JSON.stringify({ call_id, tool_id })) });
 
 /** What an integrator writes per call: decide, then record through the helpers. */
-async function runtimeCall(writer: ChainWriter, windows: RateWindows, c: DecidedCall, tool: () => Promise<string>): Promise<Decision> {
+async function runtimeCall(writer: RecordWriter, windows: RateWindows, c: DecidedCall, tool: () => Promise<string>): Promise<Decision> {
   const decision = decide(SET, { ...c, axes: { role: "agent" } }, { windows });
   const start = callOpening(decision, c);
   if (decision.code !== "allowed") {
@@ -46,7 +48,7 @@ describe("recording a decided call through callOpening and outcomeOf (SPEC §5.3
   it("writes a record that verifies and rechecks unchanged under the set that decided it", async () => {
     const path = join(tempDir(), "runtime.aarl");
     const key = SigningKey.generate();
-    const writer = await ChainWriter.open(path, { key });
+    const writer = await RecordWriter.open(path, { key });
     const windows = new RateWindows();
     const codes: string[] = [];
     for (const [c, tool] of [
@@ -67,7 +69,7 @@ describe("recording a decided call through callOpening and outcomeOf (SPEC §5.3
     await writer.close();
     expect(codes).toEqual(["allowed", "denied", "pending_approval", "allowed", "rate_limited", "allowed"]);
 
-    const verified = await verifyChainFile(path, { trust: [key.publicKeyHex] });
+    const verified = await verifyRecord({ path }, { trust: [key.publicKeyHex] });
     expect(verified.verdict).toEqual({ status: "verified" });
 
     const verdicts: RecheckVerdict[] = [];

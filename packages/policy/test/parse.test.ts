@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  PolicyParseError,
-  describePolicyProblem,
-  needsEnvelope,
-  needsRateWindows,
-  parsePolicySet,
-  tryParsePolicySet,
-  type PolicyProblem,
-} from "../src/index.js";
+import { PolicyParseError, parsePolicySet } from "../src/index.js";
+import { describePolicyProblem, needsEnvelope, tryParsePolicySet } from "../src/internal.js";
+import { needsRateWindows } from "../src/model.js";
+import { type PolicyProblem } from "../src/problems.js";
 import { fixtureText } from "./support/fixtures.js";
 import { SPEC_EXAMPLE, policy } from "./support/policies.js";
 

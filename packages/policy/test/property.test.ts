@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { RequestDigest } from "@aegis/format";
+import { RequestDigest, type EnvelopeRead } from "@aegis/format";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RateWindows, parsePolicySet, recheck, type CallAxes, type Decision, type EnvelopeRead, type RecheckVerdict } from "../src/index.js";
+import { RateWindows, parsePolicySet, recheck, type CallAxes, type Decision, type RecheckVerdict } from "../src/index.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 
 /**

@@ -1,26 +1,11 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { RequestDigest, verifyChainFile } from "@aegis/format";
+import { RequestDigest, verifyRecord, type EnvelopeRead } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import {
-  RateWindows,
-  compareRecorded,
-  describeRecheck,
-  describeRecheckLine,
-  explainIndeterminate,
-  nothingRechecked,
-  recheck,
-  recheckBytes,
-  recheckConclusion,
-  summarizeRecheck,
-  type EnvelopeRead,
-  type NowClass,
-  type PolicySet,
-  type PolicyStatus,
-  type RecheckTarget,
-  type RecheckVerdict,
-  type SkippedRow,
-} from "../src/index.js";
+import { RateWindows, describeRecheckLine, recheck, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "../src/index.js";
+import { compareRecorded, explainIndeterminate, recheckBytes, recheckConclusion, type NowClass } from "../src/internal.js";
+import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
+import { nothingRechecked, summarizeRecheck } from "../src/summary.js";
 import { policy } from "./support/policies.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 
@@ -57,7 +42,7 @@ async function recorded(): Promise<string> {
 describe("recheck verdicts on records the writer wrote (SPEC §16.2)", () => {
   it("[M16.2] under the recording set, every call is unchanged, and the record verifies", async () => {
     const path = await recorded();
-    expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+    expect((await verifyRecord({ path })).verdict.status).toBe("verified");
     const verdicts = await collect(path, { code: "policy", policy: RECORDED });
     expect(verdicts.map(describeRecheckLine)).toEqual([
       "call read session 0 seq 2: unchanged allowed",

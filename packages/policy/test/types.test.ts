@@ -1,6 +1,6 @@
-import { PolicySetHash, RequestDigest } from "@aegis/format";
+import { PolicySetHash, RequestDigest, type EnvelopeLookup, type EnvelopeRead } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import { decide, type EnvelopeLookup, type EnvelopeRead, type PolicySet } from "../src/index.js";
+import { decide, type PolicySet } from "../src/index.js";
 import { policy } from "./support/policies.js";
 
 describe("types that keep mistakes from compiling", () => {

@@ -1,4 +1,4 @@
-import { verifyChainFile, verifyChainStream, type TamperedReason, type Verification, type VerifyOptions } from "@aegis/format";
+import { type TamperedReason, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
 import { openCheckpoint, type Checkpoint } from "./checkpoint.js";
 import { leafHash, TreeHasher } from "./merkle.js";
 
@@ -37,7 +37,7 @@ export interface CheckpointedVerification {
 }
 
 /**
- * Verify the record (a path, or a stream named `name`) as `verifyChainFile` does, then
+ * Verify the record (a path, or a stream named `name`) as `verifyRecord` does, then
  * hold it to `checkpoints` (SPEC §19.4). Precedence: the record's own Tampered verdict (its
  * first break); then two signed checkpoints of one origin and size with different roots
  * (`inconsistent_checkpoints`); then by kind first and the order given second: a record with
@@ -69,7 +69,8 @@ export async function verifyWithCheckpoints(
       if (sizes.has(tree.size)) atSize.set(tree.size, { root: tree.root(), key: sessionKey });
     },
   };
-  const verification = typeof source === "string" ? await verifyChainFile(source, walk) : await verifyChainStream(source.stream, source.name, walk);
+  const verification =
+    typeof source === "string" ? await verifyRecord({ path: source }, walk) : await verifyRecord({ lines: source.stream, name: source.name }, walk);
   if (checkpoints.length === 0) return { verification, findings: [] };
 
   const trusted = options.trust === undefined ? undefined : new Set(options.trust);

@@ -1,4 +1,4 @@
-import { ChainWriter, type AppendedLine, type ChainWriterOptions, type SigningKey } from "@aegis/format";
+import { RecordWriter, type AppendedLine, type RecordWriterOptions, type SigningKey } from "@aegis/format";
 import { messageOf, replaceFileDurably } from "@aegis/format/internal";
 import { signCheckpoint } from "./checkpoint.js";
 import { leafHash, type TreeHasher } from "./merkle.js";
@@ -31,7 +31,7 @@ export interface CheckpointingOptions {
 /** A writer with its checkpoints. Close it, not its writer, so the last checkpoint covers the close. */
 export interface CheckpointedWriter {
   /** The writer: append through it as usual. */
-  readonly writer: ChainWriter;
+  readonly writer: RecordWriter;
   /** The path of the sidecar. */
   readonly sidecar: string;
   /** The latest checkpoint written, if any. */
@@ -43,15 +43,19 @@ export interface CheckpointedWriter {
 }
 
 /**
- * Open `path` for writing, as `ChainWriter.open` does, with checkpoints. The tree of
+ * Open `path` for writing, as `RecordWriter.open` does, with checkpoints. The tree of
  * the Lines already in the file is rebuilt by walking it once (the verifier's walk).
  *
- * @throws what `ChainWriter.open` throws; RangeError when the file does not verify as far as
+ * @throws what `RecordWriter.open` throws; RangeError when the file does not verify as far as
  * it goes (a Tampered record is not checkpointed).
  */
-export async function openCheckpointedWriter(path: string, writerOptions: ChainWriterOptions, options: CheckpointingOptions = {}): Promise<CheckpointedWriter> {
+export async function openCheckpointedWriter(
+  path: string,
+  writerOptions: RecordWriterOptions,
+  options: CheckpointingOptions = {},
+): Promise<CheckpointedWriter> {
   let checkpointer: Checkpointer | undefined;
-  const writer = await ChainWriter.open(path, {
+  const writer = await RecordWriter.open(path, {
     ...writerOptions,
     onLine: (line) => {
       checkpointer?.line(line);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { verifyStrict, verifyingKey, type SigningKey, type VerifyingKey } from "@aegis/format";
-import { unmatched } from "@aegis/format/internal";
+import { type SigningKey, type VerifyingKey, FaultError } from "@aegis/format";
+import { unmatched, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { decodeBase64, isKeyName } from "./note.js";
 
@@ -49,14 +49,9 @@ export type VerifierKeyFault =
   | { readonly code: "not_a_key"; readonly detail: string };
 
 /** A verifier key that is not one, with why. */
-export class VerifierKeyError extends Error {
-  /** Always `"VerifierKeyError"`. */
-  override readonly name = "VerifierKeyError";
-  constructor(
-    /** What is wrong with the key. */
-    readonly fault: VerifierKeyFault,
-  ) {
-    super(describeVerifierKeyFault(fault));
+export class VerifierKeyError extends FaultError<VerifierKeyFault> {
+  constructor(fault: VerifierKeyFault) {
+    super("VerifierKeyError", fault, describeVerifierKeyFault);
   }
 }
 

@@ -54,7 +54,7 @@ export class TreeHasher {
     return copy;
   }
 
-  /** The root of the leaves added so far; {@link EMPTY_ROOT} for none. */
+  /** The root of the leaves added so far; `EMPTY_ROOT` for none. */
   root(): Buffer {
     let root: Buffer | undefined;
     for (let i = this.stack.length - 1; i >= 0; i -= 1) {

@@ -1,5 +1,6 @@
 import { decodeUtf8, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
+import { FaultError } from "@aegis/format";
 
 /**
  * C2SP signed notes (`c2sp.org/signed-note`): a text ending in a newline, a blank line, then
@@ -46,14 +47,9 @@ export type NoteFault =
   | { readonly code: "not_a_checkpoint"; readonly detail: string };
 
 /** A note that is not a well-formed signed note. */
-export class NoteFormatError extends Error {
-  /** Always `"NoteFormatError"`. */
-  override readonly name = "NoteFormatError";
-  constructor(
-    /** What is wrong with the note. */
-    readonly fault: NoteFault,
-  ) {
-    super(describeNoteFault(fault));
+export class NoteFormatError extends FaultError<NoteFault> {
+  constructor(fault: NoteFault) {
+    super("NoteFormatError", fault, describeNoteFault);
   }
 }
 

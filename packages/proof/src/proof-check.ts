@@ -1,6 +1,6 @@
 import { match } from "ts-pattern";
-import { KeyId, verifyingKey, type JsonObject } from "@aegis/format";
-import { checkLineSignature, isJsonObject, readRow, unmatched } from "@aegis/format/internal";
+import { KeyId, type JsonObject } from "@aegis/format";
+import { checkLineSignature, isJsonObject, readRow, unmatched, verifyingKey } from "@aegis/format/internal";
 import { openCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 import type { NoteVerifier } from "./keys.js";
 import { leafHash, verifyInclusion } from "./merkle.js";

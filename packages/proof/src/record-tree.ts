@@ -1,4 +1,4 @@
-import { verifyChainFile, type LineHash, type Verification, type VerifyOptions, type WalkedLine } from "@aegis/format";
+import { type LineHash, type Verification, type VerifyOptions, type WalkedLine, verifyRecord } from "@aegis/format";
 import { consistencyRanges, inclusionRanges, leafHash, RangeHasher, TreeHasher, type LeafRange } from "./merkle.js";
 
 /**
@@ -66,25 +66,28 @@ export async function recordTree(path: string, options: RecordTreeOptions = {}):
   let sessionKey: string | undefined;
   let keyAtSize: string | undefined;
   let firstLineHash: LineHash | undefined;
-  const verification = await verifyChainFile(path, {
-    ...(options.trust === undefined ? {} : { trust: options.trust }),
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    onLine: (line) => {
-      lines += 1;
-      if (lines === 1) firstLineHash = line.lineHash;
-      if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
-      if (wanted !== undefined && lines > wanted && ranges.done) return;
-      const data = line.canonical();
-      const leaf = leafHash(data);
-      if (wanted === undefined || lines <= wanted) {
-        tree.add(leaf);
-        if (lines === wanted) keyAtSize = sessionKey;
-        if (options.keep?.(line, lines - 1) === true) kept.push({ index: lines - 1, line, data: Buffer.from(data) });
-        for (const proof of proofs) if (!proof.hasher.done) proof.hasher.add(leaf);
-      }
-      if (!ranges.done) ranges.add(leaf);
+  const verification = await verifyRecord(
+    { path },
+    {
+      ...(options.trust === undefined ? {} : { trust: options.trust }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      onLine: (line) => {
+        lines += 1;
+        if (lines === 1) firstLineHash = line.lineHash;
+        if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
+        if (wanted !== undefined && lines > wanted && ranges.done) return;
+        const data = line.canonical();
+        const leaf = leafHash(data);
+        if (wanted === undefined || lines <= wanted) {
+          tree.add(leaf);
+          if (lines === wanted) keyAtSize = sessionKey;
+          if (options.keep?.(line, lines - 1) === true) kept.push({ index: lines - 1, line, data: Buffer.from(data) });
+          for (const proof of proofs) if (!proof.hasher.done) proof.hasher.add(leaf);
+        }
+        if (!ranges.done) ranges.add(leaf);
+      },
     },
-  });
+  );
   const size = wanted ?? lines;
   if (size > lines) throw new RangeError(`the record has ${lines} Lines that verify; a tree of ${size} was asked for`);
   const inclusions = new Map(proofs.map((p) => [p.index, p.hasher.roots()]));

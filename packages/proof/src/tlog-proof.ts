@@ -1,6 +1,7 @@
 import { match } from "ts-pattern";
 import { unmatched } from "@aegis/format/internal";
 import { decodeBase64, MAX_NOTE_BYTES } from "./note.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * `c2sp.org/tlog-proof@v1` files: a header line, optional `extra` (here: the Line's
@@ -36,14 +37,9 @@ export type ProofFormatFault =
   | { readonly code: "no_checkpoint" };
 
 /** A proof file that is not a well-formed `tlog-proof`. */
-export class ProofFormatError extends Error {
-  /** Always `"ProofFormatError"`. */
-  override readonly name = "ProofFormatError";
-  constructor(
-    /** What is wrong with the proof file. */
-    readonly fault: ProofFormatFault,
-  ) {
-    super(describeProofFormatFault(fault));
+export class ProofFormatError extends FaultError<ProofFormatFault> {
+  constructor(fault: ProofFormatFault) {
+    super("ProofFormatError", fault, describeProofFormatFault);
   }
 }
 

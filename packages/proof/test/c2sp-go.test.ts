@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { insecureDevKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import {
   checkProof,
@@ -8,13 +8,13 @@ import {
   leafHash,
   openCheckpoint,
   parseTlogProof,
-  recordConsistencyProof,
   recordInclusionProof,
   recordTree,
   signCheckpoint,
   verifyConsistency,
-  verifyInclusion,
 } from "../src/index.js";
+import { recordConsistencyProof } from "../src/record-tree.js";
+import { verifyInclusion } from "../src/merkle.js";
 
 /**
  * Checkpoints and proofs over the reference's golden Session made by Go's own C2SP code

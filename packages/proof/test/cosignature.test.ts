@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { SigningKey, insecureDevKey } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
 import { SIGNATURE_TYPE, VerifierKeyError, cosignCheckpoint, formatVerifierKey, noteVerifier, openCheckpoint, parseVerifierKey } from "../src/index.js";
 

@@ -4,9 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   NoteFormatError,
   SIGNATURE_TYPE,
-  TLOG_PROOF_HEADER,
   cosignCheckpoint,
-  cosignedMessage,
   isKeyName,
   noteVerifier,
   openCheckpoint,
@@ -14,6 +12,8 @@ import {
   parseVerifierKey,
   signCheckpoint,
 } from "../src/index.js";
+import { TLOG_PROOF_HEADER } from "../src/tlog-proof.js";
+import { cosignedMessage } from "../src/checkpoint.js";
 
 /** SPEC §19.2-§19.3: the grammar a stranger's reader must share with ours, as C2SP and Go's note package read it. */
 

@@ -1,7 +1,8 @@
 import { SigningKey } from "@aegis/format";
 import { sealLine } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
-import { checkProof, formatTlogProof, leafHash, signCheckpoint, type ProofCheckCode } from "../src/index.js";
+import { checkProof, formatTlogProof, leafHash, signCheckpoint } from "../src/index.js";
+import { type ProofCheckCode } from "../src/proof-check.js";
 
 /**
  * SPEC §19.3: each result of checking a tlog-proof, and the order the checks are made in.

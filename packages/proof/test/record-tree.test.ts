@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { ChainWriter, PolicySetHash, SigningKey } from "@aegis/format";
+import { RecordWriter, PolicySetHash, SigningKey } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import {
   checkProof,
@@ -14,9 +14,9 @@ import {
   recordInclusionProof,
   recordTree,
   signCheckpoint,
-  verifyInclusion,
   verifyWithCheckpoints,
 } from "../src/index.js";
+import { verifyInclusion } from "../src/merkle.js";
 
 const KEY = SigningKey.generate();
 const HASH = PolicySetHash.of("proof-tests");
@@ -25,7 +25,7 @@ const HASH = PolicySetHash.of("proof-tests");
 async function record(sessions: readonly number[]): Promise<string> {
   const path = join(mkdtempSync(join(tmpdir(), "aegis-proof-")), "r.aarl");
   for (const [s, calls] of sessions.entries()) {
-    const writer = await ChainWriter.open(path, { key: KEY });
+    const writer = await RecordWriter.open(path, { key: KEY });
     for (let c = 0; c < calls; c += 1) {
       await writer.recordUnrun(
         { call_id: `s${s}-c${c}`, tool_id: "t", policy_set_hash: HASH, request: Buffer.from(`${s}/${c}`) },
@@ -88,7 +88,7 @@ describe("the tree of a record's Lines", () => {
 describe("a crashed writer's record held to its last checkpoint", () => {
   it("is Verified up to the checkpoint, its call in flight listed; Lines after it stay unanchored", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "aegis-proof-")), "crashed.aarl");
-    const writer = await ChainWriter.open(path, { key: KEY });
+    const writer = await RecordWriter.open(path, { key: KEY });
     await writer.beginCall({ call_id: "in-flight", tool_id: "t", policy_set_hash: HASH, request: Buffer.from("x") });
     // The process dies here: no outcome, no close. The checkpoint was issued before it did.
     const tree = await recordTree(path);

@@ -5,9 +5,9 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, PolicySetHash, RequestDigest, SigningKey, insecureDevKey, type OutcomePayload } from "@aegis/format";
-import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions } from "@aegis/format/internal";
-import { chainAnswer } from "@aegis/vectors/oracle";
+import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
+import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions, insecureDevKey } from "@aegis/format/internal";
+import { answerVector, type Vector } from "@aegis/vectors/oracle";
 import type { Polarity } from "./vector-set.js";
 
 export const DEV = insecureDevKey();
@@ -43,7 +43,7 @@ export async function baseSession(clock: (() => Date) | false = false): Promise<
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "base.aarl");
-    const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
+    const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
     for (const id of ["call-0", "call-1"]) {
       await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
       await writer.outcome(outcome(id));
@@ -132,12 +132,15 @@ export function chainKit(base: string) {
   };
 }
 
-export async function chainAnswerOf(bytes: string | Uint8Array, trust: readonly string[] | null): Promise<Awaited<ReturnType<typeof chainAnswer>>> {
+export async function chainAnswerOf(
+  bytes: string | Uint8Array,
+  trust: readonly string[] | null,
+): Promise<Extract<Vector, { readonly kind: "chain" }>["expected"]> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "v.aarl");
     await writeFile(path, bytes);
-    return await chainAnswer(path, trust);
+    return await answerVector({ kind: "chain", record: path, trust });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

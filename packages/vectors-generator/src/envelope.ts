@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { envelopeAnswer } from "@aegis/vectors/oracle";
+import { answerVector } from "@aegis/vectors/oracle";
 import { PACK_ID, REDACTED_AT, inTemp, storeFiles, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -240,7 +240,12 @@ export async function envelopeVectors(set: VectorSet): Promise<void> {
         if (c.alter !== undefined && c.name !== "pack_redacted") await c.alter(pack);
         envelopePath = set.file(`${base}/envelope.pack`, await readFile(pack));
       }
-      const expected = await envelopeAnswer(join(dir, "session.aarl"), c.shape === "store" ? store : join(dir, "envelope.pack"), c.expireBefore);
+      const expected = await answerVector({
+        kind: "envelope",
+        record: join(dir, "session.aarl"),
+        envelope: c.shape === "store" ? store : join(dir, "envelope.pack"),
+        ...(c.expireBefore === undefined ? {} : { expireBefore: c.expireBefore }),
+      });
       // What expiry removed says so (SPEC §14.12); what redact removed gives its own reason.
       for (const d of expected.digests)
         if (d.status === "redacted" && (d.reason === "retention") !== (c.expireBefore !== undefined))

@@ -20,11 +20,11 @@ export const GENERATED_DIRS = ["canonical", "ed25519", "chains", "envelope", "po
  */
 export async function generateVectors(source: string): Promise<VectorSet> {
   const set = new VectorSet();
-  canonicalVectors(set);
+  await canonicalVectors(set);
   await ed25519Vectors(set, source);
   await chainVectors(set);
   await envelopeVectors(set);
-  policyVectors(set);
+  await policyVectors(set);
   await recheckVectors(set, source);
   await relayVectors(set);
   await proofVectors(set, source);

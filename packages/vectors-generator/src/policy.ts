@@ -1,4 +1,4 @@
-import { policyAnswer, type DecisionInput } from "@aegis/vectors/oracle";
+import { answerVector, type DecisionInput } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 import { STATED } from "./policy-stated.js";
 
@@ -302,12 +302,12 @@ const CASES: readonly Case[] = [
 /** Reformatting keeps the hash; reordering rules changes it (SPEC §15.4). */
 const SAME_HASH_AS_EXAMPLE = ["hash_layout_independent", "hash_defaults_written"];
 
-export function policyVectors(set: VectorSet): void {
+export async function policyVectors(set: VectorSet): Promise<void> {
   let exampleHash: string | undefined;
   for (const [name, spec, description, yaml, decisions] of CASES) {
     const text = `${yaml.join("\n")}\n`;
     const path = set.file(`policies/${name}.yaml`, text);
-    const expected = policyAnswer(text, decisions);
+    const expected = await answerVector({ kind: "policy", policy: text, decisions });
     const refused = expected.result === "invalid" || expected.decisions.some((d) => d.verdict !== "allowed");
     const polarity: Polarity = refused ? "negative" : "positive";
     if (name.startsWith("refuse_") !== (expected.result === "invalid")) throw new Error(`policies/${name}: answered ${expected.result}`);

@@ -1,8 +1,9 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SigningKey, insecureDevKey } from "@aegis/format";
-import { checkpointedAnswer, proofAnswer } from "@aegis/vectors/oracle";
+import { SigningKey } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
+import { answerVector, type Vector } from "@aegis/vectors/oracle";
 import {
   SIGNATURE_TYPE,
   TreeHasher,
@@ -163,7 +164,7 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       spec: ["19.3"],
       flags: [polarity, "proof"],
       input,
-      expected: proofAnswer(Buffer.from(text), keys, witnesses, min),
+      expected: await answerVector({ kind: "proof", proof: Buffer.from(text), keys, witnesses, minWitnesses: min }),
     });
   }
 
@@ -255,12 +256,16 @@ function rootOfFirst(record: string, n: number): string {
 }
 
 /** The verifier's answer on a record's bytes, walked from a file of their own. */
-async function heldAnswer(bytes: Uint8Array, given: readonly GivenCheckpoint[], trust: readonly string[]): ReturnType<typeof checkpointedAnswer> {
+async function heldAnswer(
+  bytes: Uint8Array,
+  given: readonly GivenCheckpoint[],
+  trust: readonly string[],
+): Promise<Extract<Vector, { readonly kind: "checkpointed" }>["expected"]> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "record.aarl");
     await writeFile(path, bytes);
-    return await checkpointedAnswer(path, given, trust);
+    return await answerVector({ kind: "checkpointed", record: path, checkpoints: given, trust });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@ import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
 import { expireEntries, planExpiry } from "@aegis/envelope/internal";
-import { recheckAnswer } from "@aegis/vectors/oracle";
+import { answerVector } from "@aegis/vectors/oracle";
 import { PACK_ID, REDACTED_AT, inTemp, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -190,7 +190,12 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
         }
         envelopePath = set.file(`${base}/envelope.pack`, await readFile(pack));
       }
-      const expected = await recheckAnswer(join(dir, "session.aarl"), join(dir, "policy.yaml"), envelopePath === null ? null : join(dir, "envelope.pack"));
+      const expected = await answerVector({
+        kind: "recheck",
+        record: join(dir, "session.aarl"),
+        policy: join(dir, "policy.yaml"),
+        envelope: envelopePath === null ? null : join(dir, "envelope.pack"),
+      });
       if ((expected.exit_code === 0) !== (polarity === "positive")) throw new Error(`${base}: ${polarity} case answered ${JSON.stringify(expected)}`);
       // The line is the reference's; the reason's detail says why the bytes are gone (SPEC §14.12).
       if (
@@ -220,7 +225,7 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
   for (const [policy, record, polarity] of REFERENCE) {
     const recordPath = `external/rust-aegis/recheck/${record}.jsonl`;
     const policyPath = `external/rust-aegis/recheck/${policy}.yaml`;
-    const expected = await recheckAnswer(join(source, recordPath), join(source, policyPath), null);
+    const expected = await answerVector({ kind: "recheck", record: join(source, recordPath), policy: join(source, policyPath), envelope: null });
     set.add({
       id: `recheck/reference_${policy}_${record}`,
       kind: "recheck",

@@ -1,4 +1,7 @@
-import type { RelayEvent } from "@aegis/vectors/oracle";
+import type { RelayTranscript } from "@aegis/vectors/oracle";
+
+/** One event of a relay transcript. */
+type RelayEvent = RelayTranscript["events"][number];
 import type { Polarity } from "./vector-set.js";
 
 // What the relay vectors are written with (relay.ts, relay-policy-cases.ts).

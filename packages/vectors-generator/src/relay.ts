@@ -1,4 +1,4 @@
-import { relayAnswer, type RelayTranscript } from "@aegis/vectors/oracle";
+import { answerVector, type RelayTranscript } from "@aegis/vectors/oracle";
 import type { VectorSet } from "./vector-set.js";
 import { call, client, json, ok, server, type Case } from "./relay-kit.js";
 import { BINDINGS, POLICY, POLICY_CASES } from "./relay-policy-cases.js";
@@ -318,7 +318,7 @@ export async function relayVectors(set: VectorSet): Promise<void> {
       spec: c.spec,
       flags: [c.polarity, "relay"],
       input: { transcript: path, policy: withPolicy ? policy : null, bindings: withPolicy ? bindings : null },
-      expected: await relayAnswer(transcript, withPolicy ? `${POLICY}\n` : null, withPolicy ? BINDINGS : null),
+      expected: await answerVector({ kind: "relay", transcript, policy: withPolicy ? `${POLICY}\n` : null, bindings: withPolicy ? BINDINGS : null }),
     });
   }
 }

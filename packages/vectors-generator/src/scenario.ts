@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, insecureDevKey } from "@aegis/format";
-import { RECORDED_REASON } from "@aegis/format/internal";
+import { RecordWriter } from "@aegis/format";
+import { RECORDED_REASON, insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { RateWindows, decide, type CallAxes, type PolicySet } from "@aegis/policy";
 
@@ -37,7 +37,7 @@ export async function writeScenario(dir: string, policy: PolicySet, calls: reado
     // Timed calls: each Line carries its call's time (the open the first call's, the close the last's).
     let now = calls.find((c) => c.at !== undefined)?.at;
     const clock = now === undefined ? false : () => new Date(now ?? 0);
-    const writer = await ChainWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope, clock });
+    const writer = await RecordWriter.open(record, { key: insecureDevKey(), allowInsecureDevKey: true, envelope, clock });
     for (const call of calls) {
       now = call.at ?? now;
       const request = bytes(call.request);

@@ -2,8 +2,8 @@ import { existsSync } from "node:fs";
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Command, Option } from "clipanion";
-import { ChainWriter, ChainWriterError, KeyFileError, SigningKey, verifyChainFile, writeKeyFile, writePublicKeyFile } from "@aegis/format";
-import { PRIVATE_FILE_MODE, describeIoError, makeDirectories } from "@aegis/format/internal";
+import { RecordWriter, RecordWriterError, SigningKey, verifyRecord } from "@aegis/format";
+import { writePublicKeyFile, PRIVATE_FILE_MODE, describeIoError, makeDirectories, KeyFileError, writeKeyFile } from "@aegis/format/internal";
 import { callLines, checkProof, defaultOrigin, proveLines, recordTree, signCheckpoint } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
 import { checked, checkedText } from "./proof-verify.js";
@@ -74,14 +74,14 @@ export class DemoCommand extends AegisCommand {
     let report;
     const envelope = await createStore(join(dir, "session.envelope"));
     try {
-      const writer = await ChainWriter.open(record, { key, envelope });
+      const writer = await RecordWriter.open(record, { key, envelope });
       try {
         report = await runScript(writer);
       } finally {
         await writer.close();
       }
     } catch (error) {
-      if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+      if (error instanceof RecordWriterError) throw new CliError({ code: "writer", fault: error.fault });
       throw error;
     } finally {
       await envelope.close();
@@ -91,9 +91,9 @@ export class DemoCommand extends AegisCommand {
     const aegis = invocation();
     const shown = shellWord(displayPath(record));
     const shownTampered = shellWord(displayPath(tampered));
-    const verified = await verifyChainFile(record, { trust: [key.publicKeyHex] });
+    const verified = await verifyRecord({ path: record }, { trust: [key.publicKeyHex] });
     const change = await alterOneByte(record, tampered);
-    const caught = await verifyChainFile(tampered, { trust: [key.publicKeyHex] });
+    const caught = await verifyRecord({ path: tampered }, { trust: [key.publicKeyHex] });
     const proved = await this.checkpointAndProve(dir, record, key, PROVED_CALL);
 
     const lines: string[] = [];

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { Command, Option } from "clipanion";
-import { KeyFileError, SigningKey, publicKeyPathOf, writeKeyFile, writePublicKeyFile } from "@aegis/format";
+import { SigningKey } from "@aegis/format";
+import { publicKeyPathOf, writePublicKeyFile, KeyFileError, writeKeyFile } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

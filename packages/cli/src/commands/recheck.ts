@@ -1,22 +1,14 @@
 import { describeIoError, readJsonFile, unmatched } from "@aegis/format/internal";
-import { ChainReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
+import { RecordReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
-import { pinListing, type Json } from "@aegis/mcp/internal";
+import { pinListing } from "@aegis/mcp/internal";
+import { type Json } from "@aegis/mcp";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss } from "@aegis/envelope/internal";
 import { openSource } from "../envelope/source.js";
-import {
-  RecheckTally,
-  describeRecheckLine,
-  explainIndeterminate,
-  recheckRecord,
-  recheckConclusion,
-  type PolicySet,
-  type RecheckTarget,
-  type RecheckVerdict,
-  type SkippedRow,
-} from "@aegis/policy";
+import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
+import { RecheckTally, explainIndeterminate, recheckConclusion } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfRecheck, type ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
@@ -26,7 +18,7 @@ import { readPolicy, readPolicyDir } from "../policy-file.js";
 import { STDIN, streamedRecord, type RecordInput } from "../record-input.js";
 import { Spool } from "../spool.js";
 import { StreamedDocument } from "../json-stream.js";
-import { verifyJson } from "../verify-report.js";
+import { verifyJson } from "../verify-view.js";
 
 export class RecheckCommand extends AegisCommand {
   static override paths = [["recheck"]];
@@ -156,7 +148,7 @@ export class RecheckCommand extends AegisCommand {
         }
       }
     } catch (error) {
-      if (error instanceof ChainReadError) throw this.unreadable(input, error.cause);
+      if (error instanceof RecordReadError) throw this.unreadable(input, error.cause);
       if (error instanceof CliError || error instanceof StdoutClosed) throw error;
       fault =
         error instanceof EnvelopeError
@@ -166,7 +158,7 @@ export class RecheckCommand extends AegisCommand {
       try {
         for await (const row of read.rows) void row;
       } catch (rest) {
-        if (rest instanceof ChainReadError) throw this.unreadable(input, rest.cause);
+        if (rest instanceof RecordReadError) throw this.unreadable(input, rest.cause);
         throw rest;
       }
     } finally {

@@ -1,5 +1,5 @@
 import { Command, Option } from "clipanion";
-import { ChainWriterError, repairTornTail, type RepairResult } from "@aegis/format";
+import { RecordWriterError, repairTornTail, type RepairResult } from "@aegis/format";
 import { match } from "ts-pattern";
 import { unmatched } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
@@ -38,7 +38,7 @@ export class RepairCommand extends AegisCommand {
     try {
       result = await repairTornTail(this.record);
     } catch (error) {
-      if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+      if (error instanceof RecordWriterError) throw new CliError({ code: "writer", fault: error.fault });
       throw error;
     }
     if (this.json) {

@@ -1,11 +1,12 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFile, type Verification } from "@aegis/format";
+import { RecordReadError, type Verification, verifyRecord } from "@aegis/format";
 import { describeIoError as ioErrorText } from "@aegis/format/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
 import { rereadableRecord, type RecordInput } from "../record-input.js";
-import { verifyJson, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { verifyJson } from "../verify-view.js";
 import type { Entry } from "../show/entries.js";
 import { entries } from "../show/entries-file.js";
 import { approvalIndex } from "../show/index-pass.js";
@@ -91,9 +92,9 @@ export class ShowCommand extends AegisCommand {
     const index = approvalIndex();
     let verification: Verification;
     try {
-      verification = await verifyChainFile(input.path, { onLine: index.onLine });
+      verification = await verifyRecord({ path: input.path }, { onLine: index.onLine });
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
+      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     }
     const stopped =

@@ -1,28 +1,20 @@
 import { Command, Option } from "clipanion";
-import { ChainReadError, verifyChainFiles, type FileVerification, type Verification } from "@aegis/format";
+import { RecordReadError, type Verification } from "@aegis/format";
+import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
-import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { readProofInput, statedCheckpoint } from "../proof-files.js";
 import { describeFinding } from "../checkpoint-finding.js";
-import { describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
 import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-import {
-  describeForeignKey,
-  describeNotARecord,
-  describeUnfinishedCalls,
-  mayBeNotARecord,
-  verifyJson,
-  verifyJsonParts,
-  verifyTextParts,
-} from "../verify-report.js";
+import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, mayBeNotARecord, verifyJsonParts, verifyTextParts } from "../verify-report.js";
+import { verifyJson } from "../verify-view.js";
 import { checkRecordAgainst, isLoss, type EnvelopeTally } from "@aegis/envelope/internal";
 import { describeTally } from "../envelope/check-record.js";
 import { openSource } from "../envelope/source.js";
@@ -107,7 +99,7 @@ export class VerifyCommand extends AegisCommand {
       const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
       ({ verification: result, findings } = await verifyWithCheckpoints(source, this.given, options));
     } catch (error) {
-      if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
+      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
     } finally {
       progress.finish();
@@ -160,7 +152,7 @@ export class VerifyCommand extends AegisCommand {
     // A file found under a directory was a regular file when listed; one swapped for a FIFO
     // since is refused, not waited on. A path given by name may be a pipe (SPEC §18).
     const found = new Set(listed.flatMap((l) => (l.code === "file" && l.found ? [l.path] : [])));
-    const answers = verifyChainFiles(
+    const answers = verifyRecordFiles(
       listed.filter((l) => l.code === "file").map((l) => l.path),
       { ...(trust === undefined ? {} : { trust }), ...(threads === undefined ? {} : { threads }), regularOnly: (path) => found.has(path) },
     );

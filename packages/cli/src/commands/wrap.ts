@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { describeIoError } from "@aegis/format/internal";
-import { BindingsParseError, loadBindings, type Bindings } from "@aegis/policy";
+import { BindingsParseError, type Bindings } from "@aegis/policy";
+import { loadBindings } from "@aegis/policy/internal";
 import { WrapError, runWrap, type RefusalStyle } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
 import { resolveControlGroup } from "../control-group.js";

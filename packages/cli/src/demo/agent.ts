@@ -1,5 +1,5 @@
 import { RECORDED_REASON, unmatched } from "@aegis/format/internal";
-import type { CapabilityOutcome, ChainWriter, ExecutionOutcome, PolicyOutcome } from "@aegis/format";
+import type { CapabilityOutcome, RecordWriter, ExecutionOutcome, PolicyOutcome } from "@aegis/format";
 import { decide, type CallAxes } from "@aegis/policy";
 import { match } from "ts-pattern";
 import { DEMO_POLICY } from "./policy.js";
@@ -68,7 +68,7 @@ function requestBytes(step: Step): Uint8Array {
  * `decide` (the same function recheck runs), its request bytes go to the writer (and so to
  * its Envelope) before the intent, and its outcome records what `decide` returned.
  */
-export async function runScript(writer: ChainWriter): Promise<DemoCall[]> {
+export async function runScript(writer: RecordWriter): Promise<DemoCall[]> {
   const report: DemoCall[] = [];
   const approvals = new Map<string, string>();
   for (const step of SCRIPT) {

@@ -1,19 +1,18 @@
 import { realpath } from "node:fs/promises";
 import { userInfo } from "node:os";
 import {
-  ChainWriter,
-  ChainWriterError,
+  RecordWriter,
+  RecordWriterError,
   PolicySetHash,
   RequestDigest,
   ResponseDigest,
-  canonicalize,
   type CallResult,
   type DecisionAxes,
   type EnvelopeAccess,
   type EnvelopeRead,
   type SigningKey,
 } from "@aegis/format";
-import { unmatched } from "@aegis/format/internal";
+import { canonicalize, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 
@@ -62,7 +61,7 @@ export async function beginAccess(options: {
     capability: "envelope.read",
     ...(resolved === undefined ? {} : { fs: { path_raw: options.envelope, path_canonical: resolved } }),
   };
-  const writer = await writerFaults(() => ChainWriter.open(options.audit, { key: options.key }));
+  const writer = await writerFaults(() => RecordWriter.open(options.audit, { key: options.key }));
   try {
     await writerFaults(() =>
       writer.beginCall({
@@ -126,7 +125,7 @@ async function writerFaults<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ChainWriterError) throw new CliError({ code: "writer", fault: error.fault });
+    if (error instanceof RecordWriterError) throw new CliError({ code: "writer", fault: error.fault });
     throw error;
   }
 }

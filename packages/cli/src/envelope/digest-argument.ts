@@ -1,5 +1,5 @@
-import { tryParseDigest, type RequestDigest } from "@aegis/format";
-import { describeHexFault } from "@aegis/format/internal";
+import { type RequestDigest } from "@aegis/format";
+import { tryParseDigest, describeHexFault } from "@aegis/format/internal";
 import { CliError } from "../fault.js";
 
 /**

@@ -1,16 +1,7 @@
-import { ChainReadError, describePosition, tryParseDigest, verifyChainFile, verifyChainStream, type Verification, type VerifyOptions } from "@aegis/format";
-import { describeIoError } from "@aegis/format/internal";
+import { RecordReadError, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
+import { describePosition, describeIoError } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
-import {
-  RecordFollower,
-  SpanPlanner,
-  requestFacts,
-  responseFacts,
-  type CallFacts,
-  type CallRecord,
-  type SessionRecord,
-  type SpanPlan,
-} from "@aegis/mcp/internal";
+import { RecordFollower, SpanPlanner, callFacts, type CallRecord, type SessionRecord, type SpanPlan } from "@aegis/mcp/internal";
 import { CliError } from "../fault.js";
 import { STDIN, type RecordInput } from "../record-input.js";
 
@@ -55,9 +46,10 @@ export async function readForSpans(input: RecordInput, keys: readonly string[], 
   };
   let verification: Verification;
   try {
-    verification = input.path === STDIN ? await verifyChainStream(process.stdin, input.shown, walk) : await verifyChainFile(input.path, walk);
+    verification =
+      input.path === STDIN ? await verifyRecord({ lines: process.stdin, name: input.shown }, walk) : await verifyRecord({ path: input.path }, walk);
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
     throw error;
   }
   follower.end();
@@ -73,7 +65,7 @@ export async function planSpans(read: ReadForSpans, envelope: EnvelopeSource | u
   const planner = new SpanPlanner();
   const plans: SpanPlan[] = [];
   for (const event of read.events) {
-    const plan = event.code === "call" ? planner.call(event.call, await factsOf(event.call, envelope, content)) : planner.session(event.session);
+    const plan = event.code === "call" ? planner.call(event.call, await callFacts(event.call, envelope, content)) : planner.session(event.session);
     if ("code" in plan) {
       const at = describePosition({ session_index: plan.sessionIndex ?? 0, seq: plan.seq });
       throw new CliError({ code: "export", fault: { code: "untimed", at: `the Line at ${at}` } });
@@ -81,25 +73,4 @@ export async function planSpans(read: ReadForSpans, envelope: EnvelopeSource | u
     plans.push(plan);
   }
   return plans;
-}
-
-async function factsOf(call: CallRecord, envelope: EnvelopeSource | undefined, content: boolean): Promise<CallFacts> {
-  if (envelope === undefined) return { content };
-  const request = await bytesOf(envelope, call.requestDigest);
-  const requestRead = request === undefined ? undefined : requestFacts(request);
-  const responseDigest = call.outcome?.line.response_digest;
-  const response = responseDigest === undefined ? undefined : await bytesOf(envelope, responseDigest);
-  return {
-    content,
-    ...(requestRead === undefined ? {} : { request: requestRead }),
-    ...(response === undefined ? {} : { response: responseFacts(response, requestRead?.idKey) }),
-  };
-}
-
-/** The bytes the Envelope holds for `digest`, re-hashed; undefined when missing, redacted or altered. */
-async function bytesOf(envelope: EnvelopeSource, digest: string): Promise<Uint8Array | undefined> {
-  const parsed = tryParseDigest("RequestDigest", digest);
-  if (!parsed.ok) return undefined;
-  const read = await envelope.get(parsed.digest);
-  return read.code === "present" ? read.bytes : undefined;
 }

@@ -1,8 +1,9 @@
-import { ChainReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
+import { RecordReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
 import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
 import { checkRecordAgainst } from "@aegis/envelope/internal";
-import { describeRecheckLine, explainIndeterminate, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
+import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
+import { explainIndeterminate } from "@aegis/policy/internal";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { describeFinding } from "../checkpoint-finding.js";
@@ -28,7 +29,7 @@ export async function verifyAndRecheck(
     const verification = await read.verification();
     return { verification, recheck: policy === undefined ? null : { policy: policy.name, policy_set_hash: policy.set.hash, calls } };
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
     throw error;
   }
 }
@@ -84,7 +85,7 @@ export async function checkpointData(path: string, shown: string, keys: readonly
     const { verification, findings } = await verifyWithCheckpoints(path, given, keys.length > 0 ? { trust: keys } : {});
     return { verdict: describeVerdict(verification), findings: findings.map(describeFinding) };
   } catch (error) {
-    if (error instanceof ChainReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
+    if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: shown, detail: describeIoError(error.cause) });
     throw error;
   }
 }

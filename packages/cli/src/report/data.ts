@@ -2,7 +2,7 @@
  * What `aegis report` puts in a page beside the record's bytes (which the page verifies
  * itself): facts the browser cannot compute from the record alone, each computed here,
  * when the page is written, and labelled so on the page. The page's own script reads this
- * shape; a type-only import keeps the two in step.
+ * shape, through `@aegis/cli/browser`: a type-only import keeps the two in step.
  */
 
 /** The document in the page's `aegis-data` script element. */

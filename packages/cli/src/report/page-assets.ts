@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 
-/** The page's parts as `npm run build` bundles them (scripts/build-page.mjs), beside this file. */
+/** The page's parts as `npm run build` bundles them (packages/page/build.mjs), beside this file. */
 export interface PageAssets {
   readonly script: string;
   readonly worker: string;

@@ -1,4 +1,4 @@
-import { readRecord } from "@aegis/format";
+import { readRecord } from "@aegis/format/internal";
 import { entriesOf, type Entry } from "./entries.js";
 
 /**

@@ -1,5 +1,4 @@
-import { readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format";
-import { detachedString } from "@aegis/format/internal";
+import { detachedString, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format/browser";
 
 /** One thing `show` reports, in file order. */
 export type Entry =

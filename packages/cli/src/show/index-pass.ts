@@ -1,5 +1,5 @@
-import { readTypedLine, type ApprovalVerdict, type Position } from "@aegis/format";
-import { type WalkedLine } from "@aegis/format/internal";
+import { type ApprovalVerdict, type Position, type WalkedLine } from "@aegis/format";
+import { readTypedLine } from "@aegis/format/internal";
 
 /**
  * What `show` learns in its first pass (the verification walk) to link Lines that are far

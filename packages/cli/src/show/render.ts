@@ -1,6 +1,6 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, describePosition, type OutcomeLine } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import { KeyId, describePosition, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant, type OutcomeLine } from "@aegis/format";
+import { KeyId, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant } from "@aegis/format";
 import type { Entry } from "./entries.js";
 import type { ApprovalLinks } from "./index-pass.js";
 

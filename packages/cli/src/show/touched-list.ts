@@ -1,4 +1,4 @@
-import { describePosition } from "@aegis/format";
+import { describePosition } from "@aegis/format/internal";
 import type { Entry } from "./entries.js";
 import { policyText, executionText } from "./render.js";
 import { axesName, describeFilter, type AxisFilter } from "./touched.js";

@@ -1,4 +1,4 @@
-import type { DecisionAxes } from "@aegis/format";
+import type { DecisionAxes } from "@aegis/format/browser";
 
 /**
  * What `aegis show --path` and `--host` look for in a call's decision axes, and the report

@@ -5,7 +5,7 @@
 // `outcome <call_id> <response_digest>`. Run by chain-crash.test.ts against the built packages.
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { ChainWriter, PolicySetHash, SigningKey, repairTornTail } from "@aegis/format";
+import { RecordWriter, PolicySetHash, SigningKey, repairTornTail } from "@aegis/format";
 import { EnvelopeStore } from "../../dist/index.js";
 
 const [record, dir, run] = process.argv.slice(2);
@@ -13,7 +13,7 @@ const key = SigningKey.fromSeed(new Uint8Array(32).fill(7));
 const policy = PolicySetHash.of("crash-test");
 if (existsSync(record)) await repairTornTail(record);
 const store = await EnvelopeStore.open(dir, { segmentBytes: 256 * 1024 });
-const writer = await ChainWriter.open(record, { key, envelope: store });
+const writer = await RecordWriter.open(record, { key, envelope: store });
 process.stdout.write(`open ${writer.head}\n`);
 let next = 0;
 async function worker() {

@@ -1,5 +1,6 @@
 import { Point } from "@noble/ed25519";
 import { equationHolds, publicKeyHandle, type PublicKeyHandle } from "./ed25519-backend.js";
+import { fromCheckedHex, toHex } from "../wire/hex.js";
 
 /**
  * Ed25519 under the strict rule of SPEC §8.5, which is ed25519-dalek's `verify_strict`
@@ -18,7 +19,7 @@ import { equationHolds, publicKeyHandle, type PublicKeyHandle } from "./ed25519-
  */
 
 /** The group order L, little-endian, most significant byte last. */
-const L_LE = Buffer.from("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010", "hex");
+const L_LE = fromCheckedHex("edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010");
 
 /**
  * Every 32-byte string that decodes to a point of order 1, 2, 4 or 8: the eight torsion
@@ -70,7 +71,7 @@ export type PublicKeyFault = "not_a_point" | "small_order";
  */
 export function verifyingKey(publicKey: Uint8Array): VerifyingKey | PublicKeyFault {
   if (publicKey.length !== 32) return "not_a_point";
-  const hex = Buffer.from(publicKey).toString("hex");
+  const hex = toHex(publicKey);
   try {
     // zip215 = true decodes as dalek does (y mod p, x = 0 with either sign bit).
     Point.fromBytes(publicKey, true);
@@ -102,7 +103,7 @@ export function passesPrechecks(signature: Uint8Array): boolean {
   // Every small-order encoding has one of four second bytes: any other R needs no lookup.
   const second = signature[1];
   if (second === 0x00 || second === 0x17 || second === 0xe8 || second === 0xff) {
-    if (SMALL_ORDER_ENCODINGS.has(Buffer.from(signature.buffer, signature.byteOffset, 32).toString("hex"))) return false;
+    if (SMALL_ORDER_ENCODINGS.has(toHex(signature.subarray(0, 32)))) return false;
   }
   return true;
 }

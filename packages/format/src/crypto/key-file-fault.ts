@@ -1,5 +1,6 @@
 import { match } from "ts-pattern";
 import { unmatched } from "../unreachable.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * How a file handed over as a signing key was found to hold a public key (SPEC §13.6):
@@ -19,7 +20,7 @@ export type PublicKeyFound =
 
 /**
  * Why a key file could not be read or written (SPEC §13.6), with the file's `path`. Carried
- * by {@link KeyFileError}; {@link describeKeyFileFault} gives its text.
+ * by `KeyFileError`; `describeKeyFileFault` gives its text.
  */
 export type KeyFileFault =
   /** Nothing at `path`: no key has been generated there. */
@@ -38,7 +39,7 @@ export type KeyFileFault =
 /**
  * The text of a key-file fault, saying what to do where there is something to do
  * (`aegis keygen`). It never tells anyone to make a file private that may be a public key:
- * the mode of a public key is no fault of it. It is a {@link KeyFileError}'s message, and
+ * the mode of a public key is no fault of it. It is a `KeyFileError`'s message, and
  * what the CLI prints after `error: `.
  */
 export function describeKeyFileFault(fault: KeyFileFault): string {
@@ -69,13 +70,8 @@ function describePublicKeyFound(found: PublicKeyFound): string {
  * Thrown by `readKeyFile`, `writeKeyFile` and `writePublicKeyFile` for a key file that a user
  * can put right; `fault.code` says what is wrong, so a caller can match it without reading the text.
  */
-export class KeyFileError extends Error {
-  /** `"KeyFileError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "KeyFileError";
-  constructor(
-    /** What is wrong with the key file, with a stable `code`. */
-    readonly fault: KeyFileFault,
-  ) {
-    super(describeKeyFileFault(fault));
+export class KeyFileError extends FaultError<KeyFileFault> {
+  constructor(fault: KeyFileFault) {
+    super("KeyFileError", fault, describeKeyFileFault);
   }
 }

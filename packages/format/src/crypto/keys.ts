@@ -72,7 +72,7 @@ export class SigningKey {
 export const INSECURE_DEV_SEED: Uint8Array = new TextEncoder().encode("aegis-insecure-dev-key-not-real!");
 const INSECURE_DEV_KEY_ID = "77a2c2f5952039243c043b69e7e812a2deb69e3271adb3013b8f24d3b8ea40f6";
 
-/** **Insecure**: for tests and vectors only. See {@link INSECURE_DEV_SEED}. */
+/** **Insecure**: for tests and vectors only. See `INSECURE_DEV_SEED`. */
 export function insecureDevKey(): SigningKey {
   return SigningKey.fromSeed(INSECURE_DEV_SEED);
 }

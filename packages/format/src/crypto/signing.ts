@@ -2,7 +2,7 @@ import { canonicalize, joinMembers, members, withMember } from "../wire/canonica
 import { LineHash, tryParseDigest, sameHex, type KeyId } from "../wire/digest.js";
 import type { SigningKey } from "./keys.js";
 import { verifyStrict, type PublicKeyFault, type VerifyingKey } from "./ed25519.js";
-import { checkHex, toHex } from "../wire/hex.js";
+import { checkHex, hexInto, toHex } from "../wire/hex.js";
 import type { JsonObject } from "../wire/json.js";
 import type { SignatureFault } from "../verify/verdict.js";
 
@@ -40,8 +40,7 @@ export function sealLine(line: Readonly<Record<string, unknown>>, key?: SigningK
       "key_id",
       key.keyId,
     );
-    // Stryker disable next-line StringLiteral: equivalent E1
-    const signature = toHex(key.sign(Buffer.from(joinMembers(unsigned), "utf8")));
+    const signature = toHex(key.sign(UTF8.encode(joinMembers(unsigned))));
     text = joinMembers(withMember(unsigned, "signature", signature));
   }
   return { text, lineHash: LineHash.of(text) };
@@ -70,12 +69,12 @@ export function verifyClaim(claim: SignatureToCheck, input: string): boolean {
 }
 
 /** {@link verifyClaim} of a message that is `row` without its bytes [start, end). */
-export function verifyClaimCut(claim: SignatureToCheck, row: Buffer, start: number, end: number): boolean {
+export function verifyClaimCut(claim: SignatureToCheck, row: Uint8Array, start: number, end: number): boolean {
   const length = row.length - (end - start);
   // Stryker disable next-line ArithmeticOperator: equivalent E2
-  if (length > scratch.length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
-  row.copy(scratch, 0, 0, start);
-  row.copy(scratch, start, end);
+  if (length > scratch.length) scratch = new Uint8Array(Math.max(length, scratch.length * 2));
+  scratch.set(row.subarray(0, start));
+  scratch.set(row.subarray(end), start);
   return verifyStrict(claim.key, scratch.subarray(0, length), decodeSignature(claim.signature));
 }
 
@@ -116,19 +115,21 @@ export function signatureClaim(line: JsonObject, session: SessionKey): Signature
  * million-Line verification's memory flat (the buffers are used synchronously and only
  * here).
  */
-let scratch = Buffer.alloc(1 << 16);
-const signatureScratch = Buffer.alloc(64);
+let scratch = new Uint8Array(1 << 16);
+const signatureScratch = new Uint8Array(64);
+const UTF8 = new TextEncoder();
 
-function encodeScratch(text: string): Buffer {
-  // Stryker disable next-line StringLiteral: equivalent E4
-  const needed = Buffer.byteLength(text, "utf8");
-  // Stryker disable next-line ArithmeticOperator: equivalent E5
-  if (needed > scratch.length) scratch = Buffer.alloc(Math.max(needed, scratch.length * 2));
-  // Stryker disable next-line StringLiteral: equivalent E6
-  return scratch.subarray(0, scratch.write(text, 0, "utf8"));
+function encodeScratch(text: string): Uint8Array {
+  let encoded = UTF8.encodeInto(text, scratch);
+  // Too long for the buffer: grow it and encode again (a Line of over 64 KiB is rare).
+  while (encoded.read < text.length) {
+    scratch = new Uint8Array(scratch.length * 2);
+    encoded = UTF8.encodeInto(text, scratch);
+  }
+  return scratch.subarray(0, encoded.written);
 }
 
-function decodeSignature(hex: string): Buffer {
-  signatureScratch.write(hex, 0, "hex");
+function decodeSignature(hex: string): Uint8Array {
+  hexInto(hex, signatureScratch, 0);
   return signatureScratch;
 }

@@ -24,7 +24,7 @@ export async function readFully(handle: FileHandle, into: Buffer, position: numb
 
 /**
  * Create `directory` and its missing parents, one level at a time, each owner-only
- * ({@link PRIVATE_DIRECTORY_MODE}); one that exists is left as it is. (Node 20's
+ * (`PRIVATE_DIRECTORY_MODE`); one that exists is left as it is. (Node 20's
  * `mkdir({ recursive: true })` never returns under some paths, such as `/proc/x`.)
  */
 export async function makeDirectories(directory: string): Promise<void> {

@@ -1,10 +1,10 @@
-import { constants } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
-import type { Stats } from "node:fs";
 import { match } from "ts-pattern";
 import { unmatched } from "../unreachable.js";
 import { describeIoError } from "./io-text.js";
 import { messageOf } from "./sync.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * Reading a whole file a user names (a Policy Set, a trust store, an index), bounded: a
@@ -25,14 +25,9 @@ export type InputFileFault =
   | { readonly code: "too_large"; readonly path: string; readonly size: number; readonly limit: number };
 
 /** An input refused for what it is. Its message, for after the path: `read <path>: <message>` (SPEC §18). */
-export class InputFileError extends Error {
-  /** Always `"InputFileError"`, for matching after a bundler renames the class. */
-  override readonly name = "InputFileError";
-  constructor(
-    /** What was refused, and why. */
-    readonly fault: InputFileFault,
-  ) {
-    super(describeInputFileFault(fault));
+export class InputFileError extends FaultError<InputFileFault> {
+  constructor(fault: InputFileFault) {
+    super("InputFileError", fault, describeInputFileFault);
   }
 }
 

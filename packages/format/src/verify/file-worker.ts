@@ -1,10 +1,10 @@
 import { parentPort } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
-import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
+import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { FileVerification } from "./many-files.js";
 
 /**
- * A thread of `verifyChainFiles`: verifies each file it is sent, start to end, on this
+ * A thread of `verifyRecordFiles`: verifies each file it is sent, start to end, on this
  * thread (the other threads are verifying other files), and answers with the result.
  */
 export interface FileRequest {
@@ -29,7 +29,7 @@ async function verifyOne(request: FileRequest): Promise<FileAnswer> {
     const verification = await (request.regularOnly ? verifyFoundChainFile(request.path, options) : verifyChainFile(request.path, options));
     return { id: request.id, result: { code: "checked", path: request.path, verification } };
   } catch (error) {
-    if (error instanceof ChainReadError) return { id: request.id, result: { code: "unreadable", path: request.path, detail: describeIoError(error.cause) } };
+    if (error instanceof RecordReadError) return { id: request.id, result: { code: "unreadable", path: request.path, detail: describeIoError(error.cause) } };
     return { id: request.id, failure: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }
 }

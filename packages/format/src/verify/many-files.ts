@@ -1,7 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
-import { ChainReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
+import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
 import type { FileAnswer, FileRequest } from "./file-worker.js";
 import { startWorker } from "./worker-url.js";
@@ -11,7 +11,7 @@ export type FileVerification =
   | { readonly code: "checked"; readonly path: string; readonly verification: Verification }
   | { readonly code: "unreadable"; readonly path: string; readonly detail: string };
 
-/** How {@link verifyChainFiles} verifies: the trust set of every file, and how many files at once. */
+/** How {@link verifyRecordFiles} verifies: the trust set of every file, and how many files at once. */
 export interface ManyFilesOptions {
   /** Public keys (64 lowercase hex) every file's `open` Lines must be signed by (SPEC §8.4); absent: unpinned. */
   readonly trust?: readonly string[];
@@ -21,21 +21,21 @@ export interface ManyFilesOptions {
    * Which paths must be regular files: those found by walking a directory, which no one named
    * as a pipe. Such a path that is a FIFO, socket, device or directory when it is opened is
    * answered `unreadable` (`not a regular file (...)`) at once, never waited on (SPEC §18).
-   * Others are read as {@link verifyChainFile} reads them, a named pipe included. Default: none.
+   * Others are read as `verifyRecord` reads them, a named pipe included. Default: none.
    */
   readonly regularOnly?: (path: string) => boolean;
 }
 
 /**
  * Verify many record files (a fleet's, one machine's share of them), several at once: each
- * file is walked start to end on a thread of its own, exactly as {@link verifyChainFile}
+ * file is walked start to end on a thread of its own, exactly as `verifyRecord`
  * walks it. Answers come in the order of `paths`; a file that cannot be read is an answer,
  * not an error. At most a few files per thread are ahead of the one awaited, so memory
  * stays flat for any number of files.
  *
  * @throws only for a fault that is not the files' (a thread that fails).
  */
-export async function* verifyChainFiles(paths: Iterable<string>, options: ManyFilesOptions = {}): AsyncGenerator<FileVerification> {
+export async function* verifyRecordFiles(paths: Iterable<string>, options: ManyFilesOptions = {}): AsyncGenerator<FileVerification> {
   const threads = options.threads ?? defaultThreads();
   if (!Number.isSafeInteger(threads) || threads < 0) throw new RangeError(`threads must be a whole number of at least 0, got ${threads}`);
   if (threads === 0) {
@@ -68,7 +68,7 @@ async function verifyHere(path: string, trust: readonly string[] | undefined, re
     const options = { threads: 0, ...(trust === undefined ? {} : { trust }) };
     return { code: "checked", path, verification: await (regularOnly ? verifyFoundChainFile(path, options) : verifyChainFile(path, options)) };
   } catch (error) {
-    if (error instanceof ChainReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
+    if (error instanceof RecordReadError) return { code: "unreadable", path, detail: describeIoError(error.cause) };
     throw error;
   }
 }

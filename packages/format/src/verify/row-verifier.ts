@@ -12,9 +12,9 @@ import type { Verification } from "./verdict.js";
  */
 
 /** The file could not be read: a different answer from any verdict (exit 2 in the CLI). */
-export class ChainReadError extends Error {
-  /** `"ChainReadError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "ChainReadError";
+export class RecordReadError extends Error {
+  /** `"RecordReadError"`, the name a stack trace and `String(error)` show. */
+  override readonly name = "RecordReadError";
   constructor(
     /** The file that could not be read, or the name given to the stream that failed. */
     readonly path: string,
@@ -65,14 +65,14 @@ export async function walkRows(
 
 /**
  * The next read's rows, or undefined at the end. Only the reading is "could not read"
- * (a ChainReadError): a fault in the walk is not the file's.
+ * (a RecordReadError): a fault in the walk is not the file's.
  */
 export async function nextRows(chunks: AsyncGenerator<readonly Row[]> | Generator<readonly Row[]>, name: string): Promise<readonly Row[] | undefined> {
   let next: IteratorResult<readonly Row[]>;
   try {
     next = await chunks.next();
   } catch (error) {
-    throw new ChainReadError(name, error);
+    throw new RecordReadError(name, error);
   }
   return next.done === true ? undefined : next.value;
 }

@@ -1,4 +1,5 @@
 import type { SignatureToCheck } from "../crypto/signing.js";
+import { hexInto } from "../wire/hex.js";
 
 /**
  * Signature checks on their way to a worker thread, as one transferable buffer: per check,
@@ -13,16 +14,20 @@ export interface EncodedBatch {
 }
 
 const HEADER = 2 + 4 + 64;
+const UTF8 = new TextEncoder();
 
 export class SignatureBatch {
   private readonly keys: string[] = [];
   private readonly keyIndex = new Map<string, number>();
-  private buffer: Buffer;
+  // Arrays of their own (byte offset 0), so that `encode` can hand their memory over.
+  private buffer: Uint8Array;
+  private view: DataView;
   private length = 0;
   count = 0;
 
   constructor(capacity = 1 << 17) {
-    this.buffer = ownedBuffer(capacity);
+    this.buffer = new Uint8Array(capacity);
+    this.view = new DataView(this.buffer.buffer);
   }
 
   get bytes(): number {
@@ -33,16 +38,16 @@ export class SignatureBatch {
     // UTF-8 takes at most three bytes per UTF-16 unit.
     this.reserve(HEADER + message.length * 3);
     const at = this.length;
-    this.finishCheck(claim, at, this.buffer.write(message, at + HEADER, "utf8"));
+    this.finishCheck(claim, at, UTF8.encodeInto(message, this.buffer.subarray(at + HEADER)).written);
   }
 
   /** A check whose message is `row` without its bytes [start, end): copied, never decoded. */
-  addCut(claim: SignatureToCheck, row: Buffer, start: number, end: number): void {
+  addCut(claim: SignatureToCheck, row: Uint8Array, start: number, end: number): void {
     const length = row.length - (end - start);
     this.reserve(HEADER + length);
     const at = this.length;
-    row.copy(this.buffer, at + HEADER, 0, start);
-    row.copy(this.buffer, at + HEADER + start, end);
+    this.buffer.set(row.subarray(0, start), at + HEADER);
+    this.buffer.set(row.subarray(end), at + HEADER + start);
     this.finishCheck(claim, at, length);
   }
 
@@ -53,9 +58,9 @@ export class SignatureBatch {
       this.keys.push(claim.key.hex);
       this.keyIndex.set(claim.key.hex, key);
     }
-    this.buffer.writeUInt16LE(key, at);
-    this.buffer.writeUInt32LE(length, at + 2);
-    this.buffer.write(claim.signature, at + 6, "hex");
+    this.view.setUint16(at, key, true);
+    this.view.setUint32(at + 2, length, true);
+    hexInto(claim.signature, this.buffer, at + 6);
     this.length = at + HEADER + length;
     this.count++;
   }
@@ -67,26 +72,23 @@ export class SignatureBatch {
 
   private reserve(more: number): void {
     if (this.length + more <= this.buffer.length) return;
-    const grown = ownedBuffer(Math.max(this.buffer.length * 2, this.length + more));
-    this.buffer.copy(grown, 0, 0, this.length);
+    const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.length + more));
+    grown.set(this.buffer.subarray(0, this.length));
     this.buffer = grown;
+    this.view = new DataView(grown.buffer);
   }
 }
 
 /** Each check of an encoded batch, in order: its key's hex, its message and its signature. */
 export function* checksOf(batch: EncodedBatch): Generator<{ readonly key: string; readonly message: Uint8Array; readonly signature: Uint8Array }> {
-  const bytes = Buffer.from(batch.bytes, 0, batch.length);
+  const bytes = new Uint8Array(batch.bytes, 0, batch.length);
+  const view = new DataView(batch.bytes, 0, batch.length);
   let at = 0;
   while (at < batch.length) {
-    const key = batch.keys[bytes.readUInt16LE(at)];
-    const length = bytes.readUInt32LE(at + 2);
+    const key = batch.keys[view.getUint16(at, true)];
+    const length = view.getUint32(at + 2, true);
     if (key === undefined) throw new Error("signature batch: key index out of range");
     yield { key, signature: bytes.subarray(at + 6, at + 70), message: bytes.subarray(at + HEADER, at + HEADER + length) };
     at += HEADER + length;
   }
-}
-
-/** A buffer over an ArrayBuffer of its own: Buffer.allocUnsafe may share Node's pool, which cannot be transferred. */
-function ownedBuffer(size: number): Buffer {
-  return Buffer.from(new ArrayBuffer(size));
 }

@@ -36,7 +36,7 @@ export interface SignatureChecker {
 export interface SigningInput {
   text(): string;
   /** The row, when the signing input is its bytes without [cut.start, cut.end). */
-  readonly row: Buffer | undefined;
+  readonly row: Uint8Array | undefined;
   readonly cut: { readonly start: number; readonly end: number } | undefined;
 }
 

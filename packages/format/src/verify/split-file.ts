@@ -3,7 +3,7 @@ import { openRegularFile } from "../durable/regular-file.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import type { ByteSource } from "./piece-cutter.js";
 import { sharedRowPool } from "./row-pool.js";
-import { ChainReadError, progressOf } from "./row-verifier.js";
+import { RecordReadError, progressOf } from "./row-verifier.js";
 import { DEFAULT_SPLIT, splitWalk, type SplitTuning } from "./split-walk.js";
 import type { Verification } from "./verdict.js";
 import type { VerifyOptions } from "./verify.js";
@@ -24,7 +24,7 @@ export function splits(size: number | undefined, threads: number): boolean {
  * Verify a record file by the split walk on `threads` threads. With `regularOnly`, a path
  * that is not a regular file is refused (SPEC §18), as readRowChunks refuses it.
  *
- * @throws ChainReadError when the file cannot be opened or read.
+ * @throws RecordReadError when the file cannot be opened or read.
  */
 export async function verifySplitFile(
   path: string,
@@ -37,7 +37,7 @@ export async function verifySplitFile(
   try {
     handle = regularOnly ? await openRegularFile(path) : await open(path, "r");
   } catch (error) {
-    throw new ChainReadError(path, error);
+    throw new RecordReadError(path, error);
   }
   // Read from the current position, as readRowChunks does.
   const source: ByteSource = { read: async (into) => (await handle.read(into, 0, into.length, null)).bytesRead };

@@ -3,7 +3,7 @@ import { readRow, type ReadRow } from "../wire/row-read.js";
 import { isJsonObject } from "../wire/json.js";
 import type { LineHash } from "../wire/digest.js";
 import type { Row } from "../wire/row-splitter.js";
-import { ChainReadError } from "./row-verifier.js";
+import { RecordReadError } from "./row-verifier.js";
 import { PieceCutter, type ByteSource, type LongRow, type Piece } from "./piece-cutter.js";
 import type { RowPool } from "./row-pool.js";
 import type { RowItem } from "./row-work.js";
@@ -47,7 +47,7 @@ class WorkerAnswers implements SignatureChecker {
   item: Extract<RowItem, { v: unknown }> | undefined;
   keys: readonly string[] = [];
   /** The row's bytes, read again only for a check made here. */
-  row: Buffer | undefined;
+  row: Uint8Array | undefined;
 
   check(claim: SignatureToCheck, input: SigningInput): boolean {
     const item = this.item;
@@ -63,9 +63,9 @@ class WorkerAnswers implements SignatureChecker {
 type Part = { readonly code: "read"; readonly reply: PieceReply; readonly piece: Piece } | LongRow;
 
 /**
- * Walk the record `source` holds on `pool`'s threads. `name` names it in a ChainReadError.
+ * Walk the record `source` holds on `pool`'s threads. `name` names it in a RecordReadError.
  *
- * @throws ChainReadError when the record cannot be read.
+ * @throws RecordReadError when the record cannot be read.
  */
 export async function splitWalk(
   source: ByteSource,
@@ -93,7 +93,7 @@ export async function splitWalk(
       try {
         part = await cutter.next();
       } catch (error) {
-        throw new ChainReadError(name, error);
+        throw new RecordReadError(name, error);
       }
       if (part === undefined) reading = false;
       else out.push(send(part));
@@ -147,7 +147,7 @@ function walkPiece(walk: ChainWalk, answers: WorkerAnswers, part: Extract<Part, 
 }
 
 /** A row as the worker read it: the members the walk reads, and its hash; the rest is read again only if asked for. */
-function linkedRead(value: ReadRowValue, lineHash: string, bytes: Buffer): ReadRow {
+function linkedRead(value: ReadRowValue, lineHash: string, bytes: Uint8Array): ReadRow {
   const again = (): Extract<ReadRow, { ok: true }> => {
     const read = readRow(bytes);
     if (!read.ok) throw new Error("a row a worker read does not read again");

@@ -13,11 +13,11 @@ export interface UnfinishedCall {
   readonly call_id: string;
 }
 
-/** Every unfinished call counted, the first {@link MAX_LISTED_UNFINISHED_CALLS} of them listed. */
+/** Every unfinished call counted, the first `MAX_LISTED_UNFINISHED_CALLS` of them listed. */
 export interface UnfinishedCalls {
   /** How many intents of ended Sessions have no outcome. */
   readonly count: number;
-  /** The first of them, in the order they were found unfinished: at most {@link MAX_LISTED_UNFINISHED_CALLS}. */
+  /** The first of them, in the order they were found unfinished: at most `MAX_LISTED_UNFINISHED_CALLS`. */
   readonly calls: readonly UnfinishedCall[];
 }
 
@@ -40,7 +40,7 @@ export interface UnfinishedMark {
 /**
  * The waiting calls of the current Session and the tally of the ended ones. Memory is
  * bounded: the waiting set by {@link MAX_WAITING_CALLS} and {@link MAX_WAITING_CHARS}, the
- * list by {@link MAX_LISTED_UNFINISHED_CALLS}.
+ * list by `MAX_LISTED_UNFINISHED_CALLS`.
  */
 export class UnfinishedCallTally {
   /** call_id -> how many of its intents wait; in the order each call_id began waiting. */

@@ -31,7 +31,7 @@ export type SignatureFault =
 
 /**
  * Why a file is Tampered: it contradicts itself (SPEC §8.3). The first one met ends the walk.
- * Each variant has the fields of its row in the SPEC table; {@link describeTampered} gives
+ * Each variant has the fields of its row in the SPEC table; `describeTampered` gives
  * its text.
  */
 export type TamperedReason =
@@ -76,7 +76,7 @@ export type TamperedReason =
 /**
  * Why a file is Indeterminate: nothing in it contradicts itself, but something cannot be
  * decided (SPEC §8.3). The first one met is the one reported, unless a Tampered reason comes
- * later. {@link describeIndeterminate} gives its text.
+ * later. `describeIndeterminate` gives its text.
  */
 export type IndeterminateReason =
   /** A `line_type` this verifier does not know, kept exactly as written (SPEC §5.2). */
@@ -120,8 +120,11 @@ export interface Verification {
   readonly coverage?: Position;
   /** Every key an `open` Line published, first-seen order, without repeats. */
   readonly key_ids: readonly KeyId[];
-  /** `pinned` only when a trust slice was supplied and the verdict is `verified`. */
-  readonly trust: TrustLabel;
+  /**
+   * Whether the verdict's keys were supplied out of band (SPEC §8.4): `pinned` only when a
+   * trust slice was supplied and the verdict is `verified`.
+   */
+  readonly trust: "pinned" | "unpinned";
   /** Non-blank rows read (the walk stops at the first Tampered row). */
   readonly lines: number;
   /** Sessions begun by an accepted `open` Line. */

@@ -1,6 +1,6 @@
 import { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "../wire/row-splitter.js";
 import { readRowChunks } from "../wire/row-file.js";
-import { ChainWalk, type WalkOptions } from "./walk.js";
+import { ChainWalk, type WalkedLine } from "./walk.js";
 import { stat } from "node:fs/promises";
 import { tuningFor, type CheckPool, type Tuning } from "./deferred-checks.js";
 import { defaultThreads, sharedPool } from "./signature-pool.js";
@@ -8,13 +8,20 @@ import type { Verification } from "./verdict.js";
 import { progressOf, walkRows } from "./row-verifier.js";
 import { splits, verifySplitFile } from "./split-file.js";
 
-export { ChainReadError, RowVerifier, nextRows, progressOf } from "./row-verifier.js";
+export { RecordReadError, RowVerifier, nextRows, progressOf } from "./row-verifier.js";
 
-/** How to verify: the trust set and per-Line callback of a walk, plus progress and the row bound. */
-export interface VerifyOptions extends WalkOptions {
+/** How to verify: the trust set and a per-Line callback (what a walk takes), progress, the row bound and threads. */
+export interface VerifyOptions {
+  /**
+   * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
+   * Present, even empty: every `open` Line's key must be in it (SPEC §8.4).
+   */
+  readonly trust?: readonly string[];
+  /** Called for each accepted Line, in file order. */
+  readonly onLine?: (line: WalkedLine) => void;
   /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
-  /** The row bound; defaults to {@link MAX_ROW_BYTES}. */
+  /** The row bound; defaults to `MAX_ROW_BYTES`. */
   readonly maxRowBytes?: number;
   /**
    * How many worker threads check signatures while the walk goes on (SPEC §8 is unchanged:
@@ -29,7 +36,7 @@ export interface VerifyOptions extends WalkOptions {
  * Verify a record file in one streaming pass (SPEC §8). Memory does not grow with the
  * file: one chunk and one row are held at a time. Deterministic: same bytes, same result.
  *
- * @throws ChainReadError when the file cannot be opened or read.
+ * @throws RecordReadError when the file cannot be opened or read.
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
   const threads = threadsOf(options);
@@ -41,7 +48,7 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
 /**
  * {@link verifyChainFile} for a file found by walking a directory rather than named by a
  * user: one that is not a regular file when it is opened (a FIFO put in its place) is
- * refused with a ChainReadError, never waited on (SPEC §18).
+ * refused with a RecordReadError, never waited on (SPEC §18).
  */
 export async function verifyFoundChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
   const threads = threadsOf(options);
@@ -96,9 +103,9 @@ export async function verifyChainFileTuned(path: string, options: VerifyOptions,
 
 /**
  * {@link verifyChainFile} over a stream of bytes (standard input, a socket, a download),
- * read as it comes: memory does not grow with it. `name` names it in a ChainReadError.
+ * read as it comes: memory does not grow with it. `name` names it in a RecordReadError.
  *
- * @throws ChainReadError when the stream fails.
+ * @throws RecordReadError when the stream fails.
  */
 export async function verifyChainStream(source: AsyncIterable<Uint8Array>, name: string, options: VerifyOptions = {}): Promise<Verification> {
   return walkRows(streamRowChunks(source, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), name, options, poolFor(options));

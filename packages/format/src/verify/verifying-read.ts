@@ -9,10 +9,10 @@ import type { Verification } from "./verdict.js";
 /** A record read once for two readers: the verifier, and whoever reads its rows. */
 export interface VerifyingRead {
   /**
-   * Every row, as {@link readRecord} gives them (after a break too: a reader of what the
+   * Every row, object or not (after a break too: a reader of what the
    * Lines say goes on where the verifier stops). Each is walked by the verifier first.
    *
-   * @throws ChainReadError when the record cannot be read.
+   * @throws RecordReadError when the record cannot be read.
    */
   readonly rows: AsyncGenerator<RecordRow>;
   /** The verification; it settles once `rows` has been read to its end. */

@@ -1,6 +1,6 @@
 import { Worker, workerData, type WorkerOptions } from "node:worker_threads";
 
-/** The verifier's worker threads: the signature pool's (signature-worker.ts), the row pool's (row-worker.ts) and verifyChainFiles' (file-worker.ts). */
+/** The verifier's worker threads: the signature pool's (signature-worker.ts), the row pool's (row-worker.ts) and verifyRecordFiles' (file-worker.ts). */
 export type VerifyWorker = "signature" | "file" | "row";
 
 /** What a thread started by {@link startWorker} is told: which worker it is. */

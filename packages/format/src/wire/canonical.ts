@@ -1,6 +1,7 @@
 import { match } from "ts-pattern";
 import { OutOfSpaceNumber, PARSED_OBJECT_PROTOTYPE, type JsonValue } from "./json.js";
 import { unmatched } from "../unreachable.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * The canonical form (SPEC §3): RFC 8785 (JCS) over the restricted value space. Every
@@ -20,7 +21,7 @@ export const MAX_SAFE_INTEGER = 9007199254740991;
 /**
  * Why a value has no canonical form (SPEC §3.2). `path` names the first such value met in
  * canonical order, `$` for the whole value (e.g. `$.decision_axes.fs.path_raw`);
- * {@link describeCanonicalFault} gives the text.
+ * `describeCanonicalFault` gives the text.
  */
 export type CanonicalFault =
   /** A number the row writes as a float (SPEC §3.3): with a fraction or an exponent, `-0`, or an integer beyond 64 bits. */
@@ -46,22 +47,17 @@ export function describeCanonicalFault(fault: CanonicalFault): string {
 }
 
 /**
- * Thrown by {@link canonicalize} for a value outside the value space (SPEC §3.2);
- * {@link tryCanonicalize} returns the fault instead.
+ * Thrown by `canonicalize` for a value outside the value space (SPEC §3.2);
+ * `tryCanonicalize` returns the fault instead.
  */
-export class CanonicalFormError extends Error {
-  /** `"CanonicalFormError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "CanonicalFormError";
-  constructor(
-    /** Which value is outside the space, and where. */
-    readonly fault: CanonicalFault,
-  ) {
-    super(describeCanonicalFault(fault));
+export class CanonicalFormError extends FaultError<CanonicalFault> {
+  constructor(fault: CanonicalFault) {
+    super("CanonicalFormError", fault, describeCanonicalFault);
   }
 }
 
 /**
- * The canonical form of `value`, or a thrown {@link CanonicalFormError} naming the path of
+ * The canonical form of `value`, or a thrown `CanonicalFormError` naming the path of
  * the first value outside the value space (in canonical member order).
  *
  * `omitTopLevel` drops one top-level member: the signing input is the canonical form
@@ -75,7 +71,7 @@ export function canonicalize(value: unknown, omitTopLevel?: string): string {
   return write(value, []);
 }
 
-/** Like {@link canonicalize}, returning the fault instead of throwing. */
+/** Like `canonicalize`, returning the fault instead of throwing. */
 export function tryCanonicalize(
   value: JsonValue,
   omitTopLevel?: string,

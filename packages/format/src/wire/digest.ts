@@ -8,34 +8,35 @@ import { checkHex, describeHexFault, type HexFault } from "./hex.js";
  */
 declare const digestKind: unique symbol;
 
-/** The name of each digest brand (SPEC §2), as {@link tryParseDigest} and {@link DigestParseError} take it. */
+/** The name of each digest brand (SPEC §2), as `tryParseDigest` and `DigestParseError` take it. */
 export type DigestKind = "LineHash" | "PrevHash" | "PolicySetHash" | "RequestDigest" | "ResponseDigest" | "ToolSpecDigest" | "KeyId";
 
 /**
  * A digest of kind `K`: 64 lowercase hex with a required brand, so that one kind cannot
  * stand where another belongs. Made only by hashing (a kind's `of`) or by checking text (its
- * `parse`, or {@link tryParseDigest}); never cast a string to one.
+ * `parse`, or `tryParseDigest`); never cast a string to one. Each kind below spells its brand
+ * out, so that the public face names the kinds and not this device (ADR 0030).
  */
 export type Digest<K extends DigestKind> = string & { readonly [digestKind]: K };
 
 /** SHA-256 of a Line's canonical form, signature included (SPEC §4). */
-export type LineHash = Digest<"LineHash">;
+export type LineHash = string & { readonly [digestKind]: "LineHash" };
 /** A Line's back-reference: the predecessor's LineHash, or the genesis digest (SPEC §7). */
-export type PrevHash = Digest<"PrevHash">;
+export type PrevHash = string & { readonly [digestKind]: "PrevHash" };
 /** SHA-256 of the canonical projection of a Policy Set (SPEC §6). */
-export type PolicySetHash = Digest<"PolicySetHash">;
+export type PolicySetHash = string & { readonly [digestKind]: "PolicySetHash" };
 /** SHA-256 of the verbatim request bytes (SPEC §9). */
-export type RequestDigest = Digest<"RequestDigest">;
+export type RequestDigest = string & { readonly [digestKind]: "RequestDigest" };
 /** SHA-256 of the verbatim response bytes (SPEC §9). */
-export type ResponseDigest = Digest<"ResponseDigest">;
+export type ResponseDigest = string & { readonly [digestKind]: "ResponseDigest" };
 /** SHA-256 of the canonical form of one MCP tool definition (SPEC §17.6, aegis-ts). */
-export type ToolSpecDigest = Digest<"ToolSpecDigest">;
+export type ToolSpecDigest = string & { readonly [digestKind]: "ToolSpecDigest" };
 /** SHA-256 of a 32-byte Ed25519 public key (SPEC §8.4). */
-export type KeyId = Digest<"KeyId">;
+export type KeyId = string & { readonly [digestKind]: "KeyId" };
 
 /**
  * Thrown by a kind's `parse` (`LineHash.parse`, `KeyId.parse`, ...) for text that is not 64
- * lowercase hex (SPEC §2); {@link tryParseDigest} returns the fault instead.
+ * lowercase hex (SPEC §2); `tryParseDigest` returns the fault instead.
  */
 export class DigestParseError extends Error {
   /** `"DigestParseError"`, the name a stack trace and `String(error)` show. */
@@ -69,7 +70,7 @@ export function tryParseDigest<K extends DigestKind>(
 
 /**
  * Makes `LineHash` values: `of` hashes a Line's canonical bytes (SPEC §4); `parse` checks text
- * and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const LineHash = {
   /** The hash of canonical line bytes (the UTF-8 of the canonical form). */
@@ -79,7 +80,7 @@ export const LineHash = {
 
 /**
  * Makes `PrevHash` values: `GENESIS` for an `open`, `after` for the successor of a Line whose
- * hash is known; `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * hash is known; `parse` checks text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const PrevHash = {
   /** 64 zeros: the `prev_hash` of every `open` Line (SPEC §7). */
@@ -91,7 +92,7 @@ export const PrevHash = {
 
 /**
  * Makes `PolicySetHash` values: `of` hashes a Policy Set's canonical projection (SPEC §15.4);
- * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * `parse` checks text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const PolicySetHash = {
   of: (canonicalProjection: Uint8Array | string): PolicySetHash => sha256Hex(canonicalProjection) as PolicySetHash,
@@ -100,7 +101,7 @@ export const PolicySetHash = {
 
 /**
  * Makes `RequestDigest` values: `of` hashes request bytes exactly as received (SPEC §9); `parse`
- * checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * checks text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const RequestDigest = {
   /** Hash the bytes exactly as received: no parsing, no re-encoding (SPEC §9). */
@@ -110,7 +111,7 @@ export const RequestDigest = {
 
 /**
  * Makes `ResponseDigest` values: `of` hashes response bytes exactly as they left (SPEC §9);
- * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * `parse` checks text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const ResponseDigest = {
   of: (verbatimResponse: Uint8Array): ResponseDigest => sha256Hex(verbatimResponse) as ResponseDigest,
@@ -119,7 +120,7 @@ export const ResponseDigest = {
 
 /**
  * Makes `ToolSpecDigest` values: `of` hashes a tool definition's canonical bytes (SPEC §17.6);
- * `parse` checks text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * `parse` checks text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const ToolSpecDigest = {
   /** The hash of a tool definition's canonical bytes (SPEC §17.6). */
@@ -129,7 +130,7 @@ export const ToolSpecDigest = {
 
 /**
  * Makes `KeyId` values: `of` hashes a 32-byte Ed25519 public key (SPEC §8.4); `parse` checks
- * text and throws {@link DigestParseError} unless it is 64 lowercase hex.
+ * text and throws `DigestParseError` unless it is 64 lowercase hex.
  */
 export const KeyId = {
   of: (publicKey: Uint8Array): KeyId => sha256Hex(publicKey) as KeyId,

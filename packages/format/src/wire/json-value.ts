@@ -3,9 +3,10 @@
 /**
  * A JSON value as the strict reader gives it. A number outside the value space is an
  * {@link OutOfSpaceNumber} holding its spelling, not a JavaScript number, so that the
- * canonical form can refuse it by how the row wrote it (SPEC §3.2, §3.3).
+ * canonical form can refuse it by how the row wrote it (SPEC §3.2, §3.3). An array's elements
+ * are in the row's order.
  */
-export type JsonValue = string | number | boolean | null | OutOfSpaceNumber | JsonArray | JsonObject;
+export type JsonValue = string | number | boolean | null | OutOfSpaceNumber | readonly JsonValue[] | JsonObject;
 /** A JSON array as the strict reader gives it, its elements in the row's order. */
 export type JsonArray = readonly JsonValue[];
 /** A JSON object as the strict reader gives it; a key written twice keeps its last value (SPEC §3.3). */

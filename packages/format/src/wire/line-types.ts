@@ -8,10 +8,10 @@ import type { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseD
 /** The `schema_version` the writer puts on every Line (SPEC §12); a verifier judges neither its value nor its presence (SPEC §5.1). */
 export const SCHEMA_VERSION = 2;
 
-/** The line types this build understands (SPEC §5.1). */
-export const KNOWN_LINE_TYPES = ["open", "intent", "outcome", "decision", "close", "checkpoint"] as const;
 /** One of the six `line_type` values SPEC §5.1 defines, the reserved `checkpoint` included. */
-export type KnownLineType = (typeof KNOWN_LINE_TYPES)[number];
+export type KnownLineType = "open" | "intent" | "outcome" | "decision" | "close" | "checkpoint";
+/** The line types this build understands (SPEC §5.1). */
+export const KNOWN_LINE_TYPES: readonly KnownLineType[] = ["open", "intent", "outcome", "decision", "close", "checkpoint"];
 
 /** A `line_type` token: a known type, or a newer emitter's token kept verbatim (SPEC §5.2). */
 export type LineType = { readonly code: "known"; readonly token: KnownLineType } | { readonly code: "unknown"; readonly token: string };

@@ -30,7 +30,7 @@ export type RecordRow =
   /** A row over the row bound (SPEC §13.1): not read. */
   | { readonly code: "too_long"; readonly row: number; readonly sessionIndex: number; readonly length: number; readonly limit: number };
 
-/** How `readRecord` and {@link readRecordBytes} read rows. */
+/** How `readRecord` and `readRecordBytes` read rows. */
 export interface RecordReadOptions {
   /** Also refuse rows outside the canonical value space (SPEC §3.2), as the verifier does. */
   readonly canonical?: boolean;
@@ -50,7 +50,7 @@ export function bodyOf(row: Extract<RecordRow, { code: "object" }>): TypedLineRe
 
 function* rowsOf(bytes: Uint8Array): Generator<Row> {
   const splitter = new RowSplitter();
-  yield* splitter.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  yield* splitter.push(bytes);
   yield* splitter.end();
 }
 
@@ -97,7 +97,7 @@ export class RecordRowReading {
 
 type Read = { readonly ok: true; readonly value: ReturnType<typeof parseJson> } | { readonly ok: false; readonly detail: string };
 
-function readPlain(bytes: Buffer): Read {
+function readPlain(bytes: Uint8Array): Read {
   const text = decodeUtf8(bytes);
   if (text === undefined) return { ok: false, detail: "not JSON: stream did not contain valid UTF-8" };
   try {
@@ -108,7 +108,7 @@ function readPlain(bytes: Buffer): Read {
   }
 }
 
-function readCanonical(bytes: Buffer): Read {
+function readCanonical(bytes: Uint8Array): Read {
   const read = readRow(bytes);
   return read.ok ? { ok: true, value: read.value } : { ok: false, detail: read.detail };
 }

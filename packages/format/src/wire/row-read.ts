@@ -36,7 +36,7 @@ export function unreadFinalRow(read: Extract<ReadRow, { ok: false }>): "torn" | 
   return read.fault === "does_not_parse" ? "torn" : "tampered";
 }
 
-export function readRow(bytes: Buffer): ReadRow {
+export function readRow(bytes: Uint8Array): ReadRow {
   const text = decodeUtf8(bytes);
   if (text === undefined) return { ok: false, fault: "does_not_parse", detail: "not JSON: stream did not contain valid UTF-8" };
   let parsed;

@@ -13,7 +13,7 @@ import { isBlank } from "./text.js";
 export const MAX_ROW_BYTES = 1 << 20;
 
 export type Row =
-  | { readonly code: "row"; readonly number: number; readonly offset: number; readonly bytes: Buffer }
+  | { readonly code: "row"; readonly number: number; readonly offset: number; readonly bytes: Uint8Array }
   | {
       readonly code: "too_long";
       readonly number: number;
@@ -22,21 +22,24 @@ export type Row =
       readonly limit: number;
     };
 
-function isBlankRow(bytes: Buffer): boolean {
+// Invalid bytes read as U+FFFD, which is not White_Space; a leading U+FEFF is content (SPEC §1.1).
+const LENIENT = new TextDecoder("utf-8", { ignoreBOM: true });
+
+function isBlankRow(bytes: Uint8Array): boolean {
   if (bytes.length === 0) return true;
   const first = bytes[0] ?? 0;
   // Fast path: a row that starts with a printable ASCII byte other than space is not blank.
   if (first > 0x20 && first < 0x7f) return false;
-  return isBlank(bytes.toString("utf8"));
+  return isBlank(LENIENT.decode(bytes));
 }
 
 export class RowSplitter {
-  private pieces: Buffer[] = [];
+  private pieces: Uint8Array[] = [];
   private pending = 0;
   private overflow = false;
   /** While a row overflows: whether all of it so far is White_Space (then it is blank). */
   private overflowBlank = true;
-  private readonly overflowText = new TextDecoder("utf-8");
+  private readonly overflowText = new TextDecoder("utf-8", { ignoreBOM: true });
   /** Absolute offset of the current chunk's first byte. */
   private base = 0;
   /** Absolute offset of the row being assembled. */
@@ -49,14 +52,14 @@ export class RowSplitter {
    * Feed the next chunk; yields the rows it completes. Iterate it to the end. A yielded
    * row may share memory with `chunk`: use it before the chunk's memory is reused.
    */
-  *push(chunk: Buffer): Generator<Row> {
+  *push(chunk: Uint8Array): Generator<Row> {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) {
         // The row continues in the next chunk. Copy what is here: the caller may reuse
         // the chunk's memory for the next read.
-        if (start < chunk.length) this.keep(Buffer.from(chunk.subarray(start)));
+        if (start < chunk.length) this.keep(new Uint8Array(chunk.subarray(start)));
         break;
       }
       if (nl === start && this.pending === 0 && !this.overflow) {
@@ -83,7 +86,7 @@ export class RowSplitter {
     }
   }
 
-  private keep(bytes: Buffer): void {
+  private keep(bytes: Uint8Array): void {
     this.pending += bytes.length;
     if (bytes.length === 0) return;
     if (this.overflow) {
@@ -103,11 +106,11 @@ export class RowSplitter {
   }
 
   /** A row too long to keep is still blank if it is all White_Space: track that, not the bytes. */
-  private noteOverflow(bytes: Buffer): void {
+  private noteOverflow(bytes: Uint8Array): void {
     if (this.overflowBlank) this.overflowBlank = isBlank(this.overflowText.decode(bytes, { stream: true }));
   }
 
-  private keepAndTake(bytes: Buffer): Row | undefined {
+  private keepAndTake(bytes: Uint8Array): Row | undefined {
     this.keep(bytes);
     return this.take();
   }
@@ -126,11 +129,11 @@ export class RowSplitter {
       this.count++;
       return { code: "too_long", number: this.count, offset, length, limit: this.limit };
     }
-    return this.whole(pieces.length === 1 && pieces[0] !== undefined ? pieces[0] : Buffer.concat(pieces, length), offset);
+    return this.whole(pieces.length === 1 && pieces[0] !== undefined ? pieces[0] : concat(pieces, length), offset);
   }
 
   /** A row's bytes, all of them, before its `\r` is dropped. */
-  private whole(raw: Buffer, offset: number): Row | undefined {
+  private whole(raw: Uint8Array, offset: number): Row | undefined {
     const length = raw.length;
     const bytes = length > 0 && raw[length - 1] === 0x0d ? raw.subarray(0, length - 1) : raw;
     if (bytes.length > this.limit) {
@@ -143,6 +146,17 @@ export class RowSplitter {
     this.count++;
     return { code: "row", number: this.count, offset, bytes };
   }
+}
+
+/** A row kept in pieces, in one array of its own. */
+function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
+  const whole = new Uint8Array(length);
+  let at = 0;
+  for (const piece of pieces) {
+    whole.set(piece, at);
+    at += piece.length;
+  }
+  return whole;
 }
 
 /** The rows of a stream of bytes, as it comes. `onRead` is told how many bytes have come so far. */
@@ -161,7 +175,7 @@ export async function* streamRowChunks(
   for await (const chunk of source) {
     total += chunk.length;
     onRead?.(total);
-    yield [...splitter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))];
+    yield [...splitter.push(chunk)];
   }
   yield [...splitter.end()];
 }

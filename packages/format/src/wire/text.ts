@@ -29,9 +29,10 @@ export function trimWhiteSpace(text: string): string {
 }
 
 /**
- * `s` in memory of its own (a UTF-16 round trip keeps every JS string, lone surrogates too):
- * a string parsed from a row is a slice of it, and keeping it would keep the whole row.
+ * `s` in memory of its own: a string parsed from a row is a slice of it, and keeping it
+ * would keep the whole row. A JSON round trip builds a new string and keeps every JS
+ * string, lone surrogates too (`JSON.stringify` escapes them), with no Node API.
  */
 export function detachedString(s: string): string {
-  return Buffer.from(s, "utf16le").toString("utf16le");
+  return JSON.parse(JSON.stringify(s)) as string;
 }

@@ -1,5 +1,5 @@
 import type { CallStart } from "./calls.js";
-import { ChainWriterError } from "./writer-error.js";
+import { RecordWriterError } from "./writer-error.js";
 
 /**
  * Where each call begun on a writer stands (SPEC §13.2): one map from call id to its phase.
@@ -19,9 +19,9 @@ export class CallLedger {
   /** Puts under way (requests of calls starting, responses of calls ending): close() waits for them. */
   private readonly work = new Set<Promise<unknown>>();
 
-  /** Take `callId` for a call that is starting. @throws ChainWriterError `duplicate_call`. */
+  /** Take `callId` for a call that is starting. @throws RecordWriterError `duplicate_call`. */
   reserve(callId: string): void {
-    if (this.calls.has(callId)) throw new ChainWriterError({ code: "duplicate_call", callId });
+    if (this.calls.has(callId)) throw new RecordWriterError({ code: "duplicate_call", callId });
     this.calls.set(callId, { code: "starting" });
   }
 

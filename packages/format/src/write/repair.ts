@@ -5,7 +5,7 @@ import { PRIVATE_FILE_MODE, readFully } from "../durable/files.js";
 import { syncDirectory } from "../durable/sync.js";
 import { lineAt, readFileTail } from "./tail.js";
 import { describeIoError } from "../durable/io-text.js";
-import { ChainWriterError, lockedFault } from "./writer-error.js";
+import { RecordWriterError, lockedFault } from "./writer-error.js";
 
 /** What {@link repairTornTail} did to the file. */
 export type RepairResult =
@@ -27,14 +27,14 @@ export type RepairResult =
  * A verifier run on the repaired file reports the Session that was cut short as an
  * unanchored tail until a new Session is appended, which is the honest answer.
  *
- * @throws ChainWriterError `tampered_tail` when the last line is one the verifier calls
+ * @throws RecordWriterError `tampered_tail` when the last line is one the verifier calls
  * Tampered (the file is left untouched), `locked` while a writer holds the file, `io` on failure.
  */
 export async function repairTornTail(path: string): Promise<RepairResult> {
   let release: (() => Promise<void>) | undefined;
   try {
     const lock = await acquireLock(path);
-    if (!lock.ok) throw new ChainWriterError(lockedFault(path, lock));
+    if (!lock.ok) throw new RecordWriterError(lockedFault(path, lock));
     release = lock.release;
     const handle = await openFile(path, "r+");
     try {
@@ -43,7 +43,7 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
       // Only what the verifier itself would call a torn write is cut (SPEC §13.2): a last line
       // it calls Tampered is the evidence, and cutting it would make the file look merely crashed.
       if (tail.code === "tampered") {
-        throw new ChainWriterError({ code: "tampered_tail", path, offset: tail.offset, line: await lineAt(path, tail.offset), detail: tail.detail });
+        throw new RecordWriterError({ code: "tampered_tail", path, offset: tail.offset, line: await lineAt(path, tail.offset), detail: tail.detail });
       }
       if (tail.code !== "torn") return { repaired: false, tail: tail.code };
       const torn = Buffer.alloc(size - tail.offset);
@@ -66,8 +66,8 @@ export async function repairTornTail(path: string): Promise<RepairResult> {
       await handle.close();
     }
   } catch (error) {
-    if (error instanceof ChainWriterError) throw error;
-    throw new ChainWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
+    if (error instanceof RecordWriterError) throw error;
+    throw new RecordWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
   } finally {
     await release?.();
   }

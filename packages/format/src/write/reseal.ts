@@ -22,7 +22,7 @@ const SIGNED = new Set(["open", "outcome", "decision", "close", "checkpoint"]);
  * types (and any Line that carries a `signature`), and give each `open` its key. For
  * building record files that are wrong in exactly one way while everything else about
  * them is valid: test vectors, and tests of a verifier. Never for a live record: use
- * `ChainWriter`, which also keeps `seq` and refuses what it must.
+ * `RecordWriter`, which also keeps `seq` and refuses what it must.
  */
 export function resealLines(lines: readonly LooseLine[], options: ResealOptions): string {
   let tail: string | undefined;

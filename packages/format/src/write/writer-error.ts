@@ -3,8 +3,9 @@ import { unmatched } from "../unreachable.js";
 import { describeCanonicalFault, type CanonicalFault } from "../wire/canonical.js";
 import type { LockHolder, LockResult } from "../durable/lock.js";
 import { describeTampered } from "../verify/verdict.js";
+import { FaultError } from "../fault-error.js";
 
-/** Why a {@link ChainWriter} refused or stopped. Each has a stable code. */
+/** Why a {@link RecordWriter} refused or stopped. Each has a stable code. */
 export type WriterFault =
   | { readonly code: "locked"; readonly path: string; readonly lockPath: string; readonly holder?: LockHolder; readonly stale: boolean }
   | { readonly code: "torn_tail"; readonly path: string; readonly offset: number; readonly detail: string }
@@ -27,7 +28,7 @@ export type WriterFault =
 
 /**
  * The text of a writer fault, saying what to do where there is something to do (repair a
- * torn tail, provision a key). It is a {@link ChainWriterError}'s message, and what the CLI
+ * torn tail, provision a key). It is a `RecordWriterError`'s message, and what the CLI
  * prints after `error: `.
  */
 export function describeWriterFault(fault: WriterFault): string {
@@ -68,18 +69,12 @@ export function describeWriterFault(fault: WriterFault): string {
 }
 
 /**
- * What {@link ChainWriter} and {@link repairTornTail} throw, or reject with, for a refusal a
+ * What {@link RecordWriter} and {@link repairTornTail} throw, or reject with, for a refusal a
  * caller can meet; `fault.code` says which, so a caller can match it without reading the text.
  */
-export class ChainWriterError extends Error {
-  /** `"ChainWriterError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "ChainWriterError";
-  constructor(
-    /** Why the writer refused or stopped, with a stable `code`. */
-    readonly fault: WriterFault,
-    options?: { cause?: unknown },
-  ) {
-    super(describeWriterFault(fault), options);
+export class RecordWriterError extends FaultError<WriterFault> {
+  constructor(fault: WriterFault, options?: ErrorOptions) {
+    super("RecordWriterError", fault, describeWriterFault, options);
   }
 }
 

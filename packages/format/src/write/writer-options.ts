@@ -2,8 +2,8 @@ import type { EnvelopeSink } from "../envelope-boundary.js";
 import type { LineHash } from "../wire/digest.js";
 import type { SigningKey } from "../crypto/keys.js";
 
-/** How {@link ChainWriter.open} opens a record file. */
-export interface ChainWriterOptions {
+/** How {@link RecordWriter.open} opens a record file. */
+export interface RecordWriterOptions {
   /** The key the Session is signed with; its public key goes into the `open` Line (SPEC §8.4). */
   readonly key: SigningKey;
   /**
@@ -30,7 +30,7 @@ export interface ChainWriterOptions {
   readonly clock?: (() => Date) | false;
 }
 
-/** A Line as {@link ChainWriterOptions.onLine} is told of it. */
+/** A Line as {@link RecordWriterOptions.onLine} is told of it. */
 export interface AppendedLine {
   /** The Line's canonical text, as written, without its newline. */
   readonly text: string;

@@ -2,11 +2,11 @@ import type { CallResult } from "./calls.js";
 import type { DecisionAxes, ExecutionOutcome } from "../wire/line-types.js";
 import { messageOf } from "../durable/sync.js";
 import { describeIoError } from "../durable/io-text.js";
-import { ChainWriterError } from "./writer-error.js";
+import { RecordWriterError } from "./writer-error.js";
 import { RECORDED_REASON } from "./recorded-reasons.js";
 
 // The writer's small steps that hold no state: its clock's spelling, the faults it makes of
-// an Envelope's or the disk's refusal. ChainWriter (writer.ts) is the state.
+// an Envelope's or the disk's refusal. RecordWriter (writer.ts) is the state.
 
 export const systemClock = (): Date => new Date();
 
@@ -34,19 +34,19 @@ export async function put<D>(part: "request" | "response", action: () => Promise
   try {
     return await action();
   } catch (error) {
-    throw new ChainWriterError({ code: "envelope", part, detail: messageOf(error) }, { cause: error });
+    throw new RecordWriterError({ code: "envelope", part, detail: messageOf(error) }, { cause: error });
   }
 }
 
-export function mismatch(part: "request" | "response", kept: string, digest: string): ChainWriterError {
-  return new ChainWriterError({ code: "envelope", part, detail: `the Envelope answered ${kept} for bytes that hash to ${digest}` });
+export function mismatch(part: "request" | "response", kept: string, digest: string): RecordWriterError {
+  return new RecordWriterError({ code: "envelope", part, detail: `the Envelope answered ${kept} for bytes that hash to ${digest}` });
 }
 
 export async function io<T>(path: string, action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof ChainWriterError) throw error;
-    throw new ChainWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
+    if (error instanceof RecordWriterError) throw error;
+    throw new RecordWriterError({ code: "io", path, detail: describeIoError(error) }, { cause: error });
   }
 }

@@ -16,14 +16,14 @@ import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
 import { lineAt, readFileTail } from "./tail.js";
 import { PRIVATE_FILE_MODE } from "../durable/files.js";
-import { ChainWriterError, lockedFault } from "./writer-error.js";
+import { RecordWriterError, lockedFault } from "./writer-error.js";
 
-import type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
+import type { AppendedLine, RecordWriterOptions } from "./writer-options.js";
 import { io, lineTime, mismatch, put, systemClock, unfinished } from "./writer-steps.js";
 import { RECORDED_REASON } from "./recorded-reasons.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
-export type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
+export type { AppendedLine, RecordWriterOptions } from "./writer-options.js";
 
 /**
  * Appends Lines to one record file (SPEC §4, §13.2). Opening starts a Session with a signed
@@ -39,7 +39,7 @@ export type { AppendedLine, ChainWriterOptions } from "./writer-options.js";
  * A failed write stops the writer: every pending and later append is refused, because the
  * file may now end in a torn line. Reopening finds it and refuses until it is repaired.
  */
-export class ChainWriter {
+export class RecordWriter {
   private nextSeq = 0;
   private tail: LineHash = PrevHash.GENESIS as string as LineHash;
   /** Lines appended and not yet written. */
@@ -50,7 +50,7 @@ export class ChainWriter {
   private readonly commit: GroupCommit;
 
   private constructor(
-    /** The record file this writer appends to, as given to {@link ChainWriter.open}. */
+    /** The record file this writer appends to, as given to {@link RecordWriter.open}. */
     readonly path: string,
     private readonly handle: FileHandle,
     private readonly key: SigningKey,
@@ -68,7 +68,7 @@ export class ChainWriter {
         sync: (inPlace) => (inPlace ? syncNow(fd) : syncOffThread(fd)),
         discard: () => void (this.batch = []),
       },
-      (cause) => new ChainWriterError({ code: "failed", detail: cause.message }, { cause }),
+      (cause) => new RecordWriterError({ code: "failed", detail: cause.message }, { cause }),
     );
   }
 
@@ -76,14 +76,14 @@ export class ChainWriter {
    * Open (or create) `path` and start a Session. When the file already holds Lines, the
    * new `open` carries the last Line's hash as `prev_session_tail` (SPEC §7).
    *
-   * @throws ChainWriterError `locked` when another writer holds the file, `torn_tail` when
+   * @throws RecordWriterError `locked` when another writer holds the file, `torn_tail` when
    * its last line is torn (see {@link repairTornTail}), `tampered_tail` when it is one the
    * verifier calls Tampered, `insecure_dev_key`, `io`.
    */
-  static async open(path: string, options: ChainWriterOptions): Promise<ChainWriter> {
-    if (options.key.isInsecureDevKey && options.allowInsecureDevKey !== true) throw new ChainWriterError({ code: "insecure_dev_key" });
+  static async open(path: string, options: RecordWriterOptions): Promise<RecordWriter> {
+    if (options.key.isInsecureDevKey && options.allowInsecureDevKey !== true) throw new RecordWriterError({ code: "insecure_dev_key" });
     const lock = await io(path, () => acquireLock(path));
-    if (!lock.ok) throw new ChainWriterError(lockedFault(path, lock));
+    if (!lock.ok) throw new RecordWriterError(lockedFault(path, lock));
     let handle: FileHandle | undefined;
     try {
       // Owner-only whatever the umask; an existing record keeps its mode (SPEC §13.2).
@@ -91,13 +91,13 @@ export class ChainWriter {
       handle = opened;
       const size = (await io(path, () => opened.stat())).size;
       const tail = await io(path, () => readFileTail(opened, size));
-      if (tail.code === "torn") throw new ChainWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
+      if (tail.code === "torn") throw new RecordWriterError({ code: "torn_tail", path, offset: tail.offset, detail: tail.detail });
       if (tail.code === "tampered") {
         const line = await io(path, () => lineAt(path, tail.offset));
-        throw new ChainWriterError({ code: "tampered_tail", path, offset: tail.offset, line, detail: tail.detail });
+        throw new RecordWriterError({ code: "tampered_tail", path, offset: tail.offset, line, detail: tail.detail });
       }
-      if (tail.code === "too_long") throw new ChainWriterError({ code: "tail_too_long", path, offset: tail.offset });
-      const writer = new ChainWriter(
+      if (tail.code === "too_long") throw new RecordWriterError({ code: "tail_too_long", path, offset: tail.offset });
+      const writer = new RecordWriter(
         path,
         opened,
         options.key,
@@ -139,10 +139,10 @@ export class ChainWriter {
   /**
    * Record that a call is about to run: its intent, given its digest. Resolves once the intent
    * is durable (SPEC §5.1). The call is then in flight as one begun with
-   * {@link ChainWriter.beginCall}: an {@link ChainWriter.outcome} or
-   * {@link ChainWriter.endCall} ends it, and `close()` records it abandoned if nothing does.
+   * {@link RecordWriter.beginCall}: an {@link RecordWriter.outcome} or
+   * {@link RecordWriter.endCall} ends it, and `close()` records it abandoned if nothing does.
    *
-   * @throws ChainWriterError `duplicate_call` when a call `call_id` is in flight.
+   * @throws RecordWriterError `duplicate_call` when a call `call_id` is in flight.
    */
   intent(start: CallStart): Promise<Appended> {
     return this.beginCall(start);
@@ -169,7 +169,7 @@ export class ChainWriter {
    * outcome for it if the caller never does. Given the request bytes, the writer hashes
    * them, and puts them in its Envelope (durably) before the intent names them.
    *
-   * @throws ChainWriterError `duplicate_call`; `envelope` when the Envelope refuses the bytes
+   * @throws RecordWriterError `duplicate_call`; `envelope` when the Envelope refuses the bytes
    * (no intent is written).
    */
   async beginCall(start: CallStart | CallOpening): Promise<Appended> {
@@ -191,7 +191,7 @@ export class ChainWriter {
    * appended one after the other, so that they are made durable together. Resolves with
    * the outcome once both are durable.
    *
-   * @throws ChainWriterError `duplicate_call`; `envelope` when the Envelope refuses the request
+   * @throws RecordWriterError `duplicate_call`; `envelope` when the Envelope refuses the request
    * bytes (nothing is written).
    */
   async recordUnrun(start: CallStart | CallOpening, result: CallResult): Promise<Appended> {
@@ -212,18 +212,18 @@ export class ChainWriter {
   }
 
   /**
-   * Finish a call begun with {@link ChainWriter.beginCall}. Given the response bytes, the writer puts
+   * Finish a call begun with {@link RecordWriter.beginCall}. Given the response bytes, the writer puts
    * them in its Envelope before the outcome names their digest. If the Envelope refuses
    * them the outcome is still written (a call always gets one) and the promise rejects
    * with `envelope`: the record then names a response the Envelope lacks, which
    * `aegis envelope verify` reports.
    *
-   * @throws ChainWriterError `unknown_call` when no call `callId` is in flight on this writer;
+   * @throws RecordWriterError `unknown_call` when no call `callId` is in flight on this writer;
    * `envelope` as above.
    */
   endCall(callId: string, result: CallResult | CallEnding, options: EndOptions = {}): Promise<Appended> {
     const start = this.ledger.openCall(callId);
-    if (start === undefined) return Promise.reject(new ChainWriterError({ code: "unknown_call", callId }));
+    if (start === undefined) return Promise.reject(new RecordWriterError({ code: "unknown_call", callId }));
     const urgency = options.sync ?? "now";
     if (!("response" in result)) return this.recordOutcome(start, result, urgency);
     this.ledger.ending(start);
@@ -294,12 +294,12 @@ export class ChainWriter {
   private async endWithResponse(start: CallStart, ending: CallEnding, urgency: Urgency): Promise<Appended> {
     const { response, ...rest } = ending;
     const digest = ResponseDigest.of(response);
-    let refused: ChainWriterError | undefined;
+    let refused: RecordWriterError | undefined;
     try {
       const kept = this.envelope === undefined ? undefined : await put("response", () => this.envelope?.putResponse(response));
       if (kept !== undefined && !sameDigest(kept, digest)) refused = mismatch("response", kept, digest);
     } catch (error) {
-      if (!(error instanceof ChainWriterError)) throw error;
+      if (!(error instanceof RecordWriterError)) throw error;
       refused = error;
     }
     try {
@@ -332,7 +332,7 @@ export class ChainWriter {
     // A refused outcome (outside the value space, too long) leaves the call open, for close()
     // to record as abandoned, unless its id was taken again meanwhile.
     appended.catch((error: unknown) => {
-      if (error instanceof ChainWriterError && (error.fault.code === "not_canonical" || error.fault.code === "line_too_long")) this.ledger.reopen(start);
+      if (error instanceof RecordWriterError && (error.fault.code === "not_canonical" || error.fault.code === "line_too_long")) this.ledger.reopen(start);
     });
     return appended;
   }
@@ -354,7 +354,7 @@ export class ChainWriter {
   private append(given: AppendedPayload, urgency: Urgency = "now"): Promise<Appended> {
     const failure = this.commit.failure;
     if (failure !== undefined) return Promise.reject(failure);
-    if (this.closed) return Promise.reject(new ChainWriterError({ code: "closed" }));
+    if (this.closed) return Promise.reject(new RecordWriterError({ code: "closed" }));
     const seq = this.nextSeq;
     const prev = given.line_type === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
     const key = given.line_type === "intent" ? undefined : this.key;
@@ -363,14 +363,14 @@ export class ChainWriter {
       const line = { ...given.payload, schema_version: SCHEMA_VERSION, line_type: given.line_type, seq, prev_hash: prev };
       sealed = sealLine(this.clock === undefined ? line : { ...line, time: lineTime(this.clock()) }, key);
     } catch (error) {
-      if (error instanceof CanonicalFormError) return Promise.reject(new ChainWriterError({ code: "not_canonical", fault: error.fault }));
+      if (error instanceof CanonicalFormError) return Promise.reject(new RecordWriterError({ code: "not_canonical", fault: error.fault }));
       return Promise.reject(error);
     }
     const { text, lineHash } = sealed;
     // A UTF-8 byte is at most 3 per UTF-16 unit: most Lines need no exact count.
     if (text.length * 3 > MAX_ROW_BYTES) {
       const bytes = Buffer.byteLength(text, "utf8");
-      if (bytes > MAX_ROW_BYTES) return Promise.reject(new ChainWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
+      if (bytes > MAX_ROW_BYTES) return Promise.reject(new RecordWriterError({ code: "line_too_long", bytes, limit: MAX_ROW_BYTES }));
     }
     this.nextSeq = seq + 1;
     this.tail = lineHash;

@@ -1,15 +1,15 @@
 // A second process on one record (load.test.ts, against the built package). `open`: try to
 // open the record, print `held` or `refused <code>`, and hold it until killed. `append`:
 // open it and make calls from 8 concurrent callers until killed, printing `ready` once open.
-import { ChainWriter, ChainWriterError, PolicySetHash, RequestDigest, SigningKey } from "../../dist/index.js";
+import { RecordWriter, RecordWriterError, PolicySetHash, RequestDigest, SigningKey } from "../../dist/index.js";
 
 const [mode, path] = process.argv.slice(2);
 const key = SigningKey.fromSeed(new Uint8Array(32).fill(3));
 let writer;
 try {
-  writer = await ChainWriter.open(path, { key });
+  writer = await RecordWriter.open(path, { key });
 } catch (error) {
-  if (!(error instanceof ChainWriterError)) throw error;
+  if (!(error instanceof RecordWriterError)) throw error;
   process.stdout.write(`refused ${error.fault.code}\n`);
   process.exit(0);
 }

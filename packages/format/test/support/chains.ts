@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, PolicySetHash, RequestDigest, insecureDevKey, type OutcomePayload, type SigningKey } from "../../src/index.js";
-import { resealLines, type ResealOptions } from "../../src/internal.js";
+import { RecordWriter, PolicySetHash, RequestDigest, type OutcomePayload, type SigningKey } from "../../src/index.js";
+import { resealLines, type ResealOptions, insecureDevKey } from "../../src/internal.js";
 
 export const DEV = insecureDevKey();
 export const POLICY = PolicySetHash.of("test-policy-set");
@@ -30,7 +30,7 @@ export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
  */
 export async function writeSession(path: string, options: { key?: SigningKey; calls?: number } = {}): Promise<string> {
   // No time member: sessions written twice must be the same bytes.
-  const writer = await ChainWriter.open(path, { key: options.key ?? DEV, allowInsecureDevKey: true, clock: false });
+  const writer = await RecordWriter.open(path, { key: options.key ?? DEV, allowInsecureDevKey: true, clock: false });
   for (let i = 0; i < (options.calls ?? 2); i++) {
     const id = `call-${i}`;
     await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });

@@ -1,6 +1,10 @@
+import { tryParseDigest } from "@aegis/format/internal";
+import type { EnvelopeSource } from "@aegis/envelope";
 import { isRecord, type Json, type JsonRecord } from "../message.js";
 import { readFrame } from "../strict-frame.js";
 import { parseTraceparent, type SpanRef } from "./ids.js";
+import type { CallRecord } from "./follow.js";
+import type { CallFacts } from "./spans.js";
 
 /**
  * What a span takes from a call's verbatim request and response bytes (the Envelope's, or
@@ -79,4 +83,30 @@ export function responseFacts(bytes: Uint8Array, idKey: string | undefined): Res
 function objectOf(bytes: Uint8Array): JsonRecord | undefined {
   const reading = readFrame(bytes);
   return reading.ok && isRecord(reading.value) ? reading.value : undefined;
+}
+
+/**
+ * What a call's span takes from the Envelope (SPEC Appendix A.3): its request and its response,
+ * each read only when the Envelope holds the bytes the record names (re-hashed as they are
+ * read). Without an Envelope, only whether the span carries content.
+ */
+export async function callFacts(call: CallRecord, envelope: EnvelopeSource | undefined, content: boolean): Promise<CallFacts> {
+  if (envelope === undefined) return { content };
+  const request = await bytesOf(envelope, call.requestDigest);
+  const requestRead = request === undefined ? undefined : requestFacts(request);
+  const responseDigest = call.outcome?.line.response_digest;
+  const response = responseDigest === undefined ? undefined : await bytesOf(envelope, responseDigest);
+  return {
+    content,
+    ...(requestRead === undefined ? {} : { request: requestRead }),
+    ...(response === undefined ? {} : { response: responseFacts(response, requestRead?.idKey) }),
+  };
+}
+
+/** The bytes the Envelope holds for `digest`, re-hashed; undefined when missing, redacted or altered. */
+async function bytesOf(envelope: EnvelopeSource, digest: string): Promise<Uint8Array | undefined> {
+  const parsed = tryParseDigest("RequestDigest", digest);
+  if (!parsed.ok) return undefined;
+  const read = await envelope.get(parsed.digest);
+  return read.code === "present" ? read.bytes : undefined;
 }

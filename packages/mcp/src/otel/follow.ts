@@ -1,4 +1,5 @@
-import { readTypedLine, type JsonObject, type OutcomeLine } from "@aegis/format";
+import { type JsonObject } from "@aegis/format";
+import { readTypedLine, type OutcomeLine } from "@aegis/format/internal";
 
 /**
  * A record's Lines, in file order, as the calls and Sessions a span is made of (SPEC

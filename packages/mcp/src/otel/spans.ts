@@ -1,5 +1,4 @@
-import type { OutcomeLine } from "@aegis/format";
-import { RECORDED_REASON } from "@aegis/format/internal";
+import { RECORDED_REASON, type OutcomeLine } from "@aegis/format/internal";
 import type { RequestFacts, ResponseFacts } from "./facts.js";
 import type { CallRecord, SessionRecord } from "./follow.js";
 import { callSpanId, sessionSpanId, sessionTraceId, type SpanRef } from "./ids.js";

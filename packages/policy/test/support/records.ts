@@ -1,8 +1,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ChainWriter, RequestDigest, insecureDevKey, type OutcomePayload } from "@aegis/format";
-import { decide, type CallAxes, type Decision, type EnvelopeLookup, type EnvelopeRead, type LiveState, type PolicySet } from "../../src/index.js";
+import { RecordWriter, RequestDigest, type OutcomePayload, type EnvelopeLookup, type EnvelopeRead } from "@aegis/format";
+import { insecureDevKey } from "@aegis/format/internal";
+import { decide, type CallAxes, type Decision, type PolicySet } from "../../src/index.js";
+import { type LiveState } from "../../src/decide.js";
 
 export const DEV = insecureDevKey();
 
@@ -41,7 +43,7 @@ export function outcomeOf(call: TestCall, decision: Decision): OutcomePayload {
  * `set`, then the outcome recording exactly what `decide` returned. Returns the decisions.
  */
 export async function writeSession(path: string, set: PolicySet, calls: readonly TestCall[], live?: LiveState): Promise<Decision[]> {
-  const writer = await ChainWriter.open(path, { key: DEV, allowInsecureDevKey: true });
+  const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true });
   const decisions: Decision[] = [];
   try {
     for (const call of calls) {

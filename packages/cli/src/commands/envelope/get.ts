@@ -1,4 +1,4 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, messageOf } from "@aegis/format/internal";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../../command.js";
@@ -8,7 +8,6 @@ import { parseDigestArgument } from "../../envelope/digest-argument.js";
 import { envelopeFaults, openSource } from "../../envelope/source.js";
 import { MAX_REASON_BYTES, describeDamage, describeEnvelopeFault, type EnvelopeSource } from "@aegis/envelope";
 import { isLoss } from "@aegis/envelope/internal";
-import { messageOf } from "@aegis/format/internal";
 import { beginAccess, type AccessCall } from "../../envelope/access-record.js";
 import { readSigningKey } from "../../signing-key.js";
 

@@ -1,5 +1,5 @@
 import { readRecordBytes, type Position } from "@aegis/format/browser";
-import { entriesOf, type Entry } from "../../src/show/entries.js";
+import { entriesOf, type Entry } from "@aegis/cli/browser";
 
 /**
  * What the page tells of a record: its entries as `aegis show` reads them (Sessions, calls

@@ -1,11 +1,7 @@
 import { describeVerdict, type Verification } from "@aegis/format/browser";
-import type { ReportData } from "../../../src/report/data.js";
-import { summarizeUnfinishedCalls } from "../../../src/verify-report.js";
+import { summarizeUnfinishedCalls, type ReportData, type Where } from "@aegis/cli/browser";
 import type { SessionEntry } from "../account.js";
 import { h, replaceChildren } from "./dom.js";
-
-/** Where the verdict's reason points, as `aegis verify --json`'s `position`. */
-export type Where = { readonly session_index: number; readonly seq: number } | { readonly line: number } | { readonly session_index: number } | null;
 
 export interface VerdictFacts {
   readonly verification: Verification;

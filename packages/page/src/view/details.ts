@@ -1,6 +1,5 @@
 import { decodeUtf8, describePosition, sha256Hex } from "@aegis/format/browser";
-import type { Entry } from "../../../src/show/entries.js";
-import type { HeldEntry } from "../../../src/report/data.js";
+import type { Entry, HeldEntry } from "@aegis/cli/browser";
 import { fromBase64 } from "../decode.js";
 import type { RowContext } from "./cells.js";
 import { h, replaceChildren } from "./dom.js";

@@ -1,6 +1,5 @@
 import { describePosition, type DecisionAxes, type OutcomeLine } from "@aegis/format/browser";
-import type { Entry } from "../../../src/show/entries.js";
-import type { RecheckedCall, ReportData } from "../../../src/report/data.js";
+import type { Entry, RecheckedCall, ReportData } from "@aegis/cli/browser";
 import type { Account, CallEntry } from "../account.js";
 
 /** What every row is read against: the record's account and the facts written with the page. */

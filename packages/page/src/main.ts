@@ -3,15 +3,14 @@
  * verifier of `@aegis/format`, in this browser, and shows the verdict and the account.
  */
 import { checkHex, messageOf, verifyRecordBytes, type Verification } from "@aegis/format/browser";
-import type { ReportData } from "../../src/report/data.js";
-import { verifyJson } from "../../src/verify-report.js";
+import { verifyJson, type ReportData, type Where } from "@aegis/cli/browser";
 import { readAccount, type Account } from "./account.js";
 import { keepAwakeWhile } from "./awake.js";
 import { embeddedRecord } from "./decode.js";
 import { hashRowsAhead, takenFromWorkers } from "./hashes-ahead.js";
 import { WorkerPool } from "./pool.js";
 import type { Backend } from "./signature-messages.js";
-import { renderBanner, type VerdictFacts, type Where } from "./view/banner.js";
+import { renderBanner, type VerdictFacts } from "./view/banner.js";
 import { cellsOf, rowContext, type Cells } from "./view/cells.js";
 import { renderDetails } from "./view/details.js";
 import { byId, h, replaceChildren } from "./view/dom.js";

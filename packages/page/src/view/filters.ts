@@ -1,4 +1,4 @@
-import { axesName, parseHostFilter, parsePathFilter, type AxisFilter, type AxisFilterParse } from "../../../src/show/touched.js";
+import { axesName, parseHostFilter, parsePathFilter, type AxisFilter, type AxisFilterParse } from "@aegis/cli/browser";
 import type { Account } from "../account.js";
 import type { Cells, RowClass } from "./cells.js";
 import { h } from "./dom.js";
