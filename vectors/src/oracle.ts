@@ -12,5 +12,5 @@
  */
 export { answerVector, runVector, type VectorResult, type Ed25519Case } from "./run.js";
 export { MANIFEST_SCHEMA, readManifest } from "./manifest.js";
-export { VectorsError, type VectorsFault } from "./vectors-error.js";
+export { VectorsError } from "./vectors-error.js";
 export type { Manifest, Vector, DecisionInput, RelayTranscript } from "./manifest.js";

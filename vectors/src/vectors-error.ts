@@ -10,14 +10,14 @@ export type VectorsFault =
   | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
   | { readonly code: "expiry_refused"; readonly path: string; readonly verdict: string };
 
-/** A {@link VectorsFault}, thrown. */
+/** A `VectorsFault`, thrown. */
 export class VectorsError extends FaultError<VectorsFault> {
   constructor(fault: VectorsFault) {
     super("VectorsError", fault, describeVectorsFault);
   }
 }
 
-/** The words of a {@link VectorsFault}, after its path; `aegis` words the same fault its own way. */
+/** The words of a `VectorsFault`, after its path; `aegis` words the same fault its own way. */
 function describeVectorsFault(fault: VectorsFault): string {
   return fault.code === "expiry_refused" ? `${fault.path}: ${fault.verdict}` : `${fault.path}: ${fault.detail}`;
 }

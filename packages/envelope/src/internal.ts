@@ -7,16 +7,6 @@
  *
  * @packageDocumentation
  */
-export { checkRecordAgainst, digestReferences, type DigestReference, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
+export { checkRecordAgainst, digestReferences, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
 export { isLoss } from "./damage.js";
-export {
-  RETENTION_REASON,
-  expireEntries,
-  parseBefore,
-  planExpiry,
-  wouldExpire,
-  type Expired,
-  type ExpiryPlan,
-  type ExpiryRefusal,
-  type ExpiryTally,
-} from "./expiry.js";
+export { expireEntries, parseBefore, planExpiry, wouldExpire, type Expired, type ExpiryPlan, type ExpiryTally } from "./expiry.js";

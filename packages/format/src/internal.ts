@@ -38,11 +38,11 @@ export { publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js
 export { readTypedLine } from "./wire/line-read.js";
 export { readRecordBytes } from "./wire/record-reader.js";
 export { readRecord } from "./wire/record-file.js";
-export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
+export { describePosition } from "./verify/verdict.js";
 export { verifyRecordFiles, type FileVerification } from "./verify/many-files.js";
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";
 export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
 export { verifyStrict, verifyingKey } from "./crypto/ed25519.js";
 export { signingInput } from "./crypto/signing.js";
-export type { DecisionLine, IntentLine, OutcomeLine } from "./wire/line-types.js";
+export type { OutcomeLine } from "./wire/line-types.js";
