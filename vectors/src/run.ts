@@ -10,7 +10,7 @@ import { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict } from ".
 import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
-import { RecheckTally, loadPolicySet, needsEnvelope, recheckConclusion, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
+import { RecheckTally, loadPolicySet, needsEnvelope, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
 import { checkRecordAgainst, expireEntries, isLoss, parseBefore, planExpiry } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
@@ -324,8 +324,7 @@ async function recheckAnswer(record: string, policyPath: string, envelopePath: s
       lines.push(describeRecheckLine(verdict));
       reasons.push(verdict.code === "indeterminate" ? verdict.reason : null);
     }
-    const conclusion = recheckConclusion(tally.summary);
-    return { lines, reasons, exit_code: exitCodeOfRecheck(conclusion) };
+    return { lines, reasons, exit_code: exitCodeOfRecheck(tally.conclusion) };
   } finally {
     await source?.close();
   }

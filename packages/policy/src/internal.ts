@@ -15,4 +15,4 @@ export { loadBindings, tryParseBindings } from "./bindings.js";
 export { deriveAxes, describeUnresolved, type Derived, type UnresolvedBinding } from "./derive-axes.js";
 export { compareRecorded, explainIndeterminate, type NowClass } from "./recheck-verdict.js";
 export { recheckBytes } from "./recheck.js";
-export { RecheckTally, recheckConclusion, type RecheckConclusion, type RecheckSummary } from "./summary.js";
+export { RecheckTally, type RecheckConclusion, type RecheckSummary } from "./summary.js";

@@ -41,6 +41,14 @@ export class RecheckTally {
       .exhaustive(unmatched);
   }
 
+  /**
+   * What the verdicts so far establish, as a whole (SPEC §16.5): nothing rechecked, else
+   * indeterminate (which outranks changed), else changed, else all unchanged.
+   */
+  get conclusion(): RecheckConclusion {
+    return recheckConclusion(this.summary);
+  }
+
   /** The counts so far, as a new object that verdicts added later do not change. */
   get summary(): RecheckSummary {
     const c = this.counts;

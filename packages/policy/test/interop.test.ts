@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PolicyParseError, describeRecheckLine, parsePolicySet, recheck, type RecheckVerdict } from "../src/index.js";
-import { recheckBytes, recheckConclusion, RecheckTally, type RecheckConclusion } from "../src/internal.js";
+import { recheckBytes, RecheckTally, type RecheckConclusion } from "../src/internal.js";
 import { fixturePath, fixtureText } from "./support/fixtures.js";
 
 /** The reference CLI's exit code for a conclusion (SPEC §16.5): it exits 0 on a file with nothing to recheck. */
@@ -19,7 +19,7 @@ async function run(policy: string, record: string): Promise<{ stdout: string; ex
     verdicts.push(v);
   }
   const lines = verdicts.map(describeRecheckLine);
-  return { stdout: lines.map((l) => `${l}\n`).join(""), exit: REFERENCE_EXIT[recheckConclusion(tally.summary).code], verdicts };
+  return { stdout: lines.map((l) => `${l}\n`).join(""), exit: REFERENCE_EXIT[tally.conclusion.code], verdicts };
 }
 
 const CLEAN_UNCHANGED =

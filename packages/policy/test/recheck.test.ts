@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { RequestDigest, verifyRecord, type EnvelopeRead } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import { RateWindows, describeRecheckLine, recheck, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "../src/index.js";
-import { compareRecorded, explainIndeterminate, recheckBytes, recheckConclusion, type NowClass } from "../src/internal.js";
+import { compareRecorded, explainIndeterminate, recheckBytes, type NowClass } from "../src/internal.js";
 import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
-import { nothingRechecked, summarizeRecheck } from "../src/summary.js";
+import { nothingRechecked, recheckConclusion, summarizeRecheck } from "../src/summary.js";
 import { policy } from "./support/policies.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 

@@ -8,7 +8,7 @@ import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envel
 import { isLoss } from "@aegis/envelope/internal";
 import { openSource } from "../envelope/source.js";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
-import { RecheckTally, explainIndeterminate, recheckConclusion } from "@aegis/policy/internal";
+import { RecheckTally, explainIndeterminate } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfRecheck, type ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
@@ -201,7 +201,7 @@ export class RecheckCommand extends AegisCommand {
       throw new CliError(fault);
     }
     const summary = tally.summary;
-    const conclusion = recheckConclusion(summary);
+    const conclusion = tally.conclusion;
     const policyExit = exitCodeOfRecheck(conclusion);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
