@@ -11,7 +11,7 @@ import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
 import { RecheckTally, loadPolicySet, needsEnvelope, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
-import { checkRecordAgainst, expireEntries, isLoss, parseBefore, planExpiry } from "@aegis/envelope/internal";
+import { checkRecordAgainst, expire, isLoss } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
@@ -249,20 +249,15 @@ async function checkpointedAnswer(record: string, checkpoints: readonly GivenChe
  */
 async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
   if (expireBefore === undefined) return answerOf(record, envelope);
-  const before = parseBefore(expireBefore);
-  if (!before.ok) throw new VectorsError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
   const dir = await mkdtemp(join(tmpdir(), "aegis-vector-expiry-"));
   try {
     const copy = join(dir, "store");
     await cp(envelope, copy, { recursive: true });
-    const planned = await planExpiry([record], before.ms);
-    if (!planned.ok) throw new VectorsError(planned.refusal);
-    const plan = planned.plan;
-    const store = await EnvelopeStore.open(copy, { create: false });
-    try {
-      await expireEntries(store, plan, () => Promise.resolve());
-    } finally {
-      await store.close();
+    const done = await expire([record], expireBefore, { code: "redact", open: () => EnvelopeStore.open(copy, { create: false }) }, () => Promise.resolve());
+    if (!done.ok) {
+      const refusal = done.refusal;
+      if (refusal.code === "bad_before") throw new VectorsError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${refusal.detail}` });
+      throw new VectorsError(refusal);
     }
     return await answerOf(record, copy);
   } finally {

@@ -9,4 +9,4 @@
  */
 export { checkRecordAgainst, digestReferences, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
 export { isLoss } from "./damage.js";
-export { expireEntries, parseBefore, planExpiry, wouldExpire, type Expired, type ExpiryPlan, type ExpiryTally } from "./expiry.js";
+export { expire } from "./expiry.js";
