@@ -10,7 +10,7 @@
  *
  * @packageDocumentation
  */
-export { answerVector, runVector, type VectorResult, type Ed25519Case } from "./run.js";
-export { MANIFEST_SCHEMA, readManifest } from "./manifest.js";
-export { VectorsError } from "./vectors-error.js";
+export { answerVector, type Ed25519Case } from "./run.js";
+export { runVectors } from "./run-vectors.js";
+export { MANIFEST_SCHEMA } from "./manifest.js";
 export type { Manifest, Vector, DecisionInput, RelayTranscript } from "./manifest.js";
