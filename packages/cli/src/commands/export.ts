@@ -80,7 +80,7 @@ export class ExportCommand extends AegisCommand {
       if (status === "tampered") throw new CliError({ code: "export", fault: { code: "tampered", verdict } });
       if (status === "indeterminate" && !this.allowIndeterminate) throw new CliError({ code: "export", fault: { code: "indeterminate", verdict } });
       const plans = await planSpans(read, source, this.includeContent);
-      const what = `${plans.length} span${plans.length === 1 ? "" : "s"} (${read.calls} call${read.calls === 1 ? "" : "s"}, ${read.sessions} Session${read.sessions === 1 ? "" : "s"})`;
+      const what = `${plans.length} span${plans.length === 1 ? "" : "s"} (${read.followed.calls} call${read.followed.calls === 1 ? "" : "s"}, ${read.followed.sessions} Session${read.followed.sessions === 1 ? "" : "s"})`;
       if (format === "otlp") {
         const endpoint = await sendSpans(kit, plans);
         this.context.stderr.write(`exported ${what} to ${endpoint}\n`);
