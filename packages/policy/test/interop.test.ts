@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PolicyParseError, describeRecheckLine, parsePolicySet, recheck, type RecheckVerdict } from "../src/index.js";
-import { recheckBytes, RecheckTally, type RecheckConclusion } from "../src/internal.js";
+import { RecheckTally, type RecheckConclusion } from "../src/internal.js";
+import { recheckBytes } from "../src/recheck.js";
 import { fixturePath, fixtureText } from "./support/fixtures.js";
 
 /** The reference CLI's exit code for a conclusion (SPEC §16.5): it exits 0 on a file with nothing to recheck. */
