@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_SCRIPT } from "../../../test/packaging/commands.js";
+import { freePort } from "../../mcp/test/http-support.js";
 import { GOLDEN, GOLDEN_KEY_ID, GOLDEN_PUBLIC_KEY, ROOT, largeRecord, tempDir } from "./support.js";
 
 /**
@@ -192,18 +192,6 @@ describe("dist/aegis.mjs", () => {
     expect(none.stderr).toMatch(/^error: cannot run the vectors in @aegis\/vectors: no @aegis\/vectors package is installed beside this aegis/);
   }, 120_000);
 });
-
-/** A port no process listens on now, on 127.0.0.1 (server-everything takes no port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function largeRecordPublicKey(path: string): string {
   const open = JSON.parse(readFileSync(path, "utf8").split("\n")[0] ?? "") as { public_key: string };
