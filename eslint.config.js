@@ -13,9 +13,9 @@ const RULES = {
 };
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "vectors/**", "conformance/**", "aegis-demo/**", "packages/*/bin/**", "packages/mcp/test/fixtures/**", "eslint.config.js", ".stryker-tmp/**", "reports/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "vectors/*", "!vectors/src/", "conformance/**", "aegis-demo/**", "packages/*/bin/**", "packages/mcp/test/fixtures/**", "eslint.config.js", ".stryker-tmp/**", "reports/**"] },
   {
-    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts", "bench/src/**/*.ts", "test/**/*.ts", "vitest.config.ts", "vitest.mutation.config.ts"],
+    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts", "vectors/src/**/*.ts", "bench/src/**/*.ts", "test/**/*.ts", "vitest.config.ts", "vitest.mutation.config.ts"],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { project: "./tsconfig.check.json", tsconfigRootDir: import.meta.dirname },

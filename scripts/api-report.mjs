@@ -15,13 +15,17 @@ const quiet = process.argv.includes("--silent") || process.env.npm_config_loglev
 /**
  * [report name, package directory, declaration file of the entry point]. An `-internal` entry is
  * for aegis's own packages: reported, so a change still shows in review, but its exports need
- * not be documented and may name types the public entry exports. The `-browser` entries are too.
+ * not be documented and may name types the public entry exports. `@aegis/vectors`' two code
+ * entries (the oracle and the exit codes) are internal entries too: aegis's own packages use
+ * them, and the vectors' public face is their data. The `-browser` entries are neither public
+ * nor internal: reported and not documented, like an internal entry, but not bounded (below).
  */
 const ENTRY_POINTS = [
   ["format", "packages/format", "dist/index.d.ts"],
   ["format-internal", "packages/format", "dist/internal.d.ts"],
   ["format-browser", "packages/format", "dist/browser.d.ts"],
   ["envelope", "packages/envelope", "dist/index.d.ts"],
+  ["envelope-internal", "packages/envelope", "dist/internal.d.ts"],
   ["policy", "packages/policy", "dist/index.d.ts"],
   ["policy-testing", "packages/policy", "dist/testing.d.ts"],
   ["policy-internal", "packages/policy", "dist/internal.d.ts"],
@@ -30,15 +34,21 @@ const ENTRY_POINTS = [
   ["mcp-internal", "packages/mcp", "dist/internal.d.ts"],
   ["mcp-v2", "packages/mcp", "dist/v2.d.ts"],
   ["cli", "packages/cli", "dist/index.d.ts"],
-  ["cli-internal", "packages/cli", "dist/internal.d.ts"],
   ["cli-browser", "packages/cli", "dist/browser.d.ts"],
+  ["vectors-oracle", "vectors", "dist/oracle.d.ts"],
+  ["vectors-exit-code", "vectors", "dist/exit-code.d.ts"],
 ];
+
+/** An entry for aegis's own packages, counted with the public ones toward ALL_TOTAL (ADR 0030, ADR 0032). */
+const isInternal = (name) => name.endsWith("-internal") || name.startsWith("vectors-");
+/** An entry the report page bundles (the format's verifier, the CLI's views): printed, not bounded (ADR 0031). */
+const isBrowser = (name) => name.endsWith("-browser");
 
 let failed = 0;
 for (const [name, dir, entry] of ENTRY_POINTS) {
   // The browser entries are what the report page bundles: internal parts of the verifier and
   // of the CLI's views, as `@aegis/format/internal` is for Node.
-  const internal = name.endsWith("-internal") || name.endsWith("-browser");
+  const internal = isInternal(name) || isBrowser(name);
   // A second entry of a package may name types its main entry exports (`@aegis/policy/testing`
   // takes a PolicySet from `@aegis/policy`).
   const secondary = internal || name.includes("-");
@@ -94,10 +104,7 @@ const PUBLIC_PER_ENTRY = 70;
 const PUBLIC_TOTAL = 250;
 const ALL_TOTAL = 350;
 const counts = ENTRY_POINTS.map(([name]) => [name, exportedNames(name).length]);
-// The browser entries (the format's verifier, the CLI's views) serve the report page: printed,
-// not bounded here (ADR 0030, ADR 0031).
-const isBrowser = (name) => name.endsWith("-browser");
-const isInternal = (name) => name.endsWith("-internal");
+// The browser entries serve the report page: printed, not bounded here (ADR 0030, ADR 0031).
 const sum = (rows) => rows.reduce((total, [, count]) => total + count, 0);
 const publicRows = counts.filter(([name]) => !isInternal(name) && !isBrowser(name));
 const internalRows = counts.filter(([name]) => isInternal(name));
@@ -106,7 +113,7 @@ const allTotal = publicTotal + sum(internalRows);
 if (!quiet) {
   for (const [name, count] of counts) {
     const kind = isBrowser(name) ? "browser" : isInternal(name) ? "internal" : "public";
-    console.log(`api: ${name.padEnd(16)} ${String(count).padStart(4)} ${kind}`);
+    console.log(`api: ${name.padEnd(17)} ${String(count).padStart(4)} ${kind}`);
   }
   console.log(`api: public ${publicTotal}/${PUBLIC_TOTAL}, public and internal ${allTotal}/${ALL_TOTAL}`);
 }

@@ -125,7 +125,7 @@ async function concurrent(kind: "calls" | "outcomes", round: number): Promise<nu
         const o = outcome(next);
         if (kind === "calls") {
           next += 2;
-          await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest });
+          await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest, policy_set_hash: o.policy_set_hash });
         } else {
           next += 1;
         }
@@ -164,7 +164,7 @@ for (const kind of ["calls", "outcomes"] as const) {
   for (let i = 0; i < SEQUENTIAL_CALLS; i++) {
     const o = outcome(i);
     let t = process.hrtime.bigint();
-    await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest });
+    await writer.intent({ call_id: o.call_id, tool_id: o.tool_id, request_digest: o.request_digest, policy_set_hash: o.policy_set_hash });
     await writer.outcome(o);
     calls.push(Number(process.hrtime.bigint() - t) / 1000);
     t = process.hrtime.bigint();

@@ -1,17 +1,4 @@
-import { unmatched, type Verdict } from "@aegis/format/browser";
-import { match } from "ts-pattern";
-
-/**
- * Exit codes are API: CI gates script them, and they are the reference's (README, "Exit
- * codes"): 0 success or Verified, 1 Tampered or a usage error, 2 input that could not be
- * read, 3 Indeterminate.
- */
-export type ExitCode = 0 | 1 | 2 | 3;
-
-export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
-  return match(verdict)
-    .with({ status: "verified" }, () => 0 as const)
-    .with({ status: "tampered" }, () => 1 as const)
-    .with({ status: "indeterminate" }, () => 3 as const)
-    .exhaustive(unmatched);
-}
+// The rules that give an answer its exit code live beside the vectors, which state them, so
+// that the oracle and every command share one copy (ADR 0032); commands import them from here.
+// Browser-safe: the report page reaches this module through `@aegis/cli/browser` (ADR 0031).
+export { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict, type ExitCode } from "@aegis/vectors/exit-code";

@@ -151,10 +151,15 @@ describe("files read whole are bounded by type and size (SPEC §18)", () => {
   });
 
   it("bindings nested too deep, for wrap: the same limit", async () => {
-    const { tryParseBindings } = await import("@aegis/policy/internal");
-    const result = tryParseBindings(`version: 1\ntools: ${"[".repeat(50)}${"]".repeat(50)}\n`);
-    expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems).toEqual([expect.objectContaining({ code: "too_deep", limit: 32 })]);
+    const { BindingsParseError, parseBindings } = await import("@aegis/policy");
+    let thrown: unknown;
+    try {
+      parseBindings(`version: 1\ntools: ${"[".repeat(50)}${"]".repeat(50)}\n`);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(BindingsParseError);
+    if (thrown instanceof BindingsParseError) expect(thrown.problems).toEqual([expect.objectContaining({ code: "too_deep", limit: 32 })]);
   });
 });
 

@@ -19,10 +19,10 @@ const CLI_DIST = join(ROOT, "packages/cli/dist");
 const VERSION_MODULE_BOUND = 3;
 /**
  * `aegis verify` of a record loads the verifier, the Envelope and checkpoint readers it can be
- * asked to use, clipanion, and its own command: 151 files once the browser's byte helpers and
- * the shared fault class had files of their own (ADR 0030, 0031). Not the relay, the policy
- * engine or its YAML parser (over a hundred more, each asserted absent below), nor any other
- * command.
+ * asked to use, the exit-code rules beside the vectors, clipanion, and its own command: 156
+ * files once the browser's byte helpers and the shared fault class had files of their own (ADR
+ * 0030, 0031) and ADR 0032 split two by concern. Not the relay, the policy engine or its YAML
+ * parser (over a hundred more, each asserted absent below), nor any other command.
  */
 const VERIFY_MODULE_BOUND = 160;
 

@@ -51,3 +51,15 @@ export function describeDamage(damage: EnvelopeDamage): string {
     .with({ code: "not_regular_file" }, (d) => `${d.path} is not a regular file (${describeFileKind(d.kind)}): it was not read, and its entries are lost`)
     .exhaustive(unmatched);
 }
+
+/**
+ * Damage that cost entries or may have (SPEC §14.7), as against bookkeeping. An index that
+ * was rebuilt or not written loses nothing, because the segments are the truth; a torn tail
+ * is a put that was never acknowledged (SPEC §14.5), or one a live writer is making now.
+ */
+export function isLoss(damage: EnvelopeDamage): boolean {
+  return match(damage)
+    .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, { code: "not_regular_file" }, () => true)
+    .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
+    .exhaustive(unmatched);
+}

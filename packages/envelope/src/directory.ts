@@ -239,10 +239,28 @@ export async function* withPath<T>(path: string, events: AsyncGenerator<T>): Asy
   }
 }
 
-/** Take one index record into the catalog; a tombstone's time and reason are read from its frame. */
 async function applyIndexed(record: IndexRecord, handle: FileHandle, load: SegmentLoad, records: IndexRecord[]): Promise<void> {
-  const { segment, path, salt, catalog, damage } = load;
   records.push(record);
+  await catalogRecord(record, handle, load);
+}
+
+/** Where index records are taken into a catalog: a store's segment, or a pack (segment 0). */
+export interface RecordTarget {
+  readonly segment: number;
+  /** The segment's or the pack's path, which damage names. */
+  readonly path: string;
+  /** The salt of its frame checks: the store's, or the pack's id. */
+  readonly salt: Uint8Array;
+  readonly catalog: Catalog;
+  readonly damage: EnvelopeDamage[];
+}
+
+/**
+ * Take one index record into the catalog (SPEC §14.4); a tombstone's time and reason are read
+ * from its frame, and one whose frame does not check, or names another digest, is damage.
+ */
+export async function catalogRecord(record: IndexRecord, handle: FileHandle, target: RecordTarget): Promise<void> {
+  const { segment, path, salt, catalog, damage } = target;
   if (record.kind === "entry") {
     catalog.addEntry(record.digest, { segment, frame: record.offset, size: record.size });
   } else if (record.kind === "damage") {

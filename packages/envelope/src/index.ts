@@ -9,7 +9,7 @@ export { EnvelopeStore, type EnvelopeStoreOptions } from "./store.js";
 export { type EntryDigest, type EnvelopeEntry, type EnvelopeRead, type EnvelopeSource, type EnvelopeStats } from "./source.js";
 export { type RedactOutcome } from "./redaction.js";
 export { openEnvelope } from "./open.js";
-export { writePack, type PackOptions, type PackReport } from "./pack.js";
+export { writePack, type PackOptions, type PackReport } from "./pack-write.js";
 export { checkEnvelope, type EnvelopeCheck } from "./check.js";
 export { describeDamage, type EnvelopeDamage } from "./damage.js";
 export { EnvelopeError, describeEnvelopeFault, type EnvelopeFault } from "./errors.js";

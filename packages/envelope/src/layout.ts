@@ -21,6 +21,19 @@ export const INDEX_MAGIC = "AEGISIDX";
 export const INDEX_HEADER_BYTES = 64;
 export const INDEX_RECORD_BYTES = 48;
 
+/**
+ * A pack (SPEC §14.9): one self-describing file holding chosen entries and tombstones, to
+ * hand to someone else.
+ *
+ *   0   8  "AEGISPAK"
+ *   8   2  version (1)
+ *   10  6  zero
+ *   16  16 pack id: random, the salt of the pack's frame checks and index checksum
+ *   32  ... frames, as in a segment (SPEC §14.3)
+ *   X   ... an index block (SPEC §14.4), segment number 0, covered = X
+ *   end-16  8  X
+ *   end-8   8  "AEGISEND"
+ */
 export const PACK_MAGIC = "AEGISPAK";
 export const PACK_HEADER_BYTES = 32;
 export const PACK_TRAILER_MAGIC = "AEGISEND";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { DirectorySource } from "./directory-source.js";
 import { EnvelopeError, io } from "./errors.js";
 import { DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, PACK_MAGIC } from "./layout.js";
-import { PackSource } from "./pack.js";
+import { PackSource } from "./pack-read.js";
 import type { EnvelopeSource } from "./source.js";
 import { readAt } from "./window.js";
 

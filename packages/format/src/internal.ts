@@ -12,6 +12,7 @@ export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } fr
 export { PRIVATE_FILE_MODE, makeDirectories, pathExists, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
 export { openRegularFd, openRegularFile, openRegularFileSync } from "./durable/regular-file.js";
 export { InputFileError, readInputFile } from "./durable/input-file.js";
+export { readJsonFile } from "./durable/input-file.js";
 export { acquireLockFile, processRuns, processStart } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
@@ -27,6 +28,7 @@ export { checkLineSignature, sealLine } from "./crypto/signing.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
 export { runWorkerThread } from "./verify/worker-url.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
+export { RECORDED_REASON } from "./write/recorded-reasons.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.
 export { sameDigest, tryParseDigest } from "./wire/digest.js";
 export { canonicalize, tryCanonicalize } from "./wire/canonical.js";
@@ -36,11 +38,11 @@ export { publicKeyPathOf, writePublicKeyFile } from "./crypto/public-key-file.js
 export { readTypedLine } from "./wire/line-read.js";
 export { readRecordBytes } from "./wire/record-reader.js";
 export { readRecord } from "./wire/record-file.js";
-export { describeIndeterminate, describePosition, describeTampered } from "./verify/verdict.js";
+export { describePosition } from "./verify/verdict.js";
 export { verifyRecordFiles, type FileVerification } from "./verify/many-files.js";
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";
 export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
 export { verifyStrict, verifyingKey } from "./crypto/ed25519.js";
 export { signingInput } from "./crypto/signing.js";
-export type { DecisionLine, IntentLine, OutcomeLine } from "./wire/line-types.js";
+export type { OutcomeLine } from "./wire/line-types.js";

@@ -8,7 +8,7 @@ import { verifyChainBytesParallel, verifyChainFileTuned, verifyChainBytes, verif
 import { type Tuning } from "../src/verify/deferred-checks.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { manifestEntries } from "./support/manifest.js";
-import { outcome, tempDir } from "./support/chains.js";
+import { POLICY, outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
 
 /**
@@ -91,7 +91,7 @@ describe("on generated chains broken at random positions", () => {
       const writer = await RecordWriter.open(path, { key: key ?? keys[0] ?? SigningKey.generate() });
       for (let i = 0; i < 12; i++) {
         const id = `call-${i}`;
-        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
         await writer.outcome(outcome(id));
       }
       await writer.close();

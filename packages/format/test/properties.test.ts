@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest } from "../src/index.js";
-import { DEV, outcome, tempDir, writeSession } from "./support/chains.js";
+import { DEV, POLICY, outcome, tempDir, writeSession } from "./support/chains.js";
 import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
 
 describe("every altered byte is found", () => {
@@ -58,7 +58,7 @@ describe("concurrent calls never fork the chain", () => {
         const work = Array.from({ length: calls }, async (_, i) => {
           const id = `call-${i}`;
           await s.schedule(Promise.resolve(), `start ${id}`);
-          await writer.intent({ call_id: id, tool_id: "t", request_digest: RequestDigest.of(Buffer.from(id)) });
+          await writer.intent({ call_id: id, tool_id: "t", request_digest: RequestDigest.of(Buffer.from(id)), policy_set_hash: POLICY });
           await s.schedule(Promise.resolve(), `run ${id}`);
           await writer.outcome(outcome(id));
         });

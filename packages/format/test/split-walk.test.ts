@@ -6,7 +6,7 @@ import { RecordWriter, RequestDigest, SigningKey, type Verification, type Verify
 import { verifySplitBytes } from "../src/verify/split-file.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
-import { outcome, tempDir } from "./support/chains.js";
+import { POLICY, outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
 import { verifyChainBytes } from "../src/verify/verify.js";
 
@@ -96,7 +96,7 @@ describe("on generated records broken at random positions", () => {
       const writer = await RecordWriter.open(path, { key });
       for (let i = 0; i < 10; i++) {
         const id = `call-${i}`;
-        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+        await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
         await writer.outcome(outcome(id));
       }
       await writer.close();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { KeyId, LineHash, PrevHash, describeVerdict, type IndeterminateReason, type TamperedReason, type Verification } from "../src/index.js";
-import { describeIndeterminate, describeTampered } from "../src/internal.js";
+import { describeIndeterminate, describeTampered } from "../src/verify/verdict.js";
 
 /**
  * Every reason's text, written here from the tables of SPEC §8.3 and §19.4 and the verdict

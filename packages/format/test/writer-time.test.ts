@@ -3,14 +3,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest } from "../src/index.js";
 import { readTypedLine, isLineTime } from "../src/internal.js";
-import { DEV, outcome, readLines, tempDir } from "./support/chains.js";
+import { DEV, POLICY, outcome, readLines, tempDir } from "./support/chains.js";
 import { verifyChainFile } from "../src/verify/verify.js";
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 async function oneCall(path: string, clock?: (() => Date) | false): Promise<void> {
   const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, ...(clock === undefined ? {} : { clock }) });
-  await writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")) });
+  await writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")), policy_set_hash: POLICY });
   await writer.outcome(outcome("c"));
   await writer.close();
 }
@@ -71,9 +71,11 @@ describe("the time member (SPEC §13.7)", () => {
       clock: () => (bad ? new Date(Date.UTC(10000, 0, 1)) : new Date("2026-12-03T12:00:00.000Z")),
     });
     bad = true;
-    await expect(writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")) })).rejects.toThrow(RangeError);
+    await expect(
+      writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")), policy_set_hash: POLICY }),
+    ).rejects.toThrow(RangeError);
     bad = false;
-    await writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")) });
+    await writer.intent({ call_id: "c", tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from("r")), policy_set_hash: POLICY });
     await writer.outcome(outcome("c"));
     await writer.close();
     expect(readLines(path).map((l) => l["seq"])).toEqual([0, 1, 2, 3]);

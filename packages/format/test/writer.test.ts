@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { RecordWriter, RecordWriterError, LineHash, RequestDigest, SigningKey, repairTornTail, type WriterFault } from "../src/index.js";
 import { processStart, insecureDevKey } from "../src/internal.js";
 import { lockPathFor } from "../src/durable/lock.js";
+import type { SignedPayload } from "../src/wire/line-types.js";
+import type { UnsignedPayload } from "../src/write/calls.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
 import { verifyChainFile } from "../src/verify/verify.js";
@@ -46,10 +48,17 @@ describe("Sessions (SPEC §7)", () => {
     }
   });
 
+  it("[M5.1] an intent has no signing path: the type of what the writer signs cannot hold one", () => {
+    const intent: UnsignedPayload = { line_type: "intent", payload: { call_id: "c", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("c")) } };
+    // @ts-expect-error: `tsc -p tsconfig.check.json` fails here the day an intent becomes signable.
+    const signed: SignedPayload = intent;
+    expect(signed.line_type).toBe("intent");
+  });
+
   it("each Line is on disk when its promise resolves", async () => {
     const path = join(tempDir(), "c.aarl");
     const writer = await open(path);
-    await writer.intent({ call_id: "c1", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("x")) });
+    await writer.intent({ call_id: "c1", tool_id: "t", request_digest: RequestDigest.of(Buffer.from("x")), policy_set_hash: POLICY });
     expect(readFileSync(path, "utf8")).toContain('"call_id":"c1"');
     await writer.close();
   });
@@ -270,6 +279,53 @@ describe("an outcome on every exit path", () => {
     const abandoned = readLines(path).find((l) => l["line_type"] === "outcome");
     expect(abandoned).toMatchObject({ call_id: "left-open", execution: { status: "host_denied", reason: "session abandoned" } });
     expect((await verifyChainFile(path)).verdict.status).toBe("verified");
+  });
+
+  it("close() records a call opened by intent() as abandoned, under the policy set its start named", async () => {
+    const path = join(tempDir(), "intent-open.aarl");
+    const writer = await open(path);
+    await writer.intent(start("by-intent"));
+    expect(writer.inFlight).toEqual(["by-intent"]);
+    await writer.close();
+    const lines = readLines(path);
+    expect(lines.map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "close"]);
+    expect(lines[2]).toMatchObject({
+      call_id: "by-intent",
+      tool_id: "t",
+      request_digest: RequestDigest.of(Buffer.from("by-intent")),
+      policy_set_hash: POLICY,
+      execution: { status: "host_denied", reason: "session abandoned" },
+    });
+    const v = await verifyChainFile(path);
+    expect(v.verdict.status).toBe("verified");
+    expect(v.unfinished_calls.count).toBe(0);
+  });
+
+  it("outcome() ends the call intent() opened: close() writes no second outcome, and the id is free again", async () => {
+    const path = join(tempDir(), "intent-outcome.aarl");
+    const writer = await open(path);
+    await writer.intent(start("answered"));
+    await writer.outcome(outcome("answered"));
+    expect(writer.inFlight).toEqual([]);
+    await writer.intent(start("answered"));
+    expect((await faultOf(writer.intent(start("answered")))).code).toBe("duplicate_call");
+    await writer.outcome(outcome("answered"));
+    await writer.close();
+    expect(readLines(path).map((l) => l["line_type"])).toEqual(["open", "intent", "outcome", "intent", "outcome", "close"]);
+  });
+
+  it("an outcome() for no call in flight stands alone and ends nothing", async () => {
+    const path = join(tempDir(), "bare-outcome.aarl");
+    const writer = await open(path);
+    await writer.beginCall(start("open-one"));
+    await writer.outcome(outcome("refused-before-intent"));
+    expect(writer.inFlight).toEqual(["open-one"]);
+    await writer.close();
+    const outcomes = readLines(path).filter((l) => l["line_type"] === "outcome");
+    expect(outcomes.map((o) => [o["call_id"], (o["execution"] as { status: string }).status])).toEqual([
+      ["refused-before-intent", "success"],
+      ["open-one", "host_denied"],
+    ]);
   });
 
   it("call() records a trap when the body throws, and rethrows", async () => {

@@ -1,7 +1,7 @@
 /**
- * `@aegis/mcp/internal`: the relay's parts, for aegis's own packages (the CLI's `aegis vectors`
- * and `aegis recheck --current-tools`). No promise of compatibility to anyone else; the public
- * API is `@aegis/mcp`.
+ * `@aegis/mcp/internal`: the relay's parts, for aegis's own packages (the vector oracle,
+ * `aegis recheck --current-tools` and `aegis export`). No promise of compatibility to anyone
+ * else; the public API is `@aegis/mcp`.
  *
  * @packageDocumentation
  */
@@ -10,7 +10,6 @@ export { Gate } from "./gate.js";
 export { pinListing } from "./pins.js";
 // OpenTelemetry (SPEC Appendix A): the mapping, and the loader of the OpenTelemetry packages,
 // which imports them only when called (ADR 0024).
-export { RecordFollower, type CallRecord, type SessionRecord } from "./otel/follow.js";
-export { SpanPlanner, type SpanPlan } from "./otel/spans.js";
-export { callFacts } from "./otel/facts.js";
+export { RecordExport } from "./otel/record-export.js";
+export type { SpanPlan } from "./otel/spans.js";
 export { OtlpSetupError, exportSpans, loadOtel, type OtelKit } from "./otel/sdk.js";

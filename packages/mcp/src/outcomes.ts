@@ -1,4 +1,4 @@
-import { unmatched } from "@aegis/format/internal";
+import { RECORDED_REASON, unmatched } from "@aegis/format/internal";
 import { PolicySetHash, type CallResult, type CapabilityGrant, type DecisionAxes, type PolicyOutcome } from "@aegis/format";
 import { match } from "ts-pattern";
 import { refusedOutcome } from "@aegis/policy";
@@ -23,9 +23,8 @@ export const UNREADABLE_FRAME_TOOL = "<unreadable-frame>";
 /** aegis-ts: the `tool_id` of a server frame kept from the client: it answers no request in flight (SPEC §17.2). */
 export const DROPPED_ANSWER_TOOL = "<dropped-answer>";
 
-const NOT_EVALUATED = "not evaluated";
-const NOT_EXECUTED = "not executed";
-const MALFORMED = "tools/call without a string params.name";
+/** What wrap records, and answers the client, for a `tools/call` that names no tool. */
+export const MALFORMED = "tools/call without a string params.name";
 const SIBLING_REFUSED = "not executed: sibling call in this batch was refused";
 
 /** Why a call that reached the server has no answer in the record (SPEC §17.2). */
@@ -110,8 +109,8 @@ export function answered(toolId: string, callId: string, governance: Governance,
 /** The server never answered: policy and capability keep what was known before the call ran. */
 export function unanswered(governance: Governance, why: Unanswered): CallResult {
   return {
-    policy: governance.code === "policy" ? governance.policy : { status: "denied", reason: NOT_EVALUATED },
-    capability: { status: "denied", reason: NOT_EVALUATED },
+    policy: governance.code === "policy" ? governance.policy : { status: "denied", reason: RECORDED_REASON.notEvaluated },
+    capability: { status: "denied", reason: RECORDED_REASON.notEvaluated },
     execution: { status: "host_denied", reason: unansweredReason(why) },
     decision_axes: axesOf(governance),
   };
@@ -124,14 +123,14 @@ export const refused = refusedOutcome;
 export function siblingRefused(policy: PolicyOutcome, axes: DecisionAxes): CallResult {
   return {
     policy,
-    capability: { status: "denied", reason: NOT_EVALUATED },
+    capability: { status: "denied", reason: RECORDED_REASON.notEvaluated },
     execution: { status: "host_denied", reason: SIBLING_REFUSED },
     decision_axes: axes,
   };
 }
 
 /** Both refusal members and `execution`, for what wrap refused before any policy (SPEC §17.2). */
-function notRun(reason: string, execution = NOT_EXECUTED): CallResult {
+function notRun(reason: string, execution: string = RECORDED_REASON.notExecuted): CallResult {
   return {
     policy: { status: "denied", reason },
     capability: { status: "denied", reason },

@@ -5,6 +5,7 @@ import { match } from "ts-pattern";
 import { namesRevision, type ClientElement } from "./message.js";
 import type { Notice } from "./notice.js";
 import {
+  MALFORMED,
   PASSTHROUGH_POLICY_SET_HASH,
   UNKNOWN_TOOL,
   UNREADABLE_FRAME_TOOL,
@@ -69,7 +70,7 @@ export async function refuseFrame(ctx: RefusalContext, plans: readonly Planned[]
     match(plan)
       .with({ code: "malformed" }, () => {
         writes.push(ctx.unrun(UNKNOWN_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, malformed("no_name")));
-        answer("HOST_DENIED", { reason: "tools/call without a string params.name" });
+        answer("HOST_DENIED", { reason: MALFORMED });
       })
       .with({ code: "duplicate" }, (p) => {
         const reason = "a request with this id is still in flight; MCP forbids reusing a request id";

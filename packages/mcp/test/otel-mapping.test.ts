@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RecordWriter, PolicySetHash, type CallResult, verifyRecord } from "@aegis/format";
-import { RecordFollower, SpanPlanner, type CallRecord } from "@aegis/mcp/internal";
+import { RecordFollower, type CallRecord } from "../src/otel/follow.js";
+import { SpanPlanner } from "../src/otel/spans.js";
 import { requestFacts, responseFacts } from "../src/otel/facts.js";
 import { callSpanId, parseTraceparent, sessionSpanId } from "../src/otel/ids.js";
 import { KEY, tempDir } from "./support.js";

@@ -1,4 +1,4 @@
-import { messageOf } from "@aegis/format/internal";
+import { RECORDED_REASON, messageOf } from "@aegis/format/internal";
 import type { CallEnding, CallOpening, CallResult, CapabilityGrant, DecisionAxes, ExecutionOutcome, FsGrant, NetGrant, PolicyOutcome } from "@aegis/format";
 import type { Decision } from "./decide.js";
 import type { Limits } from "./model.js";
@@ -8,11 +8,6 @@ import type { Limits } from "./model.js";
  * records a decided call without building a grant or an outcome by hand. The words of a
  * refusal are the ones `aegis wrap` records, so records read the same whoever wrote them.
  */
-
-/** The capability reason of a call a policy refused before any capability was minted. */
-const BLOCKED_BEFORE_CAPABILITY = "policy blocked before capability";
-/** The execution reason of a call that never ran. */
-const NOT_EXECUTED = "not executed";
 
 /**
  * One call as a runtime knows it before deciding: its id, its tool and the verbatim request
@@ -131,8 +126,8 @@ export function outcomeOf(
 export function refusedOutcome(policy: PolicyOutcome, axes: DecisionAxes): CallResult {
   return {
     policy,
-    capability: { status: "denied", reason: BLOCKED_BEFORE_CAPABILITY },
-    execution: { status: "host_denied", reason: NOT_EXECUTED },
+    capability: { status: "denied", reason: RECORDED_REASON.blockedBeforeCapability },
+    execution: { status: "host_denied", reason: RECORDED_REASON.notExecuted },
     decision_axes: axes,
   };
 }

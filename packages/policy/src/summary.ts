@@ -41,6 +41,14 @@ export class RecheckTally {
       .exhaustive(unmatched);
   }
 
+  /**
+   * What the verdicts so far establish, as a whole (SPEC §16.5): nothing rechecked, else
+   * indeterminate (which outranks changed), else changed, else all unchanged.
+   */
+  get conclusion(): RecheckConclusion {
+    return recheckConclusion(this.summary);
+  }
+
   /** The counts so far, as a new object that verdicts added later do not change. */
   get summary(): RecheckSummary {
     const c = this.counts;
@@ -78,22 +86,6 @@ export function recheckConclusion(summary: RecheckSummary): RecheckConclusion {
   if (summary.indeterminate > 0) return { code: "indeterminate" };
   if (summary.newly_blocked + summary.newly_allowed + summary.newly_parked > 0) return { code: "changed" };
   return { code: "all_unchanged" };
-}
-
-/** The reference's exit code: 0 every call unchanged, 1 some call changed, 3 any indeterminate. */
-export type RecheckExitCode = 0 | 1 | 3;
-
-/**
- * The exit code the reference's `aegis recheck` gives for these verdicts (SPEC §16.5). A file
- * with no outcome gets 0 there; {@link recheckConclusion} tells that case apart.
- */
-export function recheckExitCode(summary: RecheckSummary): RecheckExitCode {
-  return match(recheckConclusion(summary))
-    .with({ code: "nothing_rechecked" }, () => 0 as const)
-    .with({ code: "all_unchanged" }, () => 0 as const)
-    .with({ code: "changed" }, () => 1 as const)
-    .with({ code: "indeterminate" }, () => 3 as const)
-    .exhaustive(unmatched);
 }
 
 /** True when the recheck re-evaluated no outcome at all. */

@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import type { JsonObject } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import { decide, parseBindings, parsePolicySet } from "../src/index.js";
-import { deriveAxes, describePolicyProblem, tryParseBindings } from "../src/internal.js";
+import { deriveAxes, describePolicyProblem } from "../src/internal.js";
+import { tryParseBindings } from "../src/bindings.js";
 
 const BINDINGS = parseBindings(`version: 1
 tools:

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { PolicyParseError, describeRecheckLine, parsePolicySet, recheck, type RecheckVerdict } from "../src/index.js";
-import { recheckBytes, recheckExitCode, RecheckTally } from "../src/internal.js";
+import { RecheckTally, type RecheckConclusion } from "../src/internal.js";
+import { recheckBytes } from "../src/recheck.js";
 import { fixturePath, fixtureText } from "./support/fixtures.js";
+
+/** The reference CLI's exit code for a conclusion (SPEC §16.5): it exits 0 on a file with nothing to recheck. */
+const REFERENCE_EXIT: Readonly<Record<RecheckConclusion["code"], number>> = { nothing_rechecked: 0, all_unchanged: 0, changed: 1, indeterminate: 3 };
 
 /**
  * The reference CLI's recheck table (botzrDev/aegis, crates/botzr-aegis-cli/tests/recheck.rs
@@ -16,7 +20,7 @@ async function run(policy: string, record: string): Promise<{ stdout: string; ex
     verdicts.push(v);
   }
   const lines = verdicts.map(describeRecheckLine);
-  return { stdout: lines.map((l) => `${l}\n`).join(""), exit: recheckExitCode(tally.summary), verdicts };
+  return { stdout: lines.map((l) => `${l}\n`).join(""), exit: REFERENCE_EXIT[tally.conclusion.code], verdicts };
 }
 
 const CLEAN_UNCHANGED =

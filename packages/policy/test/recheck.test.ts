@@ -3,9 +3,10 @@ import { join } from "node:path";
 import { RequestDigest, verifyRecord, type EnvelopeRead } from "@aegis/format";
 import { describe, expect, it } from "vitest";
 import { RateWindows, describeRecheckLine, recheck, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "../src/index.js";
-import { compareRecorded, explainIndeterminate, recheckBytes, recheckConclusion, recheckExitCode, type NowClass } from "../src/internal.js";
+import { compareRecorded, explainIndeterminate, type NowClass } from "../src/internal.js";
+import { recheckBytes } from "../src/recheck.js";
 import { describeRecheck, type PolicyStatus } from "../src/recheck-verdict.js";
-import { nothingRechecked, summarizeRecheck } from "../src/summary.js";
+import { nothingRechecked, recheckConclusion, summarizeRecheck } from "../src/summary.js";
 import { policy } from "./support/policies.js";
 import { fakeEnvelope, requestOf, tempDir, writeSession, type TestCall } from "./support/records.js";
 
@@ -350,15 +351,14 @@ describe("summary and exit codes (SPEC §16.5)", () => {
     return summarizeRecheck(recheck(path, { code: "policy", policy: set }));
   };
 
-  it("[M16.5] 0 all unchanged, 1 any change, 3 any indeterminate (outranking 1); nothing rechecked is its own answer", async () => {
+  it("[M16.5] all unchanged, changed, indeterminate (outranking a change); nothing rechecked is its own answer", async () => {
     const unchanged = await verdictsOf(RECORDED, CALLS);
     expect(unchanged).toMatchObject({ outcomes: 4, unchanged: 4, indeterminate: 0 });
-    expect(recheckExitCode(unchanged)).toBe(0);
     expect(recheckConclusion(unchanged)).toEqual({ code: "all_unchanged" });
 
     const changed = await verdictsOf(policy("default: deny"), CALLS);
     expect(changed).toMatchObject({ outcomes: 4, unchanged: 1, newly_blocked: 3 });
-    expect(recheckExitCode(changed)).toBe(1);
+    expect(recheckConclusion(changed)).toEqual({ code: "changed" });
 
     const mixed = await verdictsOf(
       policy("rules:", "  - {id: slow, action: rate_limit, tool: fs.read, rate: {max: 1, per_seconds: 1}}", "  - {id: d, action: deny, tool: fs.list}"),
@@ -366,11 +366,10 @@ describe("summary and exit codes (SPEC §16.5)", () => {
     );
     expect(mixed).toMatchObject({ outcomes: 4, indeterminate: 1, newly_blocked: 1, newly_allowed: 2, newly_parked: 0 });
     expect(mixed.reasons).toEqual({ missing_envelope: 0, envelope_digest_mismatch: 0, unknown_policy_set_hash: 0, no_binding: 0, rate_limit_unevaluable: 1 });
-    expect(recheckExitCode(mixed)).toBe(3);
+    expect(recheckConclusion(mixed)).toEqual({ code: "indeterminate" });
 
     const empty = await summarizeRecheck(recheckBytes(Buffer.from('{"line_type":"open","seq":0}\n'), { code: "policy", policy: RECORDED }));
     expect(nothingRechecked(empty)).toBe(true);
     expect(recheckConclusion(empty)).toEqual({ code: "nothing_rechecked" });
-    expect(recheckExitCode(empty)).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { answerVector } from "@aegis/cli/internal";
+import { answerVector } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 /** [name, polarity, input row, what it isolates]. SPEC §3. */

@@ -6,8 +6,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RecordWriter, PolicySetHash, RequestDigest, SigningKey, type OutcomePayload } from "@aegis/format";
-import { resealLines, type LooseLine, type ResealOptions, insecureDevKey } from "@aegis/format/internal";
-import { answerVector, type Vector } from "@aegis/cli/internal";
+import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions, insecureDevKey } from "@aegis/format/internal";
+import { answerVector, type Vector } from "@aegis/vectors/oracle";
 import type { Polarity } from "./vector-set.js";
 
 export const DEV = insecureDevKey();
@@ -28,7 +28,7 @@ export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
     request_digest: RequestDigest.of(Buffer.from(`request ${callId}`)),
     policy_set_hash: POLICY,
     policy: { status: "allowed" },
-    capability: { status: "denied", reason: "not evaluated" },
+    capability: { status: "denied", reason: RECORDED_REASON.notEvaluated },
     execution: { status: "success" },
     decision_axes: { capability: "fs.read", role: "ops", matched_rule: "allow-read" },
   };
@@ -45,7 +45,7 @@ export async function baseSession(clock: (() => Date) | false = false): Promise<
     const path = join(dir, "base.aarl");
     const writer = await RecordWriter.open(path, { key: DEV, allowInsecureDevKey: true, clock });
     for (const id of ["call-0", "call-1"]) {
-      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+      await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
       await writer.outcome(outcome(id));
     }
     await writer.outcome({ ...outcome("call-park", "net.post"), policy: { status: "pending_approval", approval_id: "apr-1" } });

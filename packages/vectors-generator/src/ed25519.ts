@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SigningKey } from "@aegis/format";
 import { insecureDevKey } from "@aegis/format/internal";
-import { answerVector, type Ed25519Case } from "@aegis/cli/internal";
+import { answerVector, type Ed25519Case } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;

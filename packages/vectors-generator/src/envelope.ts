@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { answerVector } from "@aegis/cli/internal";
+import { answerVector } from "@aegis/vectors/oracle";
 import { PACK_ID, REDACTED_AT, inTemp, storeFiles, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { MANIFEST_SCHEMA, type Manifest } from "@aegis/cli/internal";
+import { MANIFEST_SCHEMA, type Manifest } from "@aegis/vectors/oracle";
 import { canonicalVectors } from "./canonical.js";
 import { chainVectors } from "./chains.js";
 import { ed25519Vectors } from "./ed25519.js";

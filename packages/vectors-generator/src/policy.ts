@@ -1,4 +1,4 @@
-import { answerVector, type DecisionInput } from "@aegis/cli/internal";
+import { answerVector, type DecisionInput } from "@aegis/vectors/oracle";
 import type { Polarity, VectorSet } from "./vector-set.js";
 import { STATED } from "./policy-stated.js";
 

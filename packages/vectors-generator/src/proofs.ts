@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SigningKey } from "@aegis/format";
 import { insecureDevKey } from "@aegis/format/internal";
-import { answerVector, type Vector } from "@aegis/cli/internal";
+import { answerVector, type Vector } from "@aegis/vectors/oracle";
 import {
   SIGNATURE_TYPE,
   TreeHasher,

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { RequestDigest } from "@aegis/format";
 import { parsePolicySet } from "@aegis/policy";
-import { answerVector, expireEntries, planExpiry } from "@aegis/cli/internal";
+import { expire } from "@aegis/envelope/internal";
+import { answerVector } from "@aegis/vectors/oracle";
 import { PACK_ID, REDACTED_AT, inTemp, writeScenario, type ScriptedCall } from "./scenario.js";
 import type { Polarity, VectorSet } from "./vector-set.js";
 
@@ -167,9 +168,9 @@ export async function recheckVectors(set: VectorSet, source: string): Promise<vo
           await s.redact(c4, "force-push arguments are confidential").finally(() => s.close());
         }
         if (envelope === "c4_expired") {
-          const plan = await planExpiry([join(dir, "session.aarl")], Date.parse("2020-01-01T00:00:00Z"));
-          const s = await EnvelopeStore.open(store, { now: () => REDACTED_AT });
-          await expireEntries(s, plan, () => Promise.resolve()).finally(() => s.close());
+          const open = (): Promise<EnvelopeStore> => EnvelopeStore.open(store, { now: () => REDACTED_AT });
+          const done = await expire([join(dir, "session.aarl")], "2020-01-01", { code: "redact", open }, () => Promise.resolve());
+          if (!done.ok) throw new Error(`the scripted Session cannot be expired under: ${done.refusal.code}`);
         }
         const pack = join(dir, "envelope.pack");
         const src = await openEnvelope(store);

@@ -1,4 +1,4 @@
-import type { RelayTranscript } from "@aegis/cli/internal";
+import type { RelayTranscript } from "@aegis/vectors/oracle";
 
 /** One event of a relay transcript. */
 type RelayEvent = RelayTranscript["events"][number];

@@ -1,4 +1,4 @@
-import { answerVector, type RelayTranscript } from "@aegis/cli/internal";
+import { answerVector, type RelayTranscript } from "@aegis/vectors/oracle";
 import type { VectorSet } from "./vector-set.js";
 import { call, client, json, ok, server, type Case } from "./relay-kit.js";
 import { BINDINGS, POLICY, POLICY_CASES } from "./relay-policy-cases.js";

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RecordWriter } from "@aegis/format";
-import { insecureDevKey } from "@aegis/format/internal";
+import { RECORDED_REASON, insecureDevKey } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { RateWindows, decide, type CallAxes, type PolicySet } from "@aegis/policy";
 
@@ -46,8 +46,8 @@ export async function writeScenario(dir: string, policy: PolicySet, calls: reado
       const ran = d.code === "allowed";
       const result = {
         policy: d.policy,
-        capability: { status: "denied" as const, reason: "not evaluated" },
-        execution: ran ? { status: "success" as const } : { status: "host_denied" as const, reason: "not executed" },
+        capability: { status: "denied" as const, reason: RECORDED_REASON.notEvaluated },
+        execution: ran ? { status: "success" as const } : { status: "host_denied" as const, reason: RECORDED_REASON.notExecuted },
         decision_axes: d.decision_axes,
       };
       await writer.endCall(call.id, ran && call.response !== undefined ? { ...result, response: bytes(call.response) } : result);

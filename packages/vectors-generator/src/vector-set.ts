@@ -1,4 +1,4 @@
-import type { Vector } from "@aegis/cli/internal";
+import type { Vector } from "@aegis/vectors/oracle";
 
 /**
  * What the generator builds: every vector's files (path relative to `vectors/` → bytes)

@@ -1,11 +1,12 @@
 import { describeVerdict } from "@aegis/format";
 import { describeIoError, replaceFileFromParts } from "@aegis/format/internal";
 import { describeDamage } from "@aegis/envelope";
+import { isLoss } from "@aegis/envelope/internal";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { isLoss, openSource } from "../envelope/source.js";
+import { openSource } from "../envelope/source.js";
 import { planSpans, readForSpans } from "../export/collect.js";
 import { loadKit, sendSpans, spanLines } from "../export/send.js";
 import { Progress } from "../progress.js";
@@ -79,7 +80,7 @@ export class ExportCommand extends AegisCommand {
       if (status === "tampered") throw new CliError({ code: "export", fault: { code: "tampered", verdict } });
       if (status === "indeterminate" && !this.allowIndeterminate) throw new CliError({ code: "export", fault: { code: "indeterminate", verdict } });
       const plans = await planSpans(read, source, this.includeContent);
-      const what = `${plans.length} span${plans.length === 1 ? "" : "s"} (${read.calls} call${read.calls === 1 ? "" : "s"}, ${read.sessions} Session${read.sessions === 1 ? "" : "s"})`;
+      const what = `${plans.length} span${plans.length === 1 ? "" : "s"} (${read.followed.calls} call${read.followed.calls === 1 ? "" : "s"}, ${read.followed.sessions} Session${read.followed.sessions === 1 ? "" : "s"})`;
       if (format === "otlp") {
         const endpoint = await sendSpans(kit, plans);
         this.context.stderr.write(`exported ${what} to ${endpoint}\n`);

@@ -1,21 +1,23 @@
-import { unmatched, messageOf, readInputFile, describeIoError } from "@aegis/format/internal";
+import { describeIoError, readJsonFile, unmatched } from "@aegis/format/internal";
 import { RecordReadError, describeVerdict, readVerifying, type ToolSpecDigest, type Verification } from "@aegis/format";
 import { Command, Option } from "clipanion";
 import { match } from "ts-pattern";
 import { pinListing } from "@aegis/mcp/internal";
 import { type Json } from "@aegis/mcp";
 import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envelope";
-import { isLoss, openSource } from "../envelope/source.js";
+import { isLoss } from "@aegis/envelope/internal";
+import { openSource } from "../envelope/source.js";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
-import { RecheckTally, explainIndeterminate, recheckConclusion, recheckExitCode } from "@aegis/policy/internal";
+import { RecheckTally, explainIndeterminate } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
-import type { ExitCode } from "../exit-code.js";
+import { exitCodeOfRecheck, type ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { readPolicy, readPolicyDir } from "../policy-file.js";
 import { STDIN, streamedRecord, type RecordInput } from "../record-input.js";
 import { Spool } from "../spool.js";
+import { StreamedDocument } from "../json-stream.js";
 import { verifyJson } from "../verify-view.js";
 
 export class RecheckCommand extends AegisCommand {
@@ -96,9 +98,10 @@ export class RecheckCommand extends AegisCommand {
     // One read of the record both verifies and rechecks it (a pipe works); what recheck
     // says waits in a spool until the verdict, which is printed first, is known.
     const spool = new Spool();
+    const document = new StreamedDocument("verdicts");
     try {
-      const { verification, tally, specs, fault } = await this.readOnce(input, keys, target, envelope, currentTools, spool);
-      return await this.report(input, sets, verification, keys.length > 0, spool, tally, specs, fault, currentTools !== undefined);
+      const { verification, tally, specs, fault } = await this.readOnce(input, keys, target, envelope, currentTools, spool, document);
+      return await this.report(input, sets, verification, keys.length > 0, spool, document, tally, specs, fault, currentTools !== undefined);
     } finally {
       spool.dispose();
     }
@@ -112,6 +115,7 @@ export class RecheckCommand extends AegisCommand {
     envelope: EnvelopeSource | undefined,
     currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
     spool: Spool,
+    document: StreamedDocument,
   ): Promise<{ verification: Verification; tally: RecheckTally; specs: SpecTally; fault: CliFault | undefined }> {
     const tally = new RecheckTally();
     const specs: SpecTally = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
@@ -126,7 +130,6 @@ export class RecheckCommand extends AegisCommand {
     const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
     const read = readVerifying(source, { ...(keys.length > 0 ? { trust: keys } : {}), onProgress: (bytes) => progress.update(bytes) });
     let fault: CliFault | undefined;
-    let first = true;
     try {
       const verdicts = recheckRecord(read.rows, target, {
         ...(envelope === undefined ? {} : { envelope: (digest) => envelope.get(digest) }),
@@ -137,8 +140,7 @@ export class RecheckCommand extends AegisCommand {
         tally.add(verdict);
         if (verdict.tool_spec !== undefined) specs[verdict.tool_spec.code]++;
         if (this.json) {
-          spool.add("out", `${first ? "" : ","}\n    ${JSON.stringify(verdictJson(verdict))}`);
-          first = false;
+          spool.add("out", document.item(verdictJson(verdict)));
         } else {
           spool.add("out", `${describeRecheckLine(verdict)}${verdict.tool_spec === undefined ? "" : `; tool_spec ${verdict.tool_spec.code}`}\n`);
           if (verdict.code === "indeterminate")
@@ -172,6 +174,7 @@ export class RecheckCommand extends AegisCommand {
     verification: Verification,
     pinned: boolean,
     spool: Spool,
+    document: StreamedDocument,
     tally: RecheckTally,
     specs: SpecTally,
     fault: CliFault | undefined,
@@ -182,27 +185,24 @@ export class RecheckCommand extends AegisCommand {
     const json = this.json;
     if (this.requireVerified && verification.verdict.status !== "verified") {
       const gate: CliFault = { code: "not_verified", verdict: verdictText, gate: "require_verified" };
-      if (json) await this.out(`${JSON.stringify({ ...this.jsonHead(verification, pinned, sets), verdicts: [], ...faultJson(gate) }, null, 2)}\n`);
+      // Refused before any verdict is printed: the document holds none.
+      const refused = new StreamedDocument("verdicts");
+      if (json) await this.out(refused.start(this.jsonHead(verification, pinned, sets)) + refused.end(faultJson(gate)));
       throw new CliError(gate);
     }
-    if (json) await this.out(`${JSON.stringify(this.jsonHead(verification, pinned, sets), null, 2).replace(/\n}$/, "")},\n  "verdicts": [`);
+    if (json) await this.out(document.start(this.jsonHead(verification, pinned, sets)));
     await spool.replay(async (stream, text) => {
       if (stream === "out") await this.out(text);
       else this.context.stderr.write(text);
     });
-    const none = tally.summary.outcomes === 0;
     if (fault !== undefined) {
       // Close the JSON document, so that what was printed still parses, and says why it stops.
-      if (json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
+      if (json) await this.out(document.end({ error: renderFault(fault).error, exit_code: exitCodeOfFault(fault) }));
       throw new CliError(fault);
     }
     const summary = tally.summary;
-    const conclusion = recheckConclusion(summary);
-    // The reference exits 0 on a file with no outcome; here that is a failure (issue 5).
-    const policyExit: ExitCode = match(conclusion)
-      .with({ code: "nothing_rechecked" }, () => 1 as const)
-      .with({ code: "all_unchanged" }, { code: "changed" }, { code: "indeterminate" }, () => recheckExitCode(summary))
-      .exhaustive(unmatched);
+    const conclusion = tally.conclusion;
+    const policyExit = exitCodeOfRecheck(conclusion);
     // A call made under a tool definition that has since changed is a change too; an
     // indeterminate answer still outranks it.
     const policyOrSpecExit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
@@ -213,12 +213,15 @@ export class RecheckCommand extends AegisCommand {
     const exit: ExitCode = gate === undefined ? policyOrSpecExit : exitCodeOfFault(gate);
     if (toolsGiven)
       this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
-    const specJson = toolsGiven ? `,\n  "tool_specs": ${JSON.stringify(specs)}` : "";
-    const conclusionCode = gate === undefined ? conclusion.code : "record_not_verified";
-    const gateJson = gate === undefined ? "" : `,\n  "error": ${JSON.stringify(renderFault(gate).error)}`;
     if (json)
       await this.out(
-        `${none ? "" : "\n  "}],\n  "summary": ${JSON.stringify(summary)}${specJson},\n  "conclusion": "${conclusionCode}"${gateJson},\n  "exit_code": ${exit}\n}\n`,
+        document.end({
+          summary,
+          ...(toolsGiven ? { tool_specs: specs } : {}),
+          conclusion: gate === undefined ? conclusion.code : "record_not_verified",
+          ...(gate === undefined ? {} : { error: renderFault(gate).error }),
+          exit_code: exit,
+        }),
       );
     if (gate !== undefined) throw new CliError(gate);
     if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: input.shown });
@@ -264,18 +267,9 @@ function unreachableSet(): never {
  * the whole response holding it, pinned as wrap pins them (SPEC §17.6).
  */
 async function readToolsList(path: string, warn: (text: string) => void): Promise<ReadonlyMap<string, ToolSpecDigest>> {
-  let text: string;
-  try {
-    text = (await readInputFile(path, MAX_TOOLS_LIST_BYTES)).toString("utf8");
-  } catch (error) {
-    throw new CliError({ code: "bad_tools_list", path, detail: describeIoError(error) });
-  }
-  let value: Json;
-  try {
-    value = JSON.parse(text) as Json;
-  } catch (error) {
-    throw new CliError({ code: "bad_tools_list", path, detail: `not JSON: ${messageOf(error)}` });
-  }
+  const read = await readJsonFile(path, MAX_TOOLS_LIST_BYTES);
+  if (!read.ok) throw new CliError({ code: "bad_tools_list", path, detail: read.detail });
+  const value = read.value as Json;
   const result =
     typeof value === "object" && value !== null && !Array.isArray(value) && "result" in value ? (value as { readonly result: Json }).result : value;
   const listing = pinListing(result);

@@ -12,8 +12,9 @@ import { entries } from "../show/entries-file.js";
 import { approvalIndex } from "../show/index-pass.js";
 import { renderEntry } from "../show/render.js";
 import { callBytes, renderCallBytes } from "../show/envelope-view.js";
-import { isLoss, openSource } from "../envelope/source.js";
+import { openSource } from "../envelope/source.js";
 import { describeDamage, type EnvelopeSource } from "@aegis/envelope";
+import { isLoss } from "@aegis/envelope/internal";
 import { parseHostFilter, parsePathFilter, type AxisFilter, type AxisFilterParse } from "../show/touched.js";
 import { filterJson, touchedLine, touchedSummary, touches } from "../show/touched-list.js";
 

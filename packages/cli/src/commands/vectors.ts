@@ -1,12 +1,10 @@
-import { messageOf } from "@aegis/format/internal";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { Command, Option } from "clipanion";
 import { AegisCommand } from "../command.js";
 import { CliError, renderFault } from "../fault.js";
 import type { ExitCode } from "../exit-code.js";
-import { readManifest } from "../vectors/manifest.js";
-import { runVector, type VectorResult } from "../vectors/run.js";
+import { runVectors } from "@aegis/vectors/oracle";
 
 /**
  * The vectors this aegis was released with: the `@aegis/vectors` package, a dependency of
@@ -46,20 +44,11 @@ export class VectorsCommand extends AegisCommand {
 
   protected async run(): Promise<ExitCode> {
     const dir = this.dir ?? bundledVectors();
-    const manifest = await readManifest(dir);
-    const results: VectorResult[] = [];
-    for (const vector of manifest.vectors) {
-      let result: VectorResult;
-      try {
-        result = await runVector(dir, vector);
-      } catch (error) {
-        // A vector whose input cannot be read fails; the others still run.
-        const text = error instanceof CliError ? renderFault(error.fault).error : messageOf(error);
-        result = { id: vector.id, passed: false, expected: vector.expected, actual: { error: text } };
-      }
-      results.push(result);
-    }
-    const failed = results.filter((r): r is Extract<VectorResult, { passed: false }> => !r.passed);
+    // A vector whose input cannot be read fails in the words of the CLI's fault; the others still run.
+    const run = await runVectors(dir, (fault) => renderFault(fault).error);
+    if (!run.ok) throw new CliError(run.fault);
+    const results = run.results;
+    const failed = results.flatMap((r) => (r.passed ? [] : [r]));
     const passed = results.length - failed.length;
     if (this.json) {
       await this.out(`${JSON.stringify({ schema: "aegis.vectors-run/1", passed, failed: failed.length, failures: failed }, null, 2)}\n`);

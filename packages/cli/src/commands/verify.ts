@@ -15,8 +15,9 @@ import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
 import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, mayBeNotARecord, verifyJsonParts, verifyTextParts } from "../verify-report.js";
 import { verifyJson } from "../verify-view.js";
-import { checkRecordAgainst, describeTally, type EnvelopeTally } from "../envelope/check-record.js";
-import { isLoss, openSource } from "../envelope/source.js";
+import { checkRecordAgainst, isLoss, type EnvelopeTally } from "@aegis/envelope/internal";
+import { describeTally } from "../envelope/check-record.js";
+import { openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
 
 export class VerifyCommand extends AegisCommand {

@@ -1,4 +1,4 @@
-import { unmatched } from "@aegis/format/internal";
+import { RECORDED_REASON, unmatched } from "@aegis/format/internal";
 import type { CapabilityOutcome, RecordWriter, ExecutionOutcome, PolicyOutcome } from "@aegis/format";
 import { decide, type CallAxes } from "@aegis/policy";
 import { match } from "ts-pattern";
@@ -99,8 +99,8 @@ export async function runScript(writer: RecordWriter): Promise<DemoCall[]> {
             max_output_bytes: 1048576,
           },
         }
-      : { status: "denied", reason: "policy blocked before capability" };
-    const execution: ExecutionOutcome = allowed ? step.runs.execution : { status: "host_denied", reason: "not executed" };
+      : { status: "denied", reason: RECORDED_REASON.blockedBeforeCapability };
+    const execution: ExecutionOutcome = allowed ? step.runs.execution : { status: "host_denied", reason: RECORDED_REASON.notExecuted };
     const common = {
       policy: decision.policy,
       capability,

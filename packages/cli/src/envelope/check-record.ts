@@ -1,46 +1,9 @@
 import { unmatched } from "@aegis/format/internal";
-import type { EnvelopeRead, EnvelopeSource } from "@aegis/envelope";
+import type { EnvelopeTally, ReferenceCheck } from "@aegis/envelope/internal";
 import { match } from "ts-pattern";
-import { digestReferences, type DigestReference } from "./references.js";
 
-/** What the Envelope answered for one digest the record names. */
-export interface ReferenceCheck {
-  readonly reference: DigestReference;
-  readonly read: EnvelopeRead;
-}
-
-export interface EnvelopeTally {
-  readonly digests: number;
-  readonly present: number;
-  readonly missing: number;
-  readonly digest_mismatch: number;
-  readonly redacted: number;
-}
-
-/**
- * Ask the Envelope for every digest the record names, in file order (SPEC §9, §14.1), and
- * count the answers. `onCheck` sees each one; the bytes are not kept.
- */
-export async function checkRecordAgainst(
-  record: string,
-  source: EnvelopeSource,
-  onCheck?: (check: ReferenceCheck) => Promise<void> | void,
-): Promise<EnvelopeTally> {
-  const tally = { digests: 0, present: 0, missing: 0, digest_mismatch: 0, redacted: 0 };
-  for await (const reference of digestReferences(record)) {
-    const read = await source.get(reference.digest);
-    tally.digests++;
-    match(read)
-      .with({ code: "present" }, () => tally.present++)
-      .with({ code: "missing" }, () => tally.missing++)
-      .with({ code: "digest_mismatch" }, () => tally.digest_mismatch++)
-      .with({ code: "redacted" }, () => tally.redacted++)
-      // Never the default handler: it would print the answer, bytes and all.
-      .exhaustive(unmatched);
-    await onCheck?.({ reference, read });
-  }
-  return tally;
-}
+// How the CLI shows what an Envelope holds for a record's digests; the check itself is
+// @aegis/envelope's (checkRecordAgainst).
 
 export function describeTally(t: EnvelopeTally): string {
   return `envelope: ${t.present} present, ${t.missing} missing, ${t.digest_mismatch} digest_mismatch, ${t.redacted} redacted (of ${t.digests} digests the record names)`;

@@ -1,6 +1,4 @@
-import { unmatched } from "@aegis/format/internal";
-import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeDamage, type EnvelopeSource } from "@aegis/envelope";
-import { match } from "ts-pattern";
+import { EnvelopeError, EnvelopeStore, openEnvelope, type EnvelopeSource } from "@aegis/envelope";
 import { CliError } from "../fault.js";
 
 /** Open a store or pack to read; its faults become CLI faults (exit 2). */
@@ -25,16 +23,4 @@ export async function envelopeFaults<T>(action: () => Promise<T>): Promise<T> {
     if (error instanceof EnvelopeError) throw new CliError({ code: "envelope", fault: error.fault });
     throw error;
   }
-}
-
-/**
- * Damage that cost entries or may have (SPEC §14.7), as against bookkeeping. An index that
- * was rebuilt or not written loses nothing, because the segments are the truth; a torn tail
- * is a put that was never acknowledged (SPEC §14.5), or one a live writer is making now.
- */
-export function isLoss(damage: EnvelopeDamage): boolean {
-  return match(damage)
-    .with({ code: "damaged_frame" }, { code: "damaged_header" }, { code: "missing_segment" }, { code: "not_regular_file" }, () => true)
-    .with({ code: "torn_tail" }, { code: "index_rebuilt" }, { code: "index_not_written" }, () => false)
-    .exhaustive(unmatched);
 }

@@ -1,7 +1,7 @@
 import { RecordReadError, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
 import { describePosition, describeIoError } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
-import { RecordFollower, SpanPlanner, callFacts, type CallRecord, type SessionRecord, type SpanPlan } from "@aegis/mcp/internal";
+import { RecordExport, type SpanPlan } from "@aegis/mcp/internal";
 import { CliError } from "../fault.js";
 import { STDIN, type RecordInput } from "../record-input.js";
 
@@ -11,12 +11,10 @@ import { STDIN, type RecordInput } from "../record-input.js";
  */
 export const MAX_EXPORTED_CALLS = 250_000;
 
-/** A record read for its spans: the verdict, and what was read on the way, in file order. */
+/** A record read for its spans: the verdict, and what was followed on the way, in file order. */
 export interface ReadForSpans {
   readonly verification: Verification;
-  readonly events: readonly ({ readonly code: "call"; readonly call: CallRecord } | { readonly code: "session"; readonly session: SessionRecord })[];
-  readonly calls: number;
-  readonly sessions: number;
+  readonly followed: RecordExport;
 }
 
 /**
@@ -24,25 +22,11 @@ export interface ReadForSpans {
  * made of them yet: the caller looks at the verdict first.
  */
 export async function readForSpans(input: RecordInput, keys: readonly string[], options: Pick<VerifyOptions, "onProgress">): Promise<ReadForSpans> {
-  const events: ReadForSpans["events"][number][] = [];
-  let calls = 0;
-  let sessions = 0;
-  let over = false;
-  const follower = new RecordFollower({
-    call: (call) => {
-      calls += 1;
-      if (calls > MAX_EXPORTED_CALLS) over = true;
-      else events.push({ code: "call", call });
-    },
-    session: (session) => {
-      sessions += 1;
-      if (!over) events.push({ code: "session", session });
-    },
-  });
+  const followed = new RecordExport(MAX_EXPORTED_CALLS);
   const walk: VerifyOptions = {
     ...(keys.length > 0 ? { trust: keys } : {}),
     ...options,
-    onLine: (line) => follower.line({ value: line.value, lineHash: line.lineHash, sessionIndex: line.at.session_index }),
+    onLine: (line) => followed.line({ value: line.value, lineHash: line.lineHash, sessionIndex: line.at.session_index }),
   };
   let verification: Verification;
   try {
@@ -52,25 +36,19 @@ export async function readForSpans(input: RecordInput, keys: readonly string[], 
     if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: describeIoError(error.cause) });
     throw error;
   }
-  follower.end();
-  if (over && verification.verdict.status !== "tampered") throw new CliError({ code: "export", fault: { code: "too_many_calls", limit: MAX_EXPORTED_CALLS } });
-  return { verification, events, calls, sessions };
+  followed.end();
+  if (followed.over && verification.verdict.status !== "tampered")
+    throw new CliError({ code: "export", fault: { code: "too_many_calls", limit: MAX_EXPORTED_CALLS } });
+  return { verification, followed };
 }
 
 /**
  * The spans of what was read, in file order: each call's request and response read from
  * the Envelope, when one is given, for what the span takes from them (SPEC Appendix A.3).
  */
-export async function planSpans(read: ReadForSpans, envelope: EnvelopeSource | undefined, content: boolean): Promise<SpanPlan[]> {
-  const planner = new SpanPlanner();
-  const plans: SpanPlan[] = [];
-  for (const event of read.events) {
-    const plan = event.code === "call" ? planner.call(event.call, await callFacts(event.call, envelope, content)) : planner.session(event.session);
-    if ("code" in plan) {
-      const at = describePosition({ session_index: plan.sessionIndex ?? 0, seq: plan.seq });
-      throw new CliError({ code: "export", fault: { code: "untimed", at: `the Line at ${at}` } });
-    }
-    plans.push(plan);
-  }
-  return plans;
+export async function planSpans(read: ReadForSpans, envelope: EnvelopeSource | undefined, content: boolean): Promise<readonly SpanPlan[]> {
+  const planned = await read.followed.plan(envelope, content);
+  if (planned.ok) return planned.plans;
+  const at = describePosition({ session_index: planned.untimed.sessionIndex ?? 0, seq: planned.untimed.seq });
+  throw new CliError({ code: "export", fault: { code: "untimed", at: `the Line at ${at}` } });
 }

@@ -1,12 +1,12 @@
 import { RecordReadError, describeVerdict, readVerifying, type EnvelopeRead, type Verification } from "@aegis/format";
 import { describeIoError, unmatched } from "@aegis/format/internal";
 import type { EnvelopeSource } from "@aegis/envelope";
+import { checkRecordAgainst } from "@aegis/envelope/internal";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckVerdict } from "@aegis/policy";
 import { explainIndeterminate } from "@aegis/policy/internal";
 import { verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { describeFinding } from "../checkpoint-finding.js";
-import { checkRecordAgainst } from "../envelope/check-record.js";
 import { CliError } from "../fault.js";
 import type { CheckpointData, EnvelopeData, HeldEntry, RecheckData, RecheckedCall } from "./data.js";
 

@@ -2,6 +2,8 @@ import { constants, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { match } from "ts-pattern";
 import { unmatched } from "../unreachable.js";
+import { describeIoError } from "./io-text.js";
+import { messageOf } from "./sync.js";
 import { FaultError } from "../fault-error.js";
 
 /**
@@ -77,6 +79,28 @@ export async function readInputFile(path: string, limit: number): Promise<Buffer
     return await readAtMost(handle, path, info.size, limit);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The JSON value of the regular file at `path` (at most `limit` bytes), or why there is none:
+ * the read's error in words, or `not JSON: ...`. For a file a user hands a command, whose
+ * fault names it: a server's tools list, a vectors manifest.
+ */
+export async function readJsonFile(
+  path: string,
+  limit: number,
+): Promise<{ readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly detail: string }> {
+  let text: string;
+  try {
+    text = (await readInputFile(path, limit)).toString("utf8");
+  } catch (error) {
+    return { ok: false, detail: describeIoError(error) };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, detail: `not JSON: ${messageOf(error)}` };
   }
 }
 

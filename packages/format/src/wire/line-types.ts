@@ -248,7 +248,7 @@ export type DecisionLine = LineHeader<"decision"> & DecisionPayload & SignatureB
 export type CloseLine = LineHeader<"close"> & SignatureBlock;
 
 /**
- * What a writer appends. `intent` has no signing path: the signed kinds are exactly
+ * What a writer appends and signs. `intent` has no signing path: the signed kinds are exactly
  * those a {@link SignedPayload} can name (SPEC §5.1).
  */
 export type SignedPayload =

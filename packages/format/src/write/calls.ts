@@ -1,5 +1,5 @@
 import type { LineHash, PolicySetHash } from "../wire/digest.js";
-import type { IntentPayload, OutcomePayload } from "../wire/line-types.js";
+import type { IntentPayload, OutcomePayload, SignedPayload } from "../wire/line-types.js";
 
 /** The shapes a caller of the writer's call API hands it (SPEC §13.2). */
 
@@ -36,3 +36,12 @@ export interface EndOptions {
    */
   readonly sync?: "now" | "soon";
 }
+
+/** What a writer appends and never signs: an `intent` (SPEC §5.1). */
+export interface UnsignedPayload {
+  readonly line_type: "intent";
+  readonly payload: IntentPayload;
+}
+
+/** Every Line a writer appends: its kind alone says whether it is signed. */
+export type AppendedPayload = SignedPayload | UnsignedPayload;

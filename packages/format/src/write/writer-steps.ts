@@ -3,6 +3,7 @@ import type { DecisionAxes, ExecutionOutcome } from "../wire/line-types.js";
 import { messageOf } from "../durable/sync.js";
 import { describeIoError } from "../durable/io-text.js";
 import { RecordWriterError } from "./writer-error.js";
+import { RECORDED_REASON } from "./recorded-reasons.js";
 
 // The writer's small steps that hold no state: its clock's spelling, the faults it makes of
 // an Envelope's or the disk's refusal. RecordWriter (writer.ts) is the state.
@@ -24,7 +25,8 @@ const LATEST_TIME = 253_402_300_799_999;
 
 export function unfinished(execution: ExecutionOutcome): CallResult {
   const axes: DecisionAxes = {};
-  return { policy: { status: "denied", reason: "not evaluated" }, capability: { status: "denied", reason: "not evaluated" }, execution, decision_axes: axes };
+  const notEvaluated = { status: "denied", reason: RECORDED_REASON.notEvaluated } as const;
+  return { policy: notEvaluated, capability: notEvaluated, execution, decision_axes: axes };
 }
 
 /** Ask the Envelope; a refusal becomes the writer's `envelope` fault. */

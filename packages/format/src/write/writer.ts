@@ -1,7 +1,7 @@
 import { open as openFile, type FileHandle } from "node:fs/promises";
 import { writeSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
+import type { Appended, AppendedPayload, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
 import type { EnvelopeSink } from "../envelope-boundary.js";
 import { CallLedger } from "./call-ledger.js";
 import { CanonicalFormError } from "../wire/canonical.js";
@@ -11,7 +11,7 @@ import { acquireLock, type RecoveredLock } from "../durable/lock.js";
 import { syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
 import { toHex } from "../wire/hex.js";
 import type { SigningKey } from "../crypto/keys.js";
-import { SCHEMA_VERSION, type DecisionPayload, type IntentPayload, type OutcomePayload, type PublicKeyHex, type SignedPayload } from "../wire/line-types.js";
+import { SCHEMA_VERSION, type DecisionPayload, type OutcomePayload, type PublicKeyHex } from "../wire/line-types.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { sealLine } from "../crypto/signing.js";
 import { lineAt, readFileTail } from "./tail.js";
@@ -20,6 +20,7 @@ import { RecordWriterError, lockedFault } from "./writer-error.js";
 
 import type { AppendedLine, RecordWriterOptions } from "./writer-options.js";
 import { io, lineTime, mismatch, put, systemClock, unfinished } from "./writer-steps.js";
+import { RECORDED_REASON } from "./recorded-reasons.js";
 
 export type { Appended, CallEnding, CallOpening, CallResult, CallStart, EndOptions } from "./calls.js";
 export type { AppendedLine, RecordWriterOptions } from "./writer-options.js";
@@ -111,7 +112,7 @@ export class RecordWriter {
       // A last line that parses but lost its newline lost nothing else: complete it.
       if (tail.code === "line" && !tail.endsWithNewline) writer.batch.push("\n");
       const publicKey = toHex(options.key.publicKey) as PublicKeyHex;
-      await writer.appendSigned({
+      await writer.append({
         line_type: "open",
         payload: { public_key: publicKey, ...(tail.code === "line" ? { prev_session_tail: tail.lineHash } : {}) },
       });
@@ -133,21 +134,32 @@ export class RecordWriter {
     return this.ledger.openIds();
   }
 
-  // Lines appended as given.
+  // Lines given whole. A call's Lines go through the ledger as the call API's do.
 
-  /** Record that a call is about to run. Resolves once the intent is durable (SPEC §5.1). */
-  intent(payload: IntentPayload): Promise<Appended> {
-    return this.append("intent", payload, false);
+  /**
+   * Record that a call is about to run: its intent, given its digest. Resolves once the intent
+   * is durable (SPEC §5.1). The call is then in flight as one begun with
+   * {@link RecordWriter.beginCall}: an {@link RecordWriter.outcome} or
+   * {@link RecordWriter.endCall} ends it, and `close()` records it abandoned if nothing does.
+   *
+   * @throws RecordWriterError `duplicate_call` when a call `call_id` is in flight.
+   */
+  intent(start: CallStart): Promise<Appended> {
+    return this.beginCall(start);
   }
 
-  /** Record how a call ended. */
+  /**
+   * Record how a call ended, given its whole outcome. When a call `call_id` is in flight on
+   * this writer, this ends it; otherwise the outcome stands alone, as for a call refused
+   * before an intent was written.
+   */
   outcome(payload: OutcomePayload): Promise<Appended> {
-    return this.appendSigned({ line_type: "outcome", payload });
+    return this.appendOutcome(payload, this.ledger.openCall(payload.call_id), "now");
   }
 
   /** Record a human verdict on a parked call (SPEC §5.3, `decision`). */
   decision(payload: DecisionPayload): Promise<Appended> {
-    return this.appendSigned({ line_type: "decision", payload });
+    return this.append({ line_type: "decision", payload });
   }
 
   // Calls: an outcome on every exit path.
@@ -228,7 +240,7 @@ export class RecordWriter {
     try {
       finished = await body();
     } catch (error) {
-      await this.endCall(start.call_id, unfinished({ status: "trap", message: "host panic during tool call" }));
+      await this.endCall(start.call_id, unfinished({ status: "trap", message: RECORDED_REASON.hostPanic }));
       throw error;
     }
     await this.endCall(start.call_id, finished.outcome);
@@ -250,8 +262,10 @@ export class RecordWriter {
       // put (then abandoned below), outcomes whose response is. With none under way, nothing
       // is awaited: the calls open now are abandoned before anything else can run.
       while (this.ledger.busy) await this.ledger.settle();
-      const abandoned = this.ledger.openIds().map((callId) => this.endCall(callId, unfinished({ status: "host_denied", reason: "session abandoned" })));
-      const close = this.appendSigned({ line_type: "close", payload: {} });
+      const abandoned = this.ledger
+        .openIds()
+        .map((callId) => this.endCall(callId, unfinished({ status: "host_denied", reason: RECORDED_REASON.sessionAbandoned })));
+      const close = this.append({ line_type: "close", payload: {} });
       this.closed = true;
       // Wait for all of them: a rejection left unobserved would end the process.
       const settled = await Promise.allSettled([...abandoned, close]);
@@ -267,7 +281,7 @@ export class RecordWriter {
   private async startCall(call: CallStart): Promise<Appended> {
     const { policy_set_hash: _unused, ...intent } = call;
     void _unused;
-    const appended = this.append("intent", intent, false);
+    const appended = this.append({ line_type: "intent", payload: intent });
     this.ledger.open(call);
     try {
       return await appended;
@@ -307,7 +321,13 @@ export class RecordWriter {
       // SPEC §14.11: the outcome names the read its intent named, on every exit path.
       ...(start.envelope_access === undefined ? {} : { envelope_access: start.envelope_access }),
     };
-    const appended = this.append("outcome", payload, true, urgency);
+    return this.appendOutcome(payload, start, urgency);
+  }
+
+  /** Append an outcome; it ends `start`, the call in flight it answers, when there is one. */
+  private appendOutcome(payload: OutcomePayload, start: CallStart | undefined, urgency: Urgency): Promise<Appended> {
+    const appended = this.append({ line_type: "outcome", payload }, urgency);
+    if (start === undefined) return appended;
     this.ledger.release(start.call_id, start);
     // A refused outcome (outside the value space, too long) leaves the call open, for close()
     // to record as abandoned, unless its id was taken again meanwhile.
@@ -327,21 +347,21 @@ export class RecordWriter {
 
   // The append: the part that must not be interrupted.
 
-  private appendSigned(line: SignedPayload): Promise<Appended> {
-    return this.append(line.line_type, line.payload, true);
-  }
-
-  /** Everything from `seq` to the new tail, with no await inside. */
-  private append(lineType: string, payload: object, signed: boolean, urgency: Urgency = "now"): Promise<Appended> {
+  /**
+   * Everything from `seq` to the new tail, with no await inside. The Line's kind decides
+   * whether it is signed: an intent never is (SPEC §5.1), every other kind always.
+   */
+  private append(given: AppendedPayload, urgency: Urgency = "now"): Promise<Appended> {
     const failure = this.commit.failure;
     if (failure !== undefined) return Promise.reject(failure);
     if (this.closed) return Promise.reject(new RecordWriterError({ code: "closed" }));
     const seq = this.nextSeq;
-    const prev = lineType === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
+    const prev = given.line_type === "open" ? PrevHash.GENESIS : PrevHash.after(this.tail);
+    const key = given.line_type === "intent" ? undefined : this.key;
     let sealed;
     try {
-      const line = { ...payload, schema_version: SCHEMA_VERSION, line_type: lineType, seq, prev_hash: prev };
-      sealed = sealLine(this.clock === undefined ? line : { ...line, time: lineTime(this.clock()) }, signed ? this.key : undefined);
+      const line = { ...given.payload, schema_version: SCHEMA_VERSION, line_type: given.line_type, seq, prev_hash: prev };
+      sealed = sealLine(this.clock === undefined ? line : { ...line, time: lineTime(this.clock()) }, key);
     } catch (error) {
       if (error instanceof CanonicalFormError) return Promise.reject(new RecordWriterError({ code: "not_canonical", fault: error.fault }));
       return Promise.reject(error);

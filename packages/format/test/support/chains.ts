@@ -33,7 +33,7 @@ export async function writeSession(path: string, options: { key?: SigningKey; ca
   const writer = await RecordWriter.open(path, { key: options.key ?? DEV, allowInsecureDevKey: true, clock: false });
   for (let i = 0; i < (options.calls ?? 2); i++) {
     const id = `call-${i}`;
-    await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)) });
+    await writer.intent({ call_id: id, tool_id: "fs.read", request_digest: RequestDigest.of(Buffer.from(`request ${id}`)), policy_set_hash: POLICY });
     await writer.outcome(outcome(id));
   }
   await writer.outcome({ ...outcome("call-park", "net.post"), policy: { status: "pending_approval", approval_id: "apr-1" } });

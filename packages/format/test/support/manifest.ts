@@ -1,6 +1,6 @@
 import { readVectorJson } from "./vectors.js";
 
-/** The entries of `vectors/manifest.json` this package's tests read (the CLI owns the full schema). */
+/** The entries of `vectors/manifest.json` this package's tests read (the vector oracle, `vectors/src/manifest.ts`, owns the full schema). */
 export interface ManifestEntry {
   readonly id: string;
   readonly kind: string;

@@ -1,4 +1,4 @@
-import { type OutcomeLine } from "@aegis/format/internal";
+import { RECORDED_REASON, type OutcomeLine } from "@aegis/format/internal";
 import type { RequestFacts, ResponseFacts } from "./facts.js";
 import type { CallRecord, SessionRecord } from "./follow.js";
 import { callSpanId, sessionSpanId, sessionTraceId, type SpanRef } from "./ids.js";
@@ -161,9 +161,6 @@ function callAttributes(call: CallRecord, facts: CallFacts, errorType: string | 
   });
 }
 
-/** The reference's word for a station that did not judge the call (SPEC §17.2). */
-const NOT_EVALUATED = "not evaluated";
-
 /**
  * `error.type` and the status message (SPEC Appendix A.4): the first of the policy, capability
  * and execution stations that did not let the call through, passing over one that says it did
@@ -174,7 +171,7 @@ function errorOf(call: CallRecord, response: ResponseFacts | undefined): { reado
   if (outcome === undefined)
     return { type: "no_outcome", message: call.ending === "in_flight" ? "no outcome yet: the Session has not ended" : "its Session ended without an outcome" };
   const stopped = stations(outcome);
-  const judged = stopped.find((s) => s.reason !== NOT_EVALUATED) ?? stopped.at(-1);
+  const judged = stopped.find((s) => s.reason !== RECORDED_REASON.notEvaluated) ?? stopped.at(-1);
   if (judged !== undefined)
     return { type: judged.type, message: `${judged.station} ${judged.status}${judged.reason === undefined ? "" : `: ${judged.reason}`}` };
   if (response?.errorCode !== undefined) return { type: response.errorCode, message: response.errorMessage ?? `JSON-RPC error ${response.errorCode}` };

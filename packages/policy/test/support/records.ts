@@ -48,7 +48,7 @@ export async function writeSession(path: string, set: PolicySet, calls: readonly
   try {
     for (const call of calls) {
       const request = requestOf(call);
-      await writer.intent({ call_id: call.call_id, tool_id: call.tool_id, request_digest: RequestDigest.of(request) });
+      await writer.intent({ call_id: call.call_id, tool_id: call.tool_id, request_digest: RequestDigest.of(request), policy_set_hash: set.hash });
       const decision = decide(set, { tool_id: call.tool_id, ...(call.axes === undefined ? {} : { axes: call.axes }), request }, live);
       decisions.push(decision);
       await writer.outcome(outcomeOf(call, decision));

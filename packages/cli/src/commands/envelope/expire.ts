@@ -3,7 +3,7 @@ import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
 import { envelopeFaults, openSource, openStore } from "../../envelope/source.js";
-import { expireEntries, parseBefore, planExpiry, wouldExpire, type Expired, type ExpiryPlan, type ExpiryTally } from "../../envelope/expiry.js";
+import { expire } from "@aegis/envelope/internal";
 
 export class EnvelopeExpireCommand extends AegisCommand {
   static override paths = [["envelope", "expire"]];
@@ -34,43 +34,32 @@ export class EnvelopeExpireCommand extends AegisCommand {
   dryRun = Option.Boolean("--dry-run", false, { description: "Say what would go, and change nothing" });
 
   protected async run(): Promise<ExitCode> {
-    const before = parseBefore(this.before);
-    if (!before.ok) throw new CliError({ code: "usage", message: `--before: ${before.detail}`, command: "envelope expire" });
     if (this.records.length === 0)
       throw new CliError({
         code: "usage",
         message: "envelope expire requires --record: the records whose calls decide which bytes are still needed",
         command: "envelope expire",
       });
-    const plan = await planExpiry(this.records, before.ms);
-    const cutoff = new Date(before.ms).toISOString();
     const verb = this.dryRun ? "would expire" : "expired";
-    const onExpired = (e: Expired): Promise<void> => this.out(`${verb} ${e.digest} (${e.size} bytes, last named ${e.latest})\n`);
-    let tally: ExpiryTally;
-    if (this.dryRun) {
-      const source = await openSource(this.envelope);
-      try {
-        tally = await envelopeFaults(() => wouldExpire(source, plan, onExpired));
-      } finally {
-        await source.close();
-      }
-    } else {
-      const store = await openStore(this.envelope);
-      try {
-        tally = await envelopeFaults(() => expireEntries(store, plan, onExpired));
-      } finally {
-        await store.close();
-      }
+    const done = await envelopeFaults(() =>
+      expire(
+        this.records,
+        this.before,
+        this.dryRun ? { code: "dry_run", open: () => openSource(this.envelope) } : { code: "redact", open: () => openStore(this.envelope) },
+        (e) => this.out(`${verb} ${e.digest} (${e.size} bytes, last named ${e.latest})\n`),
+      ),
+    );
+    if (!done.ok) {
+      const refusal = done.refusal;
+      if (refusal.code === "bad_before") throw new CliError({ code: "usage", message: `--before: ${refusal.detail}`, command: "envelope expire" });
+      throw new CliError(refusal);
     }
-    await this.out(`${summary(verb, tally, plan, cutoff)}\n`);
+    const { tally: t, plan } = done;
+    await this.out(
+      `${verb} ${t.expired} ${t.expired === 1 ? "entry" : "entries"} (${t.removedBytes} bytes) named only before ${done.cutoff}; ` +
+        `kept ${plan.keptLater} named on or after it and ${plan.keptUndated} named by a Line with no time; ` +
+        `${t.alreadyRedacted} already redacted, ${t.notHeld} not in the store\n`,
+    );
     return 0;
   }
-}
-
-function summary(verb: string, t: ExpiryTally, plan: ExpiryPlan, cutoff: string): string {
-  return (
-    `${verb} ${t.expired} ${t.expired === 1 ? "entry" : "entries"} (${t.removedBytes} bytes) named only before ${cutoff}; ` +
-    `kept ${plan.keptLater} named on or after it and ${plan.keptUndated} named by a Line with no time; ` +
-    `${t.alreadyRedacted} already redacted, ${t.notHeld} not in the store`
-  );
 }

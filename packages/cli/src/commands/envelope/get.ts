@@ -5,8 +5,9 @@ import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
 import { parseDigestArgument } from "../../envelope/digest-argument.js";
-import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
+import { envelopeFaults, openSource } from "../../envelope/source.js";
 import { MAX_REASON_BYTES, describeDamage, describeEnvelopeFault, type EnvelopeSource } from "@aegis/envelope";
+import { isLoss } from "@aegis/envelope/internal";
 import { beginAccess, type AccessCall } from "../../envelope/access-record.js";
 import { readSigningKey } from "../../signing-key.js";
 

@@ -1,11 +1,11 @@
 import { Command, Option } from "clipanion";
 import { writePack } from "@aegis/envelope";
+import { digestReferences } from "@aegis/envelope/internal";
 import { describeIoError } from "@aegis/format/internal";
 import { AegisCommand } from "../../command.js";
 import type { ExitCode } from "../../exit-code.js";
 import { CliError } from "../../fault.js";
 import { rereadableRecord } from "../../record-input.js";
-import { digestReferences } from "../../envelope/references.js";
 import { envelopeFaults, openSource } from "../../envelope/source.js";
 
 export class EnvelopePackCommand extends AegisCommand {

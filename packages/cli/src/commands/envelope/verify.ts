@@ -2,11 +2,13 @@ import { Command, Option } from "clipanion";
 import { EnvelopeError, checkEnvelope, describeDamage, type EnvelopeCheck } from "@aegis/envelope";
 import { describeIoError } from "@aegis/format/internal";
 import { AegisCommand, StdoutClosed } from "../../command.js";
-import type { ExitCode } from "../../exit-code.js";
+import { exitCodeOfEnvelopeCheck, type ExitCode } from "../../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../../fault.js";
 import { rereadableRecord, type RecordInput } from "../../record-input.js";
-import { checkJson, checkRecordAgainst, describeCheck, describeTally, type EnvelopeTally, type ReferenceCheck } from "../../envelope/check-record.js";
-import { envelopeFaults, isLoss, openSource } from "../../envelope/source.js";
+import { checkRecordAgainst, isLoss, type EnvelopeTally, type ReferenceCheck } from "@aegis/envelope/internal";
+import { checkJson, describeCheck, describeTally } from "../../envelope/check-record.js";
+import { envelopeFaults, openSource } from "../../envelope/source.js";
+import { StreamedDocument } from "../../json-stream.js";
 
 export class EnvelopeVerifyCommand extends AegisCommand {
   static override paths = [["envelope", "verify"]];
@@ -51,12 +53,10 @@ export class EnvelopeVerifyCommand extends AegisCommand {
       if (losses.length > 0)
         this.context.stderr.write("help: the entries around the damage were read; `aegis envelope pack` can copy the whole ones to a new pack\n");
       // Streamed, in text and JSON alike: memory does not grow with the record.
-      if (this.json) await this.out(`{\n  "schema": "aegis.envelope-verify/1",\n  "digests": [`);
-      let first = true;
+      const document = new StreamedDocument("digests");
+      if (this.json) await this.out(document.start({ schema: "aegis.envelope-verify/1" }));
       const onCheck = async (check: ReferenceCheck): Promise<void> => {
-        if (this.json) await this.out(`${first ? "" : ","}\n    ${JSON.stringify(checkJson(check))}`);
-        else await this.out(`${describeCheck(check)}\n`);
-        first = false;
+        await this.out(this.json ? document.item(checkJson(check)) : `${describeCheck(check)}\n`);
       };
       let tally: EnvelopeTally;
       try {
@@ -67,17 +67,14 @@ export class EnvelopeVerifyCommand extends AegisCommand {
           error instanceof EnvelopeError
             ? { code: "envelope", fault: error.fault }
             : { code: "unreadable_record", path: input.shown, detail: describeIoError(error) };
-        if (this.json) await this.out(`\n  ],\n  "error": ${JSON.stringify(renderFault(fault).error)},\n  "exit_code": ${exitCodeOfFault(fault)}\n}\n`);
+        if (this.json) await this.out(document.end({ error: renderFault(fault).error, exit_code: exitCodeOfFault(fault) }));
         throw new CliError(fault);
       }
       const full = this.full ? await envelopeFaults(() => checkEnvelope(this.envelope)) : undefined;
       const fullLosses = full === undefined ? 0 : full.mismatched.length + full.damage.filter(isLoss).length + full.unscrubbed.length;
-      const exit: ExitCode = tally.digest_mismatch > 0 || (full?.mismatched.length ?? 0) > 0 ? 1 : losses.length > 0 || fullLosses > 0 ? 2 : 0;
+      const exit = exitCodeOfEnvelopeCheck({ mismatched: tally.digest_mismatch + (full?.mismatched.length ?? 0), lost: losses.length + fullLosses });
       if (this.json) {
-        const fullJson = full === undefined ? "" : `,\n  "full": ${JSON.stringify(full)}`;
-        await this.out(
-          `${first ? "" : "\n  "}],\n  "summary": ${JSON.stringify(tally)},\n  "damage": ${JSON.stringify(source.damage)}${fullJson},\n  "exit_code": ${exit}\n}\n`,
-        );
+        await this.out(document.end({ summary: tally, damage: source.damage, ...(full === undefined ? {} : { full }), exit_code: exit }));
       } else {
         await this.out(`${describeTally(tally)}\n`);
         if (full !== undefined) await this.out(describeFull(full));

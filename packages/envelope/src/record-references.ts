@@ -1,5 +1,11 @@
-import { type RequestDigest, type ResponseDigest, type ToolSpecDigest, type JsonObject } from "@aegis/format";
-import { tryParseDigest, readRecord } from "@aegis/format/internal";
+import type { JsonObject, RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
+import { readRecord, tryParseDigest, unmatched } from "@aegis/format/internal";
+import { match } from "ts-pattern";
+import type { EnvelopeRead, EnvelopeSource } from "./source.js";
+
+// Which Envelope bytes a record names, and what a store or pack holds for each (SPEC §9,
+// §14.1): `aegis envelope verify`, `verify --envelope`, `report`, `envelope pack` and the
+// envelope vectors all ask through here.
 
 /** One place a record names Envelope bytes (SPEC §9). */
 export interface DigestReference {
@@ -63,4 +69,44 @@ function digestMember<K extends "RequestDigest" | "ResponseDigest" | "ToolSpecDi
   if (typeof text !== "string") return undefined;
   const parsed = tryParseDigest(kind, text);
   return parsed.ok ? parsed.digest : undefined;
+}
+
+/** What the Envelope answered for one digest the record names. */
+export interface ReferenceCheck {
+  readonly reference: DigestReference;
+  readonly read: EnvelopeRead;
+}
+
+/** How many of the digests a record names an Envelope holds, and how it holds the rest. */
+export interface EnvelopeTally {
+  readonly digests: number;
+  readonly present: number;
+  readonly missing: number;
+  readonly digest_mismatch: number;
+  readonly redacted: number;
+}
+
+/**
+ * Ask the Envelope for every digest the record names, in file order (SPEC §9, §14.1), and
+ * count the answers. `onCheck` sees each one; the bytes are not kept.
+ */
+export async function checkRecordAgainst(
+  record: string,
+  source: EnvelopeSource,
+  onCheck?: (check: ReferenceCheck) => Promise<void> | void,
+): Promise<EnvelopeTally> {
+  const tally = { digests: 0, present: 0, missing: 0, digest_mismatch: 0, redacted: 0 };
+  for await (const reference of digestReferences(record)) {
+    const read = await source.get(reference.digest);
+    tally.digests++;
+    match(read)
+      .with({ code: "present" }, () => tally.present++)
+      .with({ code: "missing" }, () => tally.missing++)
+      .with({ code: "digest_mismatch" }, () => tally.digest_mismatch++)
+      .with({ code: "redacted" }, () => tally.redacted++)
+      // Never the default handler: it would print the answer, bytes and all.
+      .exhaustive(unmatched);
+    await onCheck?.({ reference, read });
+  }
+  return tally;
 }

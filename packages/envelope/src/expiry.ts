@@ -1,18 +1,23 @@
-import { RecordReadError, describeVerdict, type RequestDigest, verifyRecord, type WalkedLine } from "@aegis/format";
-import { tryParseDigest, describeIoError, detachedString, isLineTime, unmatched } from "@aegis/format/internal";
-import type { EnvelopeSource, EnvelopeStore, RedactOutcome } from "@aegis/envelope";
+import { RecordReadError, describeVerdict, verifyRecord, type RequestDigest, type WalkedLine } from "@aegis/format";
+import { describeIoError, detachedString, isLineTime, tryParseDigest, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import { CliError } from "../fault.js";
+import type { EnvelopeSource } from "./source.js";
+import type { EnvelopeStore } from "./store.js";
+import type { RedactOutcome } from "./redaction.js";
+
+// Expiry (SPEC §14.12): which entries the given records no longer need after a cutoff, and
+// their redaction. `aegis envelope expire`, the envelope vectors' oracle and their generator
+// all go through `expire`, so that a vector and the command it stands for expire alike.
 
 /** The reason every tombstone expiry writes carries (SPEC §14.12). */
-export const RETENTION_REASON = "retention";
+const RETENTION_REASON = "retention";
 
 /** `--before`: `YYYY-MM-DD` (midnight UTC), or a time in UTC with a `Z`. */
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 /** The cutoff as milliseconds since the epoch, or why the text is not one. */
-export function parseBefore(text: string): { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly detail: string } {
+function parseBefore(text: string): { readonly ok: true; readonly ms: number } | { readonly ok: false; readonly detail: string } {
   const spelled = DATE.test(text) ? `${text}T00:00:00Z` : INSTANT.test(text) ? text : undefined;
   if (spelled === undefined)
     return { ok: false, detail: `a date in UTC is YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ, with a Z and no other offset (got ${JSON.stringify(text)})` };
@@ -36,12 +41,23 @@ export interface ExpiryPlan {
   readonly keptUndated: number;
 }
 
+/** Why nothing was expired: the cutoff is not a time, or a record could not be read, or does not verify. */
+export type ExpiryRefusal =
+  /** `detail`: why the cutoff's text is not a time in UTC (`--before`). */
+  | { readonly code: "bad_before"; readonly detail: string }
+  | { readonly code: "unreadable_record"; readonly path: string; readonly detail: string }
+  /** `verdict`: the verifier's line on the record (`Tampered: ...`). */
+  | { readonly code: "expiry_refused"; readonly path: string; readonly verdict: string };
+
 /**
  * SPEC §14.12: walk each record as the verifier does (it must verify), and for every digest an
  * `intent` or `outcome` names (`request_digest`, `response_digest`, `tool_spec_digest`), keep
  * the latest `time` of the Lines naming it. Memory: one map entry per digest named.
  */
-export async function planExpiry(records: readonly string[], beforeMs: number): Promise<ExpiryPlan> {
+async function planExpiry(
+  records: readonly string[],
+  beforeMs: number,
+): Promise<{ readonly ok: true; readonly plan: ExpiryPlan } | { readonly ok: false; readonly refusal: ExpiryRefusal }> {
   const latest = new Map<RequestDigest, number>();
   const onLine = (line: WalkedLine): void => {
     const type = line.lineType.token;
@@ -66,12 +82,13 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
     try {
       verification = await verifyRecord({ path: record }, { onLine });
     } catch (error) {
-      if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: record, detail: describeIoError(error.cause) });
+      if (error instanceof RecordReadError) return { ok: false, refusal: { code: "unreadable_record", path: record, detail: describeIoError(error.cause) } };
       throw error;
     }
     // A record that does not verify may have been cut or edited: its times, and the calls it
     // no longer shows, cannot decide what to delete.
-    if (verification.verdict.status !== "verified") throw new CliError({ code: "expiry_refused", path: record, verdict: describeVerdict(verification) });
+    if (verification.verdict.status !== "verified")
+      return { ok: false, refusal: { code: "expiry_refused", path: record, verdict: describeVerdict(verification) } };
   }
   const expire: { digest: RequestDigest; latest: string }[] = [];
   let keptLater = 0;
@@ -81,7 +98,7 @@ export async function planExpiry(records: readonly string[], beforeMs: number): 
     else if (when >= beforeMs) keptLater++;
     else expire.push({ digest, latest: new Date(when).toISOString() });
   }
-  return { expire, keptLater, keptUndated };
+  return { ok: true, plan: { expire, keptLater, keptUndated } };
 }
 
 /** What expiry did (or, with `--dry-run`, would do) to the entries the plan names. */
@@ -112,7 +129,7 @@ const WINDOW = 32;
  * durable and its bytes are overwritten and synced: what it is told is done, a crash
  * notwithstanding.
  */
-export async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
+async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
   let expired = 0;
   let removedBytes = 0;
   let alreadyRedacted = 0;
@@ -148,7 +165,7 @@ export async function expireEntries(store: EnvelopeStore, plan: ExpiryPlan, onEx
 }
 
 /** `--dry-run`: what {@link expireEntries} would do, read from a store opened read-only. */
-export async function wouldExpire(source: EnvelopeSource, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
+async function wouldExpire(source: EnvelopeSource, plan: ExpiryPlan, onExpired: (e: Expired) => Promise<void>): Promise<ExpiryTally> {
   let expired = 0;
   let removedBytes = 0;
   let alreadyRedacted = 0;
@@ -164,4 +181,53 @@ export async function wouldExpire(source: EnvelopeSource, plan: ExpiryPlan, onEx
     }
   }
   return { expired, removedBytes, alreadyRedacted, notHeld };
+}
+
+/**
+ * Where expiry redacts: a store opened as its one writer, or, for a dry run, a source opened to
+ * read. It is opened only once the plan is made, so a record that is refused keeps no writer
+ * waiting, and closed before `expire` returns.
+ */
+export type ExpiryTarget =
+  { readonly code: "redact"; readonly open: () => Promise<EnvelopeStore> } | { readonly code: "dry_run"; readonly open: () => Promise<EnvelopeSource> };
+
+/**
+ * SPEC §14.12, whole: read the cutoff (`YYYY-MM-DD` or a UTC time with a `Z`), plan under every
+ * record (each must verify), then open the target and redact each planned entry with the reason
+ * `retention` (or, for a dry run, say what would go). `onExpired` hears of each entry once it
+ * is gone. Nothing is expired when the answer is a refusal.
+ */
+export async function expire(
+  records: readonly string[],
+  before: string,
+  target: ExpiryTarget,
+  onExpired: (e: Expired) => Promise<void>,
+): Promise<
+  | { readonly ok: true; readonly cutoff: string; readonly plan: ExpiryPlan; readonly tally: ExpiryTally }
+  | { readonly ok: false; readonly refusal: ExpiryRefusal }
+> {
+  const cutoff = parseBefore(before);
+  if (!cutoff.ok) return { ok: false, refusal: { code: "bad_before", detail: cutoff.detail } };
+  const planned = await planExpiry(records, cutoff.ms);
+  if (!planned.ok) return planned;
+  const plan = planned.plan;
+  const tally = await match(target)
+    .with({ code: "redact" }, async (t) => {
+      const store = await t.open();
+      try {
+        return await expireEntries(store, plan, onExpired);
+      } finally {
+        await store.close();
+      }
+    })
+    .with({ code: "dry_run" }, async (t) => {
+      const source = await t.open();
+      try {
+        return await wouldExpire(source, plan, onExpired);
+      } finally {
+        await source.close();
+      }
+    })
+    .exhaustive(unmatched);
+  return { ok: true, cutoff: new Date(cutoff.ms).toISOString(), plan, tally };
 }

@@ -1,7 +1,7 @@
-import { messageOf, describeIoError, readInputFile } from "@aegis/format/internal";
+import { readJsonFile } from "@aegis/format/internal";
 import { join } from "node:path";
-import { CliError } from "../fault.js";
-import type { ExitCode } from "../exit-code.js";
+import type { ExitCode } from "./exit-code.js";
+import { VectorsError } from "./vectors-error.js";
 
 /**
  * `vectors/manifest.json` (SPEC §11): every vector with its kind, the SPEC sections it
@@ -203,20 +203,11 @@ const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 /** Read and shape-check a manifest; a file that is not one is a usage-level fault (exit 2). */
 export async function readManifest(dir: string): Promise<Manifest> {
   const path = join(dir, "manifest.json");
-  let text: string;
-  try {
-    text = (await readInputFile(path, MAX_MANIFEST_BYTES)).toString("utf8");
-  } catch (error) {
-    throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new CliError({ code: "bad_vectors", path, detail: `not JSON: ${messageOf(error)}` });
-  }
+  const read = await readJsonFile(path, MAX_MANIFEST_BYTES);
+  if (!read.ok) throw new VectorsError({ code: "bad_vectors", path, detail: read.detail });
+  const parsed = read.value;
   const problem = manifestProblem(parsed);
-  if (problem !== undefined) throw new CliError({ code: "bad_vectors", path, detail: problem });
+  if (problem !== undefined) throw new VectorsError({ code: "bad_vectors", path, detail: problem });
   return parsed as Manifest;
 }
 

@@ -6,14 +6,12 @@ import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
 import { RecordWriter, LineHash, SigningKey, describeVerdict, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
-import { exitCodeOfVerdict } from "../exit-code.js";
-import { CliError } from "../fault.js";
+import { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict } from "./exit-code.js";
+import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
-import { RecheckTally, loadPolicySet, needsEnvelope, recheckConclusion, recheckExitCode, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
-import { checkRecordAgainst } from "../envelope/check-record.js";
-import { isLoss } from "../envelope/source.js";
-import { expireEntries, parseBefore, planExpiry } from "../envelope/expiry.js";
+import { RecheckTally, loadPolicySet, needsEnvelope, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
+import { checkRecordAgainst, expire, isLoss } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {
@@ -42,7 +40,7 @@ function inside(dir: string, relative: string, id: string): string {
   const full = resolve(dir, relative);
   const within = relativePath(resolve(dir), full);
   if (isAbsolute(relative) || within === "" || within.startsWith("..") || isAbsolute(within))
-    throw new CliError({ code: "bad_vectors", path: join(dir, "manifest.json"), detail: `vector ${id} names ${relative}, outside the vectors directory` });
+    throw new VectorsError({ code: "bad_vectors", path: join(dir, "manifest.json"), detail: `vector ${id} names ${relative}, outside the vectors directory` });
   return full;
 }
 
@@ -50,7 +48,7 @@ async function readVectorFile(path: string): Promise<Buffer> {
   try {
     return await readInputFile(path, MAX_VECTOR_FILE_BYTES);
   } catch (error) {
-    throw new CliError({ code: "bad_vectors", path, detail: describeIoError(error) });
+    throw new VectorsError({ code: "bad_vectors", path, detail: describeIoError(error) });
   }
 }
 
@@ -251,18 +249,15 @@ async function checkpointedAnswer(record: string, checkpoints: readonly GivenChe
  */
 async function envelopeAnswer(record: string, envelope: string, expireBefore?: string): Promise<EnvelopeExpected> {
   if (expireBefore === undefined) return answerOf(record, envelope);
-  const before = parseBefore(expireBefore);
-  if (!before.ok) throw new CliError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${before.detail}` });
   const dir = await mkdtemp(join(tmpdir(), "aegis-vector-expiry-"));
   try {
     const copy = join(dir, "store");
     await cp(envelope, copy, { recursive: true });
-    const plan = await planExpiry([record], before.ms);
-    const store = await EnvelopeStore.open(copy, { create: false });
-    try {
-      await expireEntries(store, plan, () => Promise.resolve());
-    } finally {
-      await store.close();
+    const done = await expire([record], expireBefore, { code: "redact", open: () => EnvelopeStore.open(copy, { create: false }) }, () => Promise.resolve());
+    if (!done.ok) {
+      const refusal = done.refusal;
+      if (refusal.code === "bad_before") throw new VectorsError({ code: "bad_vectors", path: envelope, detail: `expire_before: ${refusal.detail}` });
+      throw new VectorsError(refusal);
     }
     return await answerOf(record, copy);
   } finally {
@@ -279,8 +274,8 @@ async function answerOf(record: string, envelope: string): Promise<EnvelopeExpec
       source,
       ({ reference, read }) => void digests.push({ digest: reference.digest, status: read.code, ...(read.code === "redacted" ? { reason: read.reason } : {}) }),
     );
-    const loss = source.damage.some(isLoss);
-    return { digests, damage: source.damage.map((d) => d.code), exit_code: tally.digest_mismatch > 0 ? 1 : loss ? 2 : 0 };
+    const exit_code = exitCodeOfEnvelopeCheck({ mismatched: tally.digest_mismatch, lost: source.damage.filter(isLoss).length });
+    return { digests, damage: source.damage.map((d) => d.code), exit_code };
   } finally {
     await source.close();
   }
@@ -324,8 +319,7 @@ async function recheckAnswer(record: string, policyPath: string, envelopePath: s
       lines.push(describeRecheckLine(verdict));
       reasons.push(verdict.code === "indeterminate" ? verdict.reason : null);
     }
-    const conclusion = recheckConclusion(tally.summary);
-    return { lines, reasons, exit_code: conclusion.code === "nothing_rechecked" ? 1 : recheckExitCode(tally.summary) };
+    return { lines, reasons, exit_code: exitCodeOfRecheck(tally.conclusion) };
   } finally {
     await source?.close();
   }

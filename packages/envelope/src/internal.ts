@@ -1,0 +1,12 @@
+/**
+ * `@aegis/envelope/internal`: what aegis's own packages share about an Envelope beside a record:
+ * the digests a record names and what a source holds for each, which damage loses entries, and
+ * expiry under records (SPEC §14.12). The CLI's commands and the vector oracle
+ * (`@aegis/vectors/oracle`) use them, so that a vector and the command it stands for cannot
+ * disagree. No promise of compatibility to anyone else; the public API is `@aegis/envelope`.
+ *
+ * @packageDocumentation
+ */
+export { checkRecordAgainst, digestReferences, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
+export { isLoss } from "./damage.js";
+export { expire } from "./expiry.js";
