@@ -1,12 +1,12 @@
-import { Catalog, checkDigest, readThrough } from "./catalog.js";
+import type { Catalog, Location } from "./catalog.js";
+import { CatalogSource, type DiskUsage } from "./catalog-source.js";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { EnvelopeError, io } from "./errors.js";
+import { io } from "./errors.js";
 import { segmentFileName, segmentNumberOf } from "./layout.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { loadDirectory } from "./directory.js";
 import { SegmentFiles } from "./segment-files.js";
-import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
 import { directoryFiles } from "./store.js";
 
 /**
@@ -15,16 +15,16 @@ import { directoryFiles } from "./store.js";
  * opened, except that a digest it does not hold is looked for again if the store has grown
  * since (a live writer's later puts are not reported missing).
  */
-export class DirectorySource implements EnvelopeSource {
-  private closed = false;
-
+export class DirectorySource extends CatalogSource {
   private constructor(
-    readonly path: string,
-    private catalog: Catalog,
+    path: string,
+    catalog: Catalog,
     private readonly files: SegmentFiles,
-    readonly damage: readonly EnvelopeDamage[],
+    damage: readonly EnvelopeDamage[],
     private extent: Extent,
-  ) {}
+  ) {
+    super(path, catalog, damage);
+  }
 
   static async open(dir: string): Promise<DirectorySource> {
     const extent = await extentOf(dir);
@@ -32,15 +32,12 @@ export class DirectorySource implements EnvelopeSource {
     return new DirectorySource(dir, loaded.catalog, new SegmentFiles(dir), loaded.damage, extent);
   }
 
-  async get<D extends EntryDigest>(digest: D): Promise<EnvelopeRead<D>> {
-    if (this.closed) throw new EnvelopeError({ code: "closed" });
-    const read = await readThrough(this.catalog, digest, (location) => this.files.readValue(location));
-    if (read.code !== "missing" || !(await this.grew())) return read;
-    return readThrough(this.catalog, digest, (location) => this.files.readValue(location));
+  protected readValue(location: Location): Promise<Uint8Array> {
+    return this.files.readValue(location);
   }
 
   /** Reload the catalog if files were added or the last segment grew; whether it did. */
-  private async grew(): Promise<boolean> {
+  protected override async reload(): Promise<boolean> {
     const now = await extentOf(this.path);
     if (now.segments === this.extent.segments && now.lastSize === this.extent.lastSize) return false;
     this.catalog = (await loadDirectory(this.path, false)).catalog;
@@ -48,22 +45,11 @@ export class DirectorySource implements EnvelopeSource {
     return true;
   }
 
-  async entry(digest: EntryDigest): Promise<EnvelopeEntry | undefined> {
-    checkDigest(digest);
-    return this.catalog.entry(digest);
+  protected diskUsage(): Promise<DiskUsage> {
+    return directoryFiles(this.path);
   }
 
-  async *entries(): AsyncGenerator<EnvelopeEntry> {
-    yield* this.catalog.list();
-  }
-
-  async stats(): Promise<EnvelopeStats> {
-    return { ...this.catalog.counts(), ...(await directoryFiles(this.path)) };
-  }
-
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    this.closed = true;
+  protected release(): Promise<void> {
     this.files.close();
     return Promise.resolve();
   }

@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { openRegularFile } from "@aegis/format/internal";
-import { Catalog, checkDigest, readThrough, type Location } from "./catalog.js";
+import { Catalog, type Location } from "./catalog.js";
+import { CatalogSource, type DiskUsage } from "./catalog-source.js";
 import type { EnvelopeDamage } from "./damage.js";
 import { catalogRecord, withPath } from "./directory.js";
 import { EnvelopeError, io } from "./errors.js";
@@ -19,7 +20,6 @@ import {
   valueOffsetOf,
 } from "./layout.js";
 import { scanFrames } from "./scan.js";
-import type { EntryDigest, EnvelopeEntry, EnvelopeRead, EnvelopeSource, EnvelopeStats } from "./source.js";
 import { WindowReader, readAt } from "./window.js";
 
 // Reading a pack (SPEC §14.9); pack-write.ts writes one.
@@ -29,14 +29,16 @@ import { WindowReader, readAt } from "./window.js";
  * or trailer does not check, the frames are scanned instead and that is reported. Values
  * are re-hashed on every read, so a damaged value reads as `digest_mismatch`.
  */
-export class PackSource implements EnvelopeSource {
+export class PackSource extends CatalogSource {
   private constructor(
-    readonly path: string,
+    path: string,
     private readonly handle: FileHandle,
-    private readonly catalog: Catalog,
-    readonly damage: readonly EnvelopeDamage[],
+    catalog: Catalog,
+    damage: readonly EnvelopeDamage[],
     private readonly size: number,
-  ) {}
+  ) {
+    super(path, catalog, damage);
+  }
 
   static async open(path: string): Promise<PackSource> {
     const handle = await io(path, () => openRegularFile(path));
@@ -78,36 +80,18 @@ export class PackSource implements EnvelopeSource {
     }
   }
 
-  private closed = false;
-
-  get<D extends EntryDigest>(digest: D): Promise<EnvelopeRead<D>> {
-    if (this.closed) return Promise.reject(new EnvelopeError({ code: "closed" }));
-    return readThrough(this.catalog, digest, (location) => this.readValue(location));
-  }
-
-  private async readValue(location: Location): Promise<Uint8Array> {
+  protected async readValue(location: Location): Promise<Uint8Array> {
     const bytes = Buffer.allocUnsafeSlow(location.size);
     const got = await io(this.path, () => readAt(this.handle, bytes, valueOffsetOf(location.frame)));
     return got === bytes.length ? bytes : bytes.subarray(0, got);
   }
 
-  async entry(digest: EntryDigest): Promise<EnvelopeEntry | undefined> {
-    checkDigest(digest);
-    return this.catalog.entry(digest);
+  protected diskUsage(): Promise<DiskUsage> {
+    return Promise.resolve({ files: 1, diskBytes: this.size });
   }
 
-  async *entries(): AsyncGenerator<EnvelopeEntry> {
-    yield* this.catalog.list();
-  }
-
-  async stats(): Promise<EnvelopeStats> {
-    return { ...this.catalog.counts(), files: 1, diskBytes: this.size };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.handle.close();
+  protected release(): Promise<void> {
+    return this.handle.close();
   }
 }
 
