@@ -1,10 +1,9 @@
 import { posix } from "node:path";
-import { decodeUtf8 } from "@aegis/format/internal";
 import type { Node as YamlNode } from "yaml";
 import { compileGlob, type Glob } from "./glob.js";
 import { parsePointer } from "./pointer.js";
 import { describePolicyProblem, type PolicyProblem } from "./problems.js";
-import { member, readYaml, readYamlFile, type Entries, type Tree } from "./yaml-tree.js";
+import { member, readYaml, readYamlText, type Entries, type Tree } from "./yaml-tree.js";
 
 /**
  * Bindings (SPEC §17.4, aegis-ts): how a tool's call binds the parameters a Policy Set
@@ -127,11 +126,9 @@ export function parseBindings(text: string): Bindings {
  * is over the size limit of SPEC §18.
  */
 export async function loadBindings(path: string): Promise<Bindings> {
-  const read = await readYamlFile(path);
+  const read = await readYamlText(path);
   if (!read.ok) throw new BindingsParseError([read.problem]);
-  const text = decodeUtf8(read.bytes);
-  if (text === undefined) throw new BindingsParseError([{ code: "not_utf8" }]);
-  return parseBindings(text);
+  return parseBindings(read.text);
 }
 
 function readTool(tree: Tree, node: YamlNode | null, path: string): ToolBinding | undefined {

@@ -1,4 +1,3 @@
-import { decodeUtf8 } from "@aegis/format/internal";
 import { isMap, isScalar, type Node as YamlNode } from "yaml";
 import { compileGlob } from "./glob.js";
 import {
@@ -21,7 +20,7 @@ import {
 import { parsePointer } from "./pointer.js";
 import { PolicyParseError, type PolicyProblem } from "./problems.js";
 import { policySetHashOf } from "./projection.js";
-import { member, readYaml, readYamlFile, type Entries, type Tree } from "./yaml-tree.js";
+import { member, readYaml, readYamlText, type Entries, type Tree } from "./yaml-tree.js";
 
 /**
  * Policy Set files (SPEC §15.1, §15.2): the reference's version 1, exactly, and the aegis-ts
@@ -101,11 +100,9 @@ export function parsePolicySet(text: string): PolicySet {
  * not a Policy Set.
  */
 export async function loadPolicySet(path: string): Promise<PolicySet> {
-  const read = await readYamlFile(path);
+  const read = await readYamlText(path);
   if (!read.ok) throw new PolicyParseError([read.problem]);
-  const text = decodeUtf8(read.bytes);
-  if (text === undefined) throw new PolicyParseError([{ code: "not_utf8" }]);
-  return parsePolicySet(text);
+  return parsePolicySet(read.text);
 }
 
 /**

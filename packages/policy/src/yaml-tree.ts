@@ -1,5 +1,5 @@
 import { CST, Composer, LineCounter, Parser, isAlias, isMap, isScalar, isSeq, visit, type Node as YamlNode, type ParsedNode } from "yaml";
-import { InputFileError, readInputFile } from "@aegis/format/internal";
+import { InputFileError, decodeUtf8, readInputFile } from "@aegis/format/internal";
 import type { PolicyProblem } from "./problems.js";
 
 /**
@@ -36,20 +36,23 @@ export const YAML_LIMITS = {
 } as const;
 
 /**
- * The bytes of a YAML file, or the problem of one over {@link YAML_LIMITS}`.bytes`, found
- * before a byte is read. A path that is no regular file throws {@link InputFileError}; one
- * that cannot be read, the file system's error.
+ * The text of a YAML file, or its problem: over {@link YAML_LIMITS}`.bytes` (found before a
+ * byte is read), or not UTF-8. A path that is no regular file throws {@link InputFileError};
+ * one that cannot be read, the file system's error.
  */
-export async function readYamlFile(
+export async function readYamlText(
   path: string,
-): Promise<{ readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: PolicyProblem }> {
+): Promise<{ readonly ok: true; readonly text: string } | { readonly ok: false; readonly problem: PolicyProblem }> {
+  let bytes;
   try {
-    return { ok: true, bytes: await readInputFile(path, YAML_LIMITS.bytes) };
+    bytes = await readInputFile(path, YAML_LIMITS.bytes);
   } catch (error) {
     if (error instanceof InputFileError && error.fault.code === "too_large")
       return { ok: false, problem: { code: "too_large", bytes: error.fault.size, limit: error.fault.limit } };
     throw error;
   }
+  const text = decodeUtf8(bytes);
+  return text === undefined ? { ok: false, problem: { code: "not_utf8" } } : { ok: true, text };
 }
 
 /**
