@@ -10,7 +10,7 @@
 /** The members of a Line the walk reads (walk.ts, signatureClaim); the rest stay on the worker. */
 export const LINKED_MEMBERS = ["line_type", "seq", "prev_hash", "prev_session_tail", "public_key", "call_id", "approval_id", "signature", "key_id"] as const;
 
-/** Where `prev_hash` and `key_id` sit in LINKED_MEMBERS (their stand-ins are read by position). */
+/** Where `prev_hash`, `signature` and `key_id` sit in LINKED_MEMBERS: their stand-ins are told by position. */
 export const PREV_HASH_MEMBER = 2;
 export const SIGNATURE_MEMBER = 7;
 export const KEY_ID_MEMBER = 8;

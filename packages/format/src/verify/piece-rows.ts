@@ -65,16 +65,17 @@ export class PieceRows implements SignatureChecker {
   /** Done with the piece: nothing of it is held. */
   end(): void {
     this.answer = undefined;
+    this.read = undefined;
     this.bytes = new Uint8Array(0);
     this.at = -1;
     this.previous = undefined;
   }
 
-  /**
-   * Row `i` of the piece, numbered `number`, the piece being at `offset` in the record, and
-   * what the worker read of it: `read` is undefined for a row over the bound.
-   */
-  row(i: number, number: number, offset: number, limit: number): { readonly row: Row; readonly read: ReadRow | undefined } {
+  /** What the worker read of the row last asked for: undefined for a row over the bound. */
+  read: ReadRow | undefined;
+
+  /** Row `i` of the piece, numbered `number`, the piece being at `offset` in the record; what the worker read of it is then {@link read}. */
+  row(i: number, number: number, offset: number, limit: number): Row {
     const answer = this.answer;
     if (answer === undefined) throw new Error("no piece is being read");
     const rows = answer.rows;
@@ -83,17 +84,22 @@ export class PieceRows implements SignatureChecker {
     const kind = rows[at + KIND];
     const start = rows[at + START] ?? 0;
     const end = rows[at + END] ?? 0;
-    if (kind === ROW_TOO_LONG) return { row: { code: "too_long", number, offset: offset + start, length: end, limit }, read: undefined };
+    if (kind === ROW_TOO_LONG) {
+      this.read = undefined;
+      return { code: "too_long", number, offset: offset + start, length: end, limit };
+    }
     const row: Row = { code: "row", number, offset: offset + start, bytes: this.bytes.subarray(start, end) };
     if (kind === ROW_DOES_NOT_PARSE || kind === ROW_OUTSIDE_VALUE_SPACE) {
       this.previous = undefined;
       const detail = answer.strings[rows[at + DETAIL] ?? 0] ?? "";
-      return { row, read: { ok: false, fault: kind === ROW_DOES_NOT_PARSE ? "does_not_parse" : "outside_value_space", detail } };
+      this.read = { ok: false, fault: kind === ROW_DOES_NOT_PARSE ? "does_not_parse" : "outside_value_space", detail };
+      return row;
     }
     const lineHash = answer.hashes.slice(i * HASH_CHARS, (i + 1) * HASH_CHARS) as LineHash;
     const value = kind === ROW_NOT_OBJECT ? null : this.members(answer, at);
     this.previous = lineHash;
-    return { row, read: { ok: true, value, lineHash, signingInput: this.signingInput, canonical: this.canonical } };
+    this.read = { ok: true, value, lineHash, signingInput: this.signingInput, canonical: this.canonical };
+    return row;
   }
 
   check(claim: SignatureToCheck, input: SigningInput): boolean {

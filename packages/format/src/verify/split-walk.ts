@@ -97,9 +97,9 @@ function walkPiece(walk: ChainWalk, rows: PieceRows, part: Extract<Part, { code:
   rows.begin(part.reply.answer, new Uint8Array(part.reply.bytes, 0, part.piece.length));
   let number = before;
   for (let i = 0; i < rows.length && !walk.done; i++) {
-    const { row, read } = rows.row(i, ++number, part.piece.offset, limit);
+    const row = rows.row(i, ++number, part.piece.offset, limit);
     // With `onLine`, the walk hands on every member of each Line: the row is read here in full.
-    walk.step(row, full && row.code === "row" ? readRow(row.bytes) : read);
+    walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
   }
   rows.end();
   return number;
