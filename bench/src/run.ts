@@ -12,6 +12,10 @@ import { fileURLToPath } from "node:url";
 const BENCHES = [
   { name: "chain", what: "the writer: 64 concurrent writers and one call at a time, beside sign and fsync" },
   { name: "verify", what: "the verifier on every core, small records, recheck through the CLI, many files, peak memory" },
+  {
+    name: "verify-scale",
+    what: "the calling thread's share of verify's CPU and peak RSS at 1, 2, 4, 8 and 15 threads, and peak RSS at 10,000,000 Lines",
+  },
   { name: "envelope", what: "the Envelope store: puts, gets, open" },
   { name: "recheck", what: "recheck of a million Lines under two Policy Sets, beside verify" },
   { name: "wrap", what: "what aegis wrap and recordingTransport add to a tools/call" },

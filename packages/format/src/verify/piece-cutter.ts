@@ -28,6 +28,7 @@ export interface Piece {
 export type LongRow = { readonly code: "long"; readonly row: Extract<Row, { code: "too_long" }> };
 
 const PUBLIC_KEY = Buffer.from('"public_key":"');
+const OPEN = Buffer.from('"line_type":"open"');
 const KEPT_BUFFERS = 4;
 
 export class PieceCutter {
@@ -97,9 +98,23 @@ export class PieceCutter {
     return n;
   }
 
+  /**
+   * The last `open` row, then its `public_key` within the row: a writer's `open` spells
+   * both so (canonical form, SPEC §3). Searching for the longer of the two first is what
+   * makes this cheap: the search skips through a piece with no `open` twice as fast.
+   */
   private noteKey(piece: Buffer): void {
-    const at = piece.lastIndexOf(PUBLIC_KEY);
-    if (at >= 0 && at + PUBLIC_KEY.length + 64 <= piece.length) this.hint = piece.toString("latin1", at + PUBLIC_KEY.length, at + PUBLIC_KEY.length + 64);
+    const open = piece.lastIndexOf(OPEN);
+    if (open < 0) return;
+    const rowEnd = piece.indexOf(0x0a, open);
+    const end = rowEnd < 0 ? piece.length : rowEnd;
+    let at = piece.indexOf(PUBLIC_KEY, open);
+    if (at < 0 || at >= end) {
+      // Not after it in the row: before it, then (an `open` not in canonical order).
+      at = piece.lastIndexOf(PUBLIC_KEY, open);
+      if (at < 0 || piece.lastIndexOf(0x0a, open) > at) return;
+    }
+    if (at + PUBLIC_KEY.length + 64 <= end) this.hint = piece.toString("latin1", at + PUBLIC_KEY.length, at + PUBLIC_KEY.length + 64);
   }
 
   /** Read to the end of the row that fills `buffer`, keeping only whether it is blank. */

@@ -7,6 +7,27 @@ import { lineTypeOf } from "../wire/line-types.js";
 import { readRow } from "../wire/row-read.js";
 import { RowSplitter } from "../wire/row-splitter.js";
 import { checkNow } from "./signature-checker.js";
+import {
+  AnswerWriter,
+  CHECK,
+  DETAIL,
+  KEY,
+  KEYS_ID,
+  KEY_ID_MEMBER,
+  LINKED_MEMBERS,
+  LINKS_BACK,
+  MEMBERS,
+  OTHER,
+  PREV_HASH_MEMBER,
+  ROW_DOES_NOT_PARSE,
+  ROW_LINE,
+  ROW_NOT_OBJECT,
+  ROW_OUTSIDE_VALUE_SPACE,
+  ROW_TOO_LONG,
+  SIGNATURE_MEMBER,
+  WELL_FORMED,
+  type PieceAnswer,
+} from "./piece-answer.js";
 
 /**
  * The order-free half of the walk (SPEC §8.2 frees the order of the work, not of the
@@ -15,34 +36,6 @@ import { checkNow } from "./signature-checker.js";
  * Session it seems to be in; what comes back is what the calling thread's walk needs to
  * link the rows in order, and no more (ADR 0027).
  */
-
-/** The members of a Line the walk reads (walk.ts, signatureClaim); the rest stay on the worker. */
-export const LINKED_MEMBERS = ["line_type", "seq", "prev_hash", "prev_session_tail", "public_key", "call_id", "approval_id", "signature", "key_id"] as const;
-
-/** One row of a piece, read. */
-export type RowItem =
-  /** Parsed, with a canonical form: `v` its linked members (null when it is not an object), `h` its line hash. */
-  | {
-      readonly v: JsonObject | null;
-      readonly h: string;
-      /** The signature's curve check under key `k` of the piece: 1 passed, 0 failed, -1 not made. */
-      readonly s: 1 | 0 | -1;
-      readonly k: number;
-      /** 1 when `prev_hash` is the line hash of the row before it in the piece, and left out of `v`. */
-      readonly p?: 1;
-    }
-  /** No Line: why (row-read.ts). */
-  | { readonly f: "does_not_parse" | "outside_value_space"; readonly d: string }
-  /** Over the row bound (SPEC §13.1). */
-  | { readonly t: number };
-
-/** A piece's rows, in order. `at` holds each row's [start, end) in the piece, two numbers a row. */
-export interface PieceAnswer {
-  readonly items: readonly RowItem[];
-  readonly at: Uint32Array;
-  /** The public keys (hex) the signature checks were made under, indexed by `k`. */
-  readonly keys: readonly string[];
-}
 
 // A file may open many Sessions under as many keys; decoding one costs a square root.
 const MAX_KEYS = 1024;
@@ -59,24 +52,24 @@ function sessionKeyOf(hex: string): SessionKey {
   return key;
 }
 
-/**
- * A signature the walk will find well formed (SPEC §4: 128 lowercase hex) travels as this:
- * the walk only asks whether it is, and the check itself was made here. Should the calling
- * thread have to check it again, it reads the row again (split-walk.ts).
- */
-export const WELL_FORMED_SIGNATURE = "0".repeat(128);
-
-function linked(value: JsonObject, linksBack: boolean): JsonObject {
-  const kept: Record<string, string | number | null> = {};
-  for (const name of LINKED_MEMBERS) {
-    if (!(name in value) || (linksBack && name === "prev_hash")) continue;
+/** The slot of each linked member of `value` (piece-answer.ts). */
+function writeMembers(out: AnswerWriter, at: number, value: JsonObject, before: string | undefined, keyId: string | undefined): void {
+  for (let i = 0; i < LINKED_MEMBERS.length; i++) {
+    const name = LINKED_MEMBERS[i];
+    if (name === undefined || !(name in value)) continue;
     const member = value[name];
-    // The walk asks of each only whether it is a string or a number (or present at all).
-    kept[name] = typeof member === "string" || typeof member === "number" ? member : null;
+    let slot: number;
+    if (typeof member === "number") slot = out.number(member);
+    else if (typeof member !== "string") slot = OTHER;
+    // Most rows link to the row before: the calling thread has that hash already.
+    else if (i === PREV_HASH_MEMBER && member === before) slot = LINKS_BACK;
+    // The walk only asks whether a signature is well formed; the check itself is made here.
+    // Should the calling thread have to check it again, it reads the row again (piece-rows.ts).
+    else if (i === SIGNATURE_MEMBER && checkHex(member, 128) === undefined) slot = WELL_FORMED;
+    else if (i === KEY_ID_MEMBER && member === keyId) slot = KEYS_ID;
+    else slot = out.string(member);
+    out.set(at, MEMBERS + i, slot);
   }
-  const signature = kept["signature"];
-  if (typeof signature === "string" && checkHex(signature, 128) === undefined) kept["signature"] = WELL_FORMED_SIGNATURE;
-  return kept;
 }
 
 /**
@@ -86,8 +79,7 @@ function linked(value: JsonObject, linksBack: boolean): JsonObject {
  */
 export function readPiece(piece: Buffer, limit: number, hint: string | undefined): PieceAnswer {
   const splitter = new RowSplitter(limit);
-  const items: RowItem[] = [];
-  const at: number[] = [];
+  const out = new AnswerWriter();
   const keys: string[] = [];
   let key = -1;
   let session: SessionKey | undefined;
@@ -104,19 +96,20 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
     const last = before;
     before = undefined;
     if (row.code === "too_long") {
-      at.push(row.offset, row.offset);
-      items.push({ t: row.length });
+      out.set(out.row(ROW_TOO_LONG, row.offset, row.length, undefined), KEY, key);
       continue;
     }
-    at.push(row.offset, row.offset + row.bytes.length);
+    const start = row.offset;
+    const end = row.offset + row.bytes.length;
     const read = readRow(row.bytes);
     if (!read.ok) {
-      items.push({ f: read.fault, d: read.detail });
+      const at = out.row(read.fault === "does_not_parse" ? ROW_DOES_NOT_PARSE : ROW_OUTSIDE_VALUE_SPACE, start, end, undefined);
+      out.set(at, DETAIL, out.string(read.detail) >> 1);
       continue;
     }
     const value = read.value;
     if (!isJsonObject(value)) {
-      items.push({ v: null, h: read.lineHash, s: -1, k: -1 });
+      out.row(ROW_NOT_OBJECT, start, end, read.lineHash);
       continue;
     }
     const type = typeof value["line_type"] === "string" ? lineTypeOf(String(value["line_type"])).token : undefined;
@@ -129,10 +122,11 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
       const claim = signatureClaim(value, session);
       if (claim.code === "check") checked = checkNow(claim, { text: read.signingInput, row: row.bytes, cut: read.signingCut }) ? 1 : 0;
     }
-    // Most rows link to the row before: the calling thread has that hash already.
-    const linksBack = last !== undefined && value["prev_hash"] === last;
-    items.push({ v: linked(value, linksBack), h: read.lineHash, s: checked, k: checked === -1 ? -1 : key, ...(linksBack ? { p: 1 as const } : {}) });
+    const at = out.row(ROW_LINE, start, end, read.lineHash);
+    out.set(at, CHECK, checked);
+    out.set(at, KEY, key);
+    writeMembers(out, at, value, last, session?.keyId);
     before = read.lineHash;
   }
-  return { items, at: Uint32Array.from(at), keys };
+  return out.finish(keys);
 }

@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
-import { readPiece, type PieceAnswer } from "./row-work.js";
+import type { PieceAnswer } from "./piece-answer.js";
+import { readPiece } from "./row-work.js";
 
 /**
  * A thread of the row pool (row-pool.ts): it reads each piece it is sent (row-work.ts) and
@@ -25,5 +26,5 @@ if (port === null) throw new Error("row-worker runs as a worker thread");
 port.on("message", (request: PieceRequest) => {
   const answer = readPiece(Buffer.from(request.bytes, 0, request.length), request.limit, request.hint);
   const reply: PieceReply = { id: request.id, bytes: request.bytes, answer };
-  port.postMessage(reply, [request.bytes, answer.at.buffer as ArrayBuffer]);
+  port.postMessage(reply, [request.bytes, answer.rows.buffer as ArrayBuffer, answer.numbers.buffer as ArrayBuffer]);
 });

@@ -1,15 +1,10 @@
-import type { SignatureToCheck } from "../crypto/signing.js";
-import { readRow, type ReadRow } from "../wire/row-read.js";
-import { isJsonObject } from "../wire/json.js";
-import type { LineHash } from "../wire/digest.js";
-import type { Row } from "../wire/row-splitter.js";
+import { readRow } from "../wire/row-read.js";
 import { RecordReadError } from "./row-verifier.js";
 import { PieceCutter, type ByteSource, type LongRow, type Piece } from "./piece-cutter.js";
 import type { RowPool } from "./row-pool.js";
-import type { RowItem } from "./row-work.js";
+import { PieceRows } from "./piece-rows.js";
 import type { PieceReply } from "./row-worker.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
-import { checkNow, type SignatureChecker, type SigningInput } from "./signature-checker.js";
 import type { Verification } from "./verdict.js";
 
 /**
@@ -42,24 +37,6 @@ export function windowOf(tuning: SplitTuning, threads: number): number {
   return Math.max(2, Math.min(2 * threads + 1, Math.floor(tuning.budgetBytes / Math.max(1, tuning.pieceBytes))));
 }
 
-/** The worker's answer for the row the walk is on: its signature check, when the key it guessed is the Session's. */
-class WorkerAnswers implements SignatureChecker {
-  item: Extract<RowItem, { v: unknown }> | undefined;
-  keys: readonly string[] = [];
-  /** The row's bytes, read again only for a check made here. */
-  row: Uint8Array | undefined;
-
-  check(claim: SignatureToCheck, input: SigningInput): boolean {
-    const item = this.item;
-    if (item !== undefined && item.s !== -1 && this.keys[item.k] === claim.key.hex) return item.s === 1;
-    // A wrong guess of key (an `open` the reader's search missed): checked here, the same
-    // check, on the row's own signature (the worker sent a stand-in, row-work.ts).
-    const read = this.row === undefined ? undefined : readRow(this.row);
-    const signature = read?.ok === true && isJsonObject(read.value) ? read.value["signature"] : undefined;
-    return typeof signature === "string" && checkNow({ ...claim, signature }, input);
-  }
-}
-
 type Part = { readonly code: "read"; readonly reply: PieceReply; readonly piece: Piece } | LongRow;
 
 /**
@@ -76,7 +53,7 @@ export async function splitWalk(
   onRead: (bytes: number) => void,
   tuning: SplitTuning = DEFAULT_SPLIT,
 ): Promise<Verification> {
-  const answers = new WorkerAnswers();
+  const answers = new PieceRows();
   const walk = new ChainWalk(options, answers);
   const cutter = new PieceCutter(source, tuning.pieceBytes, limit, onRead);
   const window = windowOf(tuning, pool.size);
@@ -116,44 +93,14 @@ export async function splitWalk(
 }
 
 /** Walk a piece's rows in order; answers the number of rows walked so far. */
-function walkPiece(walk: ChainWalk, answers: WorkerAnswers, part: Extract<Part, { code: "read" }>, before: number, full: boolean, limit: number): number {
-  const { items, at, keys } = part.reply.answer;
-  const bytes = Buffer.from(part.reply.bytes, 0, part.piece.length);
-  answers.keys = keys;
-  let rows = before;
-  let previous: string | undefined;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (item === undefined) break;
-    const start = at[2 * i] ?? 0;
-    const offset = part.piece.offset + start;
-    rows++;
-    if ("t" in item) {
-      answers.item = undefined;
-      walk.step({ code: "too_long", number: rows, offset, length: item.t, limit });
-    } else {
-      const row: Extract<Row, { code: "row" }> = { code: "row", number: rows, offset, bytes: bytes.subarray(start, at[2 * i + 1] ?? start) };
-      answers.item = "v" in item ? item : undefined;
-      answers.row = row.bytes;
-      // The worker left out a `prev_hash` that is the row before's hash: it is that string.
-      if ("v" in item && item.p === 1 && item.v !== null) (item.v as Record<string, unknown>)["prev_hash"] = previous;
-      previous = "h" in item ? item.h : undefined;
-      walk.step(row, "f" in item ? { ok: false, fault: item.f, detail: item.d } : full ? readRow(row.bytes) : linkedRead(item.v, item.h, row.bytes));
-    }
-    if (walk.done) break;
+function walkPiece(walk: ChainWalk, rows: PieceRows, part: Extract<Part, { code: "read" }>, before: number, full: boolean, limit: number): number {
+  rows.begin(part.reply.answer, new Uint8Array(part.reply.bytes, 0, part.piece.length));
+  let number = before;
+  for (let i = 0; i < rows.length && !walk.done; i++) {
+    const row = rows.row(i, ++number, part.piece.offset, limit);
+    // With `onLine`, the walk hands on every member of each Line: the row is read here in full.
+    walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
   }
-  answers.item = undefined;
-  return rows;
+  rows.end();
+  return number;
 }
-
-/** A row as the worker read it: the members the walk reads, and its hash; the rest is read again only if asked for. */
-function linkedRead(value: ReadRowValue, lineHash: string, bytes: Uint8Array): ReadRow {
-  const again = (): Extract<ReadRow, { ok: true }> => {
-    const read = readRow(bytes);
-    if (!read.ok) throw new Error("a row a worker read does not read again");
-    return read;
-  };
-  return { ok: true, value, lineHash: lineHash as LineHash, signingInput: () => again().signingInput(), canonical: () => again().canonical() };
-}
-
-type ReadRowValue = Extract<ReadRow, { ok: true }>["value"];

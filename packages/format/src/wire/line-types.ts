@@ -16,9 +16,12 @@ export const KNOWN_LINE_TYPES: readonly KnownLineType[] = ["open", "intent", "ou
 /** A `line_type` token: a known type, or a newer emitter's token kept verbatim (SPEC §5.2). */
 export type LineType = { readonly code: "known"; readonly token: KnownLineType } | { readonly code: "unknown"; readonly token: string };
 
+// One object a known type, made once: the verifier classifies every Line (ADR 0027).
+const KNOWN: ReadonlyMap<string, LineType> = new Map(KNOWN_LINE_TYPES.map((token) => [token, { code: "known", token }]));
+
 /** Classify a `line_type` string: known, or unknown and kept exactly as written, for the verdict to name (SPEC §5.2). */
 export function lineTypeOf(token: string): LineType {
-  return (KNOWN_LINE_TYPES as readonly string[]).includes(token) ? { code: "known", token: token as KnownLineType } : { code: "unknown", token };
+  return KNOWN.get(token) ?? { code: "unknown", token };
 }
 
 /** 128 lowercase hex: a 64-byte Ed25519 signature. */

@@ -30,9 +30,12 @@ export function trimWhiteSpace(text: string): string {
 
 /**
  * `s` in memory of its own: a string parsed from a row is a slice of it, and keeping it
- * would keep the whole row. A JSON round trip builds a new string and keeps every JS
- * string, lone surrogates too (`JSON.stringify` escapes them), with no Node API.
+ * would keep the whole row. Taking a part of a concatenation first joins the concatenation
+ * into a new string of its own, copying every UTF-16 unit, lone surrogates too; the part
+ * then keeps only that copy, one unit longer than `s`. No Node API, and some 20 times
+ * quicker than the JSON round trip it replaced, a large part of the calling thread's work
+ * in the split walk, which detaches every intent's `call_id` (ADR 0027).
  */
 export function detachedString(s: string): string {
-  return JSON.parse(JSON.stringify(s)) as string;
+  return (s + " ").slice(0, s.length);
 }

@@ -1,0 +1,159 @@
+import type { SignatureToCheck } from "../crypto/signing.js";
+import { KeyId, type LineHash } from "../wire/digest.js";
+import { fromCheckedHex } from "../wire/hex.js";
+import { isJsonObject, type JsonObject, type JsonValue } from "../wire/json.js";
+import { readRow, type ReadRow } from "../wire/row-read.js";
+import type { Row } from "../wire/row-splitter.js";
+import {
+  ABSENT,
+  CHECK,
+  DETAIL,
+  END,
+  HASH_CHARS,
+  KEY,
+  KEYS_ID,
+  KIND,
+  LINKED_MEMBERS,
+  LINKS_BACK,
+  MEMBERS,
+  OTHER,
+  ROW_DOES_NOT_PARSE,
+  ROW_NOT_OBJECT,
+  ROW_OUTSIDE_VALUE_SPACE,
+  ROW_TOO_LONG,
+  START,
+  STRIDE,
+  WELL_FORMED,
+  type PieceAnswer,
+} from "./piece-answer.js";
+import { checkNow, type SignatureChecker, type SigningInput } from "./signature-checker.js";
+
+/**
+ * A row thread's answer for a piece (piece-answer.ts), read on the calling thread a row at a
+ * time, as the walk reaches it: each row becomes the Row and the ReadRow the sequential walk
+ * takes (walk.ts, `step`), holding the members the walk reads. It is also the walk's
+ * signature checker: it gives the worker's check when the worker made it under the Session's
+ * actual key, and otherwise checks here, on the row read again (ADR 0027).
+ */
+
+/** A `signature` the walk will find well formed: it only asks whether it is; the check was made on the worker. */
+const WELL_FORMED_SIGNATURE = "0".repeat(128);
+
+export class PieceRows implements SignatureChecker {
+  private answer: PieceAnswer | undefined;
+  private bytes: Uint8Array = new Uint8Array(0);
+  /** Where the row being walked starts in `answer.rows`, -1 none. */
+  private at = -1;
+  /** The line hash of the row before, which a `prev_hash` of LINKS_BACK is. */
+  private previous: LineHash | undefined;
+  private keyIds: (string | undefined)[] = [];
+
+  /** How many rows the piece holds. */
+  get length(): number {
+    return this.answer === undefined ? 0 : this.answer.rows.length / STRIDE;
+  }
+
+  /** Read the rows of a piece: `bytes` are the piece's, as the worker read them. */
+  begin(answer: PieceAnswer, bytes: Uint8Array): void {
+    this.answer = answer;
+    this.bytes = bytes;
+    this.at = -1;
+    this.previous = undefined;
+    this.keyIds = [];
+  }
+
+  /** Done with the piece: nothing of it is held. */
+  end(): void {
+    this.answer = undefined;
+    this.read = undefined;
+    this.bytes = new Uint8Array(0);
+    this.at = -1;
+    this.previous = undefined;
+  }
+
+  /** What the worker read of the row last asked for: undefined for a row over the bound. */
+  read: ReadRow | undefined;
+
+  /** Row `i` of the piece, numbered `number`, the piece being at `offset` in the record; what the worker read of it is then {@link read}. */
+  row(i: number, number: number, offset: number, limit: number): Row {
+    const answer = this.answer;
+    if (answer === undefined) throw new Error("no piece is being read");
+    const rows = answer.rows;
+    const at = STRIDE * i;
+    this.at = at;
+    const kind = rows[at + KIND];
+    const start = rows[at + START] ?? 0;
+    const end = rows[at + END] ?? 0;
+    if (kind === ROW_TOO_LONG) {
+      this.read = undefined;
+      return { code: "too_long", number, offset: offset + start, length: end, limit };
+    }
+    const row: Row = { code: "row", number, offset: offset + start, bytes: this.bytes.subarray(start, end) };
+    if (kind === ROW_DOES_NOT_PARSE || kind === ROW_OUTSIDE_VALUE_SPACE) {
+      this.previous = undefined;
+      const detail = answer.strings[rows[at + DETAIL] ?? 0] ?? "";
+      this.read = { ok: false, fault: kind === ROW_DOES_NOT_PARSE ? "does_not_parse" : "outside_value_space", detail };
+      return row;
+    }
+    const lineHash = answer.hashes.slice(i * HASH_CHARS, (i + 1) * HASH_CHARS) as LineHash;
+    const value = kind === ROW_NOT_OBJECT ? null : this.members(answer, at);
+    this.previous = lineHash;
+    this.read = { ok: true, value, lineHash, signingInput: this.signingInput, canonical: this.canonical };
+    return row;
+  }
+
+  check(claim: SignatureToCheck, input: SigningInput): boolean {
+    const rows = this.answer?.rows;
+    const checked = rows?.[this.at + CHECK] ?? -1;
+    if (checked !== -1 && this.answer?.keys[rows?.[this.at + KEY] ?? -1] === claim.key.hex) return checked === 1;
+    // A wrong guess of key (an `open` the reader's search missed): checked here, the same
+    // check, on the row's own signature (the worker sent a stand-in).
+    const read = this.readAgain();
+    const signature = isJsonObject(read.value) ? read.value["signature"] : undefined;
+    return typeof signature === "string" && checkNow({ ...claim, signature }, input);
+  }
+
+  private members(answer: PieceAnswer, at: number): JsonObject {
+    const rows = answer.rows;
+    const value: Record<string, JsonValue> = {};
+    for (let i = 0; i < LINKED_MEMBERS.length; i++) {
+      const slot = rows[at + MEMBERS + i] ?? ABSENT;
+      const name = LINKED_MEMBERS[i];
+      if (slot === ABSENT || name === undefined) continue;
+      value[name] = this.member(answer, at, slot);
+    }
+    return value;
+  }
+
+  private member(answer: PieceAnswer, at: number, slot: number): JsonValue {
+    if (slot >= 0) return (slot & 1) === 1 ? (answer.numbers[slot >> 1] ?? 0) : (answer.strings[slot >> 1] ?? "");
+    if (slot === LINKS_BACK) return this.previous ?? null;
+    if (slot === WELL_FORMED) return WELL_FORMED_SIGNATURE;
+    if (slot === KEYS_ID) return this.keyIdOf(answer, answer.rows[at + KEY] ?? -1);
+    if (slot === OTHER) return null;
+    throw new Error(`a row thread answered a member slot ${slot}`);
+  }
+
+  /** The key id of key `k` of the piece, the string the worker compared a `key_id` with. */
+  private keyIdOf(answer: PieceAnswer, k: number): string {
+    let id = this.keyIds[k];
+    if (id === undefined) {
+      const hex = answer.keys[k];
+      if (hex === undefined) throw new Error(`a row thread answered key ${k} of ${answer.keys.length}`);
+      id = KeyId.of(fromCheckedHex(hex));
+      this.keyIds[k] = id;
+    }
+    return id;
+  }
+
+  /** The row being walked, read here: only when the walk asks for what the worker did not send. */
+  private readAgain(): Extract<ReadRow, { ok: true }> {
+    const rows = this.answer?.rows;
+    const read = readRow(this.bytes.subarray(rows?.[this.at + START] ?? 0, rows?.[this.at + END] ?? 0));
+    if (!read.ok) throw new Error("a row a worker read does not read again");
+    return read;
+  }
+
+  private readonly signingInput = (): string => this.readAgain().signingInput();
+  private readonly canonical = (): Uint8Array | string => this.readAgain().canonical();
+}
