@@ -47,6 +47,8 @@ describe("@aegis/page", () => {
       expect(text.match(/(?<![\w$.])(?:Buffer\b|process\.|require\()/g), name).toBeNull();
       expect(text, name).not.toMatch(/node_modules\/(buffer|base64-js|ieee754)\//);
     }
-    expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/line-hash.ts");
+    // Issue 31: the workers read the rows, the page links them (adr/0028).
+    expect(readFileSync(join(BUILT, "worker.js"), "utf8")).toContain("// packages/page/src/piece-read.ts");
+    expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/split-walk.ts");
   });
 });
