@@ -33,6 +33,23 @@ const pageSha256 = {
   },
 };
 
+/**
+ * In the worker, `wire/row-read.js` decodes a row as a slice of its piece's text where the
+ * piece is all ASCII (src/piece-text.ts): one decode a piece, not one a row. Only that
+ * module's import of `./text.js` is redirected; a build where it is not where it was fails.
+ */
+let sliced = 0;
+const pieceText = {
+  name: "aegis-piece-text",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/text\.js$/ }, (args) => {
+      if (!/[\\/]format[\\/]dist[\\/]wire[\\/]row-read\.js$/.test(args.importer)) return undefined;
+      sliced++;
+      return { path: join(page, "src/piece-text.ts") };
+    });
+  },
+};
+
 const common = {
   // The bundle's comments name each module by its path from the repository's root, wherever
   // the build is run from (`npm run build`, or this package's own): the same bytes every time.
@@ -52,7 +69,9 @@ const common = {
 };
 
 await build({ ...common, entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
-await build({ ...common, entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
+await build({ ...common, plugins: [pageSha256, pieceText], entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
+if (sliced !== 1)
+  throw new Error(`@aegis/format's wire/row-read.js imported ./text.js ${sliced} times in the worker, not once: src/piece-text.ts is not in its place`);
 if (swapped !== 2)
   throw new Error(
     `@aegis/format's wire/digest.js imported ../crypto/sha256.js ${swapped} times in two bundles, not once in each: src/sha256.ts is not in its place`,

@@ -42,6 +42,17 @@ export function wholeRecord(bytes: Uint8Array<ArrayBuffer>): RecordSource {
 
 /** Inflated bytes reach the page in pieces of about this many (the browser's own may be smaller). */
 const CHUNK = 1 << 20;
+/** Inflating gives the page's other tasks (the workers' answers) a turn this often, in ms. */
+const YIELD_MS = 4;
+
+const channel = new MessageChannel();
+/** A task boundary without setTimeout's clamp. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}
 
 /**
  * The record a page carries: base64, of its gzip when `data-encoding="gzip"`, inflated by
@@ -71,7 +82,14 @@ export function embeddedRecord(element: HTMLElement): RecordSource {
   const whole = (async () => {
     try {
       const reader = input.pipeThrough(new DecompressionStream("gzip")).getReader();
+      let yielded = performance.now();
       for (;;) {
+        // The stream's steps are microtasks: without a task boundary now and then, the whole
+        // record inflated before the page heard a worker's answer, and the workers waited.
+        if (performance.now() - yielded > YIELD_MS) {
+          await nextTask();
+          yielded = performance.now();
+        }
         const { done, value } = await reader.read();
         if (done) break;
         if (at + value.length > size) throw new Error(`the record in this page inflates to more than the ${size} bytes it says`);

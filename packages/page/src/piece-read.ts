@@ -8,6 +8,7 @@
  */
 import { RowSplitter, checkHex, fromCheckedHex, isJsonObject, readRow, type JsonValue } from "@aegis/format/browser";
 import { LINKED_MEMBERS, Member, RowKind, STRIDE, type PieceAnswer } from "./piece-answer.js";
+import { readingPiece } from "./piece-text.js";
 
 /** Checks one signature: by the strict rule of SPEC §8.5, now or later. */
 export type CheckOne = (keyHex: string, message: Uint8Array, signature: Uint8Array) => boolean | Promise<boolean>;
@@ -22,6 +23,8 @@ const UTF8 = new TextEncoder();
 export async function readPiece(piece: Uint8Array, limit: number, hint: string | undefined, check: CheckOne): Promise<PieceAnswer> {
   const splitter = new RowSplitter(limit);
   const rows = [...splitter.push(piece), ...splitter.end()];
+  // Rows are decoded as slices of the piece's text, when it is all ASCII (piece-text.ts).
+  readingPiece(piece);
   const out = new AnswerWriter(rows.length);
   const keys: string[] = [];
   let key = -1;
@@ -62,7 +65,7 @@ export async function readPiece(piece: Uint8Array, limit: number, hint: string |
     // An intent is never signed: the walk checks no signature on it.
     const keyHex = keys[key];
     if (wellFormed && keyHex !== undefined && type !== "intent") {
-      const message = read.signingCut === undefined ? UTF8.encode(read.signingInput()) : cut(row.bytes, read.signingCut.start, read.signingCut.end);
+      const message = read.signingCut === undefined ? encoded(read.signingInput()) : cut(row.bytes, read.signingCut.start, read.signingCut.end);
       const answer = check(keyHex, message, fromCheckedHex(signature));
       const k = key;
       if (typeof answer === "boolean") out.checked(i, answer, k);
@@ -76,16 +79,36 @@ export async function readPiece(piece: Uint8Array, limit: number, hint: string |
       else out.value(i, m, member);
     }
   }
+  readingPiece(undefined);
   await Promise.all(checks);
   return { rows: rows.length, ints: out.ints, numbers: Float64Array.from(out.numbers), text: out.text.join(""), keys };
 }
 
+/**
+ * Messages are written into one buffer, used again for the next (the check reads its
+ * message before it returns): a piece's checks allocate no memory of their own, which
+ * otherwise kept the worker's garbage collector busy with a few hundred buffers a piece.
+ */
+let scratch = new Uint8Array(1 << 16);
+
+function room(length: number): Uint8Array {
+  if (length > scratch.length) scratch = new Uint8Array(Math.max(length, 2 * scratch.length));
+  return scratch;
+}
+
 /** The row less its bytes [start, end): the signing input of a canonical row (SPEC §4). */
 function cut(row: Uint8Array, start: number, end: number): Uint8Array {
-  const message = new Uint8Array(row.length - (end - start));
+  const length = row.length - (end - start);
+  const message = room(length);
   message.set(row.subarray(0, start));
   message.set(row.subarray(end), start);
-  return message;
+  return message.subarray(0, length);
+}
+
+/** A signing input given as text, as UTF-8. */
+function encoded(text: string): Uint8Array {
+  const message = room(3 * text.length);
+  return message.subarray(0, UTF8.encodeInto(text, message).written);
 }
 
 class AnswerWriter {

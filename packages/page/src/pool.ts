@@ -1,5 +1,5 @@
 import type { CheckPool, SignatureBatch } from "@aegis/format/browser";
-import type { PieceAnswer } from "./piece-answer.js";
+import type { PieceReply } from "./split-walk.js";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
 /**
@@ -45,11 +45,11 @@ export class WorkerPool implements CheckPool {
     return worker.send(this.nextId++, batch);
   }
 
-  /** Read the whole rows of `bytes` (handed over to the worker), checking signatures under `hint` until an `open` names another key. */
-  read(bytes: ArrayBuffer, limit: number, hint: string | undefined): Promise<PieceAnswer> {
+  /** Read the whole rows in the first `length` bytes of `bytes` (handed over to the worker, and back), checking signatures under `hint` until an `open` names another key. */
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
     const worker = this.leastLoaded();
     if (worker === undefined) return Promise.reject(new Error("no signature worker"));
-    return worker.read(this.nextId++, bytes, limit, hint);
+    return worker.read(this.nextId++, bytes, length, limit, hint);
   }
 
   private leastLoaded(): PageWorker | undefined {
@@ -68,7 +68,7 @@ export class WorkerPool implements CheckPool {
 class PageWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (failed: number) => void; reject: (error: Error) => void }>();
-  private readonly reading = new Map<number, { resolve: (answer: PieceAnswer) => void; reject: (error: Error) => void }>();
+  private readonly reading = new Map<number, { resolve: (reply: PieceReply) => void; reject: (error: Error) => void }>();
   backend: Backend | undefined;
   readonly readiness: Promise<Backend>;
 
@@ -80,7 +80,7 @@ class PageWorker {
       const answer = event.data;
       if (answer.code === "valid") return;
       if (answer.code === "read") {
-        this.reading.get(answer.id)?.resolve(answer.answer);
+        this.reading.get(answer.id)?.resolve(answer);
         this.reading.delete(answer.id);
         return;
       }
@@ -113,10 +113,10 @@ class PageWorker {
     return this.pending.size + this.reading.size;
   }
 
-  read(id: number, bytes: ArrayBuffer, limit: number, hint: string | undefined): Promise<PieceAnswer> {
+  read(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
     return new Promise((resolve, reject) => {
       this.reading.set(id, { resolve, reject });
-      this.worker.postMessage({ code: "piece", id, bytes, limit, hint } satisfies WorkerRequest, [bytes]);
+      this.worker.postMessage({ code: "piece", id, bytes, length, limit, hint } satisfies WorkerRequest, [bytes]);
     });
   }
 

@@ -8,6 +8,9 @@ import type { Backend } from "./signature-messages.js";
 
 const decoded = new Map<string, VerifyingKey | undefined>();
 const imported = new Map<string, Promise<CryptoKey | undefined>>();
+/** The keys imported so far, for a check that need not wait. */
+const handles = new Map<string, CryptoKey | undefined>();
+const MAX_KEYS = 1024;
 let backend: Backend = "noble";
 
 /** Choose the back end: noble when asked for, else WebCrypto where it answers RFC 8032's test as the rule does. */
@@ -16,10 +19,20 @@ export async function chooseBackend(wanted: Backend | "auto"): Promise<Backend> 
   return backend;
 }
 
-/** Whether `signature` verifies `message` under the key `keyHex` (64 hex digits) by the strict rule. */
+/**
+ * Whether `signature` verifies `message` under the key `keyHex` (64 hex digits) by the strict
+ * rule. Both are read before this returns (WebCrypto copies what it is given when called),
+ * so a caller may write its next message into the same memory (piece-read.ts does).
+ */
 export function checkOne(keyHex: string, message: Uint8Array, signature: Uint8Array): boolean | Promise<boolean> {
   let key = decoded.get(keyHex);
   if (!decoded.has(keyHex)) {
+    // A record may open a Session under a new key per Line: what is kept stays bounded.
+    if (decoded.size >= MAX_KEYS) {
+      decoded.clear();
+      handles.clear();
+      imported.clear();
+    }
     const k = verifyingKey(fromCheckedHex(keyHex));
     key = typeof k === "string" ? undefined : k;
     decoded.set(keyHex, key);
@@ -27,9 +40,16 @@ export function checkOne(keyHex: string, message: Uint8Array, signature: Uint8Ar
   // The walk sends only keys that decoded; a key that does not is never a pass.
   if (key === undefined) return false;
   if (backend === "webcrypto" && passesPrechecks(signature) && isCanonical(key.bytes) && isCanonical(signature.subarray(0, 32))) {
-    return webCryptoKey(keyHex, key.bytes).then((handle) =>
-      handle === undefined ? verifyStrict(key, message, signature) : crypto.subtle.verify("Ed25519", handle, plain(signature), plain(message)),
-    );
+    if (handles.has(keyHex)) {
+      const handle = handles.get(keyHex);
+      return handle === undefined ? verifyStrict(key, message, signature) : crypto.subtle.verify("Ed25519", handle, plain(signature), plain(message));
+    }
+    // The key's first check waits for its import: the bytes are read after, so copied now.
+    const [m, s] = [Uint8Array.from(message), Uint8Array.from(signature)];
+    return webCryptoKey(keyHex, key.bytes).then((handle) => {
+      handles.set(keyHex, handle);
+      return handle === undefined ? verifyStrict(key, m, s) : crypto.subtle.verify("Ed25519", handle, s, m);
+    });
   }
   return verifyStrict(key, message, signature);
 }

@@ -12,7 +12,14 @@ export type WorkerRequest =
    * Whole rows of the record (handed over): read each, check its signature under the key of
    * the Session it seems to be in (`hint`: the last `open`'s key before the piece, a guess).
    */
-  | { readonly code: "piece"; readonly id: number; readonly bytes: ArrayBuffer; readonly limit: number; readonly hint: string | undefined }
+  | {
+      readonly code: "piece";
+      readonly id: number;
+      readonly bytes: ArrayBuffer;
+      readonly length: number;
+      readonly limit: number;
+      readonly hint: string | undefined;
+    }
   /** One signature, any bytes: how the tests hold each back end to the Ed25519 vectors. */
   | { readonly code: "check"; readonly id: number; readonly key: string; readonly message: Uint8Array; readonly signature: Uint8Array };
 
@@ -20,6 +27,7 @@ export type WorkerRequest =
 export type WorkerAnswer =
   | { readonly code: "ready"; readonly backend: Backend }
   | { readonly code: "checked"; readonly id: number; readonly failed: number }
-  | { readonly code: "read"; readonly id: number; readonly answer: PieceAnswer }
+  /** A piece's rows, read, and the buffer it came in, handed back for the next piece. */
+  | { readonly code: "read"; readonly id: number; readonly answer: PieceAnswer; readonly bytes: ArrayBuffer }
   | { readonly code: "valid"; readonly id: number; readonly valid: boolean }
   | { readonly code: "failed"; readonly id: number; readonly message: string };

@@ -30,8 +30,17 @@ const PIECE = 256 << 10;
 /** Where pieces are read: the page's workers (pool.ts), or, in the tests, this thread. */
 export interface PieceReader {
   readonly size: number;
-  /** Read the whole rows of `bytes` (handed over), checking signatures under `hint` until an `open` names another key. */
-  read(bytes: ArrayBuffer, limit: number, hint: string | undefined): Promise<PieceAnswer>;
+  /**
+   * Read the whole rows in the first `length` bytes of `bytes` (handed over, and handed back
+   * with the answer), checking signatures under `hint` until an `open` names another key.
+   */
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply>;
+}
+
+/** A piece read, and the buffer it was sent in, to send another in. */
+export interface PieceReply {
+  readonly answer: PieceAnswer;
+  readonly bytes: ArrayBuffer;
 }
 
 /** The worker's answer for the row the walk is on: its signature check, when the key it guessed is the Session's. */
@@ -69,7 +78,7 @@ function without(row: Uint8Array, start: number, end: number): Uint8Array {
 /** A piece sent: where it begins in the record, and the workers' answer. */
 interface Sent {
   readonly offset: number;
-  readonly answer: Promise<PieceAnswer>;
+  readonly reply: Promise<PieceReply>;
 }
 
 /**
@@ -91,6 +100,9 @@ export async function splitVerify(
   let cut = 0;
   let hint: string | undefined;
   let rows = 0;
+  /** Buffers back from the workers, each `capacity` bytes: a piece and a row or two past it. */
+  const free: ArrayBuffer[] = [];
+  const capacity = pieceBytes + (64 << 10);
   const send = async (): Promise<boolean> => {
     if (cut >= bytes.length) return false;
     let there = await source.available(Math.min(cut + pieceBytes, bytes.length) - 1);
@@ -104,8 +116,11 @@ export async function splitVerify(
         there = await source.available(there);
       }
     }
-    const piece = bytes.slice(cut, end);
-    out.push({ offset: cut, answer: pool.read(piece.buffer, limit, hint) });
+    // Copied into a buffer a worker handed back (a new one costs more than the copy).
+    const buffer = free.pop() ?? new ArrayBuffer(capacity);
+    const piece = end - cut <= buffer.byteLength ? new Uint8Array(buffer) : new Uint8Array(end - cut);
+    piece.set(bytes.subarray(cut, end));
+    out.push({ offset: cut, reply: pool.read(piece.buffer, end - cut, limit, hint) });
     hint = lastKey(bytes.subarray(cut, end)) ?? hint;
     cut = end;
     return true;
@@ -114,14 +129,15 @@ export async function splitVerify(
     while (out.length < window && (await send()));
     const next = out.shift();
     if (next === undefined) break;
-    const answer = await next.answer;
-    rows = walkPiece(walk, answers, answer, bytes, next.offset, rows, limit);
+    const reply = await next.reply;
+    if (reply.bytes.byteLength === capacity) free.push(reply.bytes);
+    rows = walkPiece(walk, answers, reply.answer, bytes, next.offset, rows, limit);
     // The first Tampered ends the walk: the rest of the record is not read.
     if (walk.done) break;
     await between(out[0]?.offset ?? cut);
   }
   // Pieces still out are left to finish on their workers; their answers are not needed.
-  for (const left of out) left.answer.catch(() => undefined);
+  for (const left of out) left.reply.catch(() => undefined);
   return { verification: walk.finish(), checkedHere: answers.madeHere };
 }
 
@@ -158,17 +174,22 @@ function again(row: Uint8Array): Extract<ReadRow, { ok: true }> {
   return read;
 }
 
-const PUBLIC_KEY = '"public_key":"';
-const TEXT = new TextDecoder("utf-8");
+/** `"public_key":"`, and where its `k` is in it: a byte that is rare in a record, and that the search looks for. */
+const PUBLIC_KEY = Uint8Array.from('"public_key":"', (c) => c.charCodeAt(0));
+const K_AT = 8;
 
 /**
  * The public key of the last `open` in `piece`, as a cheap search finds it: a guess for the
  * worker of the next piece (a wrong one costs a check on this thread, never the answer).
- * The bytes are read as UTF-8 (not as Latin-1, whose decoder has no fast path): ASCII is
- * itself there, and a byte that is not UTF-8 becomes U+FFFD, never part of the key.
+ * The search runs back from the end over the `k`s (the browser's own loop), most of which
+ * are `key_id`'s.
  */
-function lastKey(piece: Uint8Array): string | undefined {
-  const text = TEXT.decode(piece);
-  const at = text.lastIndexOf(PUBLIC_KEY);
-  return at >= 0 && at + PUBLIC_KEY.length + 64 <= text.length ? text.slice(at + PUBLIC_KEY.length, at + PUBLIC_KEY.length + 64) : undefined;
+export function lastKey(piece: Uint8Array): string | undefined {
+  for (let k = piece.lastIndexOf(0x6b); k >= K_AT; k = piece.lastIndexOf(0x6b, k - 1)) {
+    const start = k - K_AT;
+    const end = start + PUBLIC_KEY.length;
+    if (end + 64 > piece.length || !PUBLIC_KEY.every((b, i) => piece[start + i] === b)) continue;
+    return String.fromCharCode(...piece.subarray(end, end + 64));
+  }
+  return undefined;
 }

@@ -48,7 +48,12 @@ describe("@aegis/page", () => {
       expect(text, name).not.toMatch(/node_modules\/(buffer|base64-js|ieee754)\//);
     }
     // Issue 31: the workers read the rows, the page links them (adr/0028).
-    expect(readFileSync(join(BUILT, "worker.js"), "utf8")).toContain("// packages/page/src/piece-read.ts");
+    const worker = readFileSync(join(BUILT, "worker.js"), "utf8");
+    expect(worker).toContain("// packages/page/src/piece-read.ts");
+    // Rows decoded as slices of their piece's text, and SHA-256 the page's own (build.mjs).
+    expect(worker).toContain("// packages/page/src/piece-text.ts");
+    expect(worker).toContain("// packages/page/src/sha256.ts");
+    expect(worker).not.toContain("// packages/format/dist/crypto/sha256-noble.js");
     expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/split-walk.ts");
   });
 });

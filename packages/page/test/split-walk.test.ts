@@ -28,7 +28,10 @@ const mixed: CheckOne = (keyHex, message, signature) =>
   flip++ % 2 === 0 ? strict(keyHex, message, signature) : Promise.resolve(strict(keyHex, message, signature));
 
 function reader(hint: (given: string | undefined) => string | undefined = (given) => given): PieceReader {
-  return { size: 2, read: (bytes, limit, given) => readPiece(new Uint8Array(bytes), limit, hint(given), mixed) };
+  return {
+    size: 2,
+    read: async (bytes, length, limit, given) => ({ answer: await readPiece(new Uint8Array(bytes, 0, length), limit, hint(given), mixed), bytes }),
+  };
 }
 
 /** The record's bytes arriving `chunk` at a time, each a task later. */
