@@ -16,24 +16,6 @@ const out = join(cli, "dist/report");
 await mkdir(out, { recursive: true });
 
 /**
- * SHA-256 in both bundles is the page's own (src/sha256.ts, held to Node's by its test):
- * noble's, which the format's browser entry names, took about 12 µs a Line in Chromium, and
- * the page hashes every Line (issue 31, adr/0028). Only the format's one import of it is
- * redirected; a build where that import is not where it was fails.
- */
-let swapped = 0;
-const pageSha256 = {
-  name: "aegis-page-sha256",
-  setup(build) {
-    build.onResolve({ filter: /^\.\.\/crypto\/sha256\.js$/ }, (args) => {
-      if (!/[\\/]format[\\/]dist[\\/]wire[\\/]digest\.js$/.test(args.importer)) return undefined;
-      swapped++;
-      return { path: join(page, "src/sha256.ts") };
-    });
-  },
-};
-
-/**
  * In the worker, `wire/row-read.js` decodes a row as a slice of its piece's text where the
  * piece is all ASCII (src/piece-text.ts): one decode a piece, not one a row. Only that
  * module's import of `./text.js` is redirected; a build where it is not where it was fails.
@@ -65,17 +47,12 @@ const common = {
   legalComments: "inline",
   logLevel: "warning",
   write: true,
-  plugins: [pageSha256],
 };
 
 await build({ ...common, entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
-await build({ ...common, plugins: [pageSha256, pieceText], entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
+await build({ ...common, plugins: [pieceText], entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
 if (sliced !== 1)
   throw new Error(`@aegis/format's wire/row-read.js imported ./text.js ${sliced} times in the worker, not once: src/piece-text.ts is not in its place`);
-if (swapped !== 2)
-  throw new Error(
-    `@aegis/format's wire/digest.js imported ../crypto/sha256.js ${swapped} times in two bundles, not once in each: src/sha256.ts is not in its place`,
-  );
 await copyFile(join(page, "style.css"), join(out, "style.css"));
 
 for (const name of ["page.js", "worker.js", "style.css"]) {

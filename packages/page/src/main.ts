@@ -81,8 +81,8 @@ async function verify(source: RecordSource, keys: readonly string[] | undefined)
   const milliseconds = performance.now() - started;
   const backend =
     (await checkers.whenReady()) === "webcrypto"
-      ? "SHA-256 by this page's own code; Ed25519 by this browser's WebCrypto, under the strict rule of SPEC §8.5"
-      : "SHA-256 by this page's own code; Ed25519 by @noble/ed25519, under the strict rule of SPEC §8.5";
+      ? "SHA-256 by @noble/hashes; Ed25519 by this browser's WebCrypto, under the strict rule of SPEC §8.5"
+      : "SHA-256 by @noble/hashes; Ed25519 by @noble/ed25519, under the strict rule of SPEC §8.5";
   const pinned = keys !== undefined;
   const json = verifyJson(verification, pinned);
   return { verification, json, where: json["position"] as Where, pinned, keyCount: keys?.length ?? 0, milliseconds, backend };
