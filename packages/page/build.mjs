@@ -16,19 +16,18 @@ const out = join(cli, "dist/report");
 await mkdir(out, { recursive: true });
 
 /**
- * Issue 31: the page's row reader takes each row's LineHash from its workers where they have
- * it (src/line-hash.ts, adr/0028). Only `wire/row-read.js`'s import of `./digest.js` is
- * redirected; the build fails if that import is not where it was, rather than quietly hash
- * every row on the main thread.
+ * In the worker, `wire/row-read.js` decodes a row as a slice of its piece's text where the
+ * piece is all ASCII (src/piece-text.ts): one decode a piece, not one a row. Only that
+ * module's import of `./text.js` is redirected; a build where it is not where it was fails.
  */
-let swapped = 0;
-const hashesAhead = {
-  name: "aegis-line-hash-ahead",
+let sliced = 0;
+const pieceText = {
+  name: "aegis-piece-text",
   setup(build) {
-    build.onResolve({ filter: /^\.\/digest\.js$/ }, (args) => {
+    build.onResolve({ filter: /^\.\/text\.js$/ }, (args) => {
       if (!/[\\/]format[\\/]dist[\\/]wire[\\/]row-read\.js$/.test(args.importer)) return undefined;
-      swapped++;
-      return { path: join(page, "src/line-hash.ts") };
+      sliced++;
+      return { path: join(page, "src/piece-text.ts") };
     });
   },
 };
@@ -50,9 +49,10 @@ const common = {
   write: true,
 };
 
-await build({ ...common, plugins: [hashesAhead], entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
-if (swapped !== 1) throw new Error(`@aegis/format's wire/row-read.js imported ./digest.js ${swapped} times, not once: src/line-hash.ts is not in its place`);
-await build({ ...common, entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
+await build({ ...common, entryPoints: [join(page, "src/main.ts")], outfile: join(out, "page.js") });
+await build({ ...common, plugins: [pieceText], entryPoints: [join(page, "src/worker.ts")], outfile: join(out, "worker.js") });
+if (sliced !== 1)
+  throw new Error(`@aegis/format's wire/row-read.js imported ./text.js ${sliced} times in the worker, not once: src/piece-text.ts is not in its place`);
 await copyFile(join(page, "style.css"), join(out, "style.css"));
 
 for (const name of ["page.js", "worker.js", "style.css"]) {

@@ -60,7 +60,7 @@ describe("the report page's table and states", () => {
     await page.close();
   });
 
-  it("with the rows hashed in the workers the verdict is aegis verify's, verified and with one byte altered near the end", async () => {
+  it("with the rows read in the workers the verdict is aegis verify's, verified and with one byte altered near the end", async () => {
     const record = join(work, "many.aarl");
     await largeRecord(record, 8_000);
     const rows = readFileSync(record);
@@ -75,18 +75,17 @@ describe("the report page's table and states", () => {
       const out = `${path}.html`;
       expect(aegis(["report", "--out", out, path]).status).toBe(0);
       const cli = JSON.parse(aegis(["verify", "--json", path]).stdout) as { lines: number };
-      // `#ahead=all`: every row hashed by a worker before the walk, which takes each hash for
-      // a row it holds whole (a row across two of its 1 MiB slices is copied, and hashed on
-      // the main thread); `#ahead=off`: none. The verdict is aegis verify's either way.
-      const page = await opened(out, 1400, 1000, "#ahead=all");
+      // The split walk (adr/0028): the workers read every row and check its signature under
+      // the key they were told of, and the main thread links; no check fell to it here.
+      const page = await opened(out, 1400, 1000);
       expect((await pageVerdict(page)).json).toEqual(cli);
-      const fromWorkers = Number(await page.evaluate(() => document.body.dataset["hashedAhead"]));
-      expect(fromWorkers).toBeLessThanOrEqual(cli.lines);
-      expect(fromWorkers).toBeGreaterThanOrEqual(cli.lines - Math.ceil(rows.length / 2 ** 20));
+      expect(await page.evaluate(() => document.body.dataset["walk"])).toBe("split");
+      expect(await page.evaluate(() => document.body.dataset["checkedHere"])).toBe("0");
       await page.close();
-      const alone = await opened(out, 1400, 1000, "#ahead=off");
+      // `#walk=sequential`: the format's walk on the main thread, its signatures in the workers.
+      const alone = await opened(out, 1400, 1000, "#walk=sequential");
       expect((await pageVerdict(alone)).json).toEqual(cli);
-      expect(await alone.evaluate(() => document.body.dataset["hashedAhead"])).toBe("0");
+      expect(await alone.evaluate(() => document.body.dataset["walk"])).toBe("sequential");
       await alone.close();
     }
     expect(JSON.parse(aegis(["verify", "--json", tampered]).stdout)).toMatchObject({ verdict: "tampered", position: { session_index: 0, seq: 7_002 } });

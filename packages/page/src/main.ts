@@ -6,9 +6,9 @@ import { checkHex, messageOf, verifyRecordBytes, type Verification } from "@aegi
 import { verifyJson, type ReportData, type Where } from "@aegis/cli/browser";
 import { readAccount, type Account } from "./account.js";
 import { keepAwakeWhile } from "./awake.js";
-import { embeddedRecord } from "./decode.js";
-import { hashRowsAhead, takenFromWorkers } from "./hashes-ahead.js";
+import { embeddedRecord, wholeRecord, type RecordSource } from "./decode.js";
 import { WorkerPool } from "./pool.js";
+import { splitVerify } from "./split-walk.js";
 import type { Backend } from "./signature-messages.js";
 import { renderBanner, type VerdictFacts } from "./view/banner.js";
 import { cellsOf, rowContext, type Cells } from "./view/cells.js";
@@ -49,30 +49,36 @@ function workers(): WorkerPool {
   return pool;
 }
 
-async function verify(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<VerdictFacts> {
+async function verify(source: RecordSource, keys: readonly string[] | undefined): Promise<VerdictFacts> {
   const checkers = workers();
   const started = performance.now();
-  // Issue 31: the workers hash the rows a few MiB ahead of the walk, which links them here.
-  // `#ahead=off`: none (to compare); `#ahead=all`: every row, before the walk, so that the
-  // tests hold the verdict with every hash from a worker to the CLI's whatever the timing.
-  const mode = /(?:^|[#&])ahead=(off|all)(?:&|$)/.exec(location.hash)?.[1];
-  const ahead = hashRowsAhead(bytes, (base, span) => checkers.hash(base, span), mode === "all" ? Infinity : Math.max(4, 3 * checkers.size) << 20);
-  if (mode !== "off") ahead.reach(0);
-  if (mode === "all") await ahead.settled();
-  const verification: Verification = await verifyRecordBytes(bytes, {
-    ...(keys === undefined ? {} : { trust: keys }),
-    pool: checkers,
-    // Every check to the workers from the first: this thread's Ed25519 is JavaScript's.
-    tuning: { inline: 0, inlineWhenRunning: 0, eager: true, batch: 256, windowPerThread: 4 },
-    between: async (read) => {
-      if (mode !== "off") ahead.reach(read);
-      banner.querySelector(".progress")?.replaceChildren(`Verifying in this browser… ${Math.round((100 * read) / Math.max(bytes.length, 1))}%`);
-      await yieldToPage();
-    },
-  });
+  const trust = keys === undefined ? {} : { trust: keys };
+  const between = async (read: number): Promise<void> => {
+    banner.querySelector(".progress")?.replaceChildren(`Verifying in this browser… ${Math.round((100 * read) / Math.max(source.bytes.length, 1))}%`);
+    await yieldToPage();
+  };
+  let verification: Verification;
+  // Issue 31: the workers read each piece of the record (parse, hash, signature) and this
+  // thread links them, as `aegis verify --threads N` does. `#walk=sequential`: the format's
+  // walk on this thread, only the signatures in the workers (to compare; adr/0028).
+  if (/(?:^|[#&])walk=sequential(?:&|$)/.test(location.hash)) {
+    const bytes = await source.whole;
+    verification = await verifyRecordBytes(bytes, {
+      ...trust,
+      pool: checkers,
+      // Every check to the workers from the first: this thread's Ed25519 is JavaScript's.
+      tuning: { inline: 0, inlineWhenRunning: 0, eager: true, batch: 256, windowPerThread: 4 },
+      between,
+    });
+    document.body.dataset["walk"] = "sequential";
+  } else {
+    const split = await splitVerify(source, trust, checkers, between);
+    verification = split.verification;
+    // Signatures this thread checked itself (a worker's guess of key was wrong): the tests read it.
+    document.body.dataset["walk"] = "split";
+    document.body.dataset["checkedHere"] = String(split.checkedHere);
+  }
   const milliseconds = performance.now() - started;
-  // Rows hashed by the workers, not here: the tests hold the verdict to the CLI's with them.
-  document.body.dataset["hashedAhead"] = String(takenFromWorkers());
   const backend =
     (await checkers.whenReady()) === "webcrypto"
       ? "SHA-256 by @noble/hashes; Ed25519 by this browser's WebCrypto, under the strict rule of SPEC §8.5"
@@ -100,13 +106,13 @@ const AFTER: readonly Column[] = [
 ];
 const ENVELOPE: Column = { key: "envelope", title: "Envelope", width: "minmax(6em, 0.8fr)" };
 
-async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Promise<void> {
+async function run(source: RecordSource, keys: readonly string[] | undefined): Promise<void> {
   document.body.dataset["state"] = "verifying";
   replaceChildren(banner, h("p", { class: "progress" }, "Verifying in this browser…"));
   banner.className = "banner banner-pending";
   let facts: VerdictFacts;
   try {
-    facts = await verify(bytes, keys);
+    facts = await verify(source, keys);
   } catch (error) {
     banner.className = "banner banner-error";
     replaceChildren(banner, h("p", { class: "verdict-word" }, "Not verified"), h("p", {}, `This browser could not verify the record: ${messageOf(error)}`));
@@ -124,7 +130,7 @@ async function run(bytes: Uint8Array, keys: readonly string[] | undefined): Prom
   document.body.dataset["state"] = "verdict";
   await yieldToPage();
 
-  const account = await readAccount(bytes, stopped ? v.lines : v.lines + 1);
+  const account = await readAccount(await source.whole, stopped ? v.lines : v.lines + 1);
   const context = rowContext(account, data);
   const cells: Cells[] = account.entries.map((e) => cellsOf(e, context));
   const columns = [...COLUMNS, ...(data.recheck === null ? [] : [RECHECK]), ...AFTER, ...(data.envelope === null ? [] : [ENVELOPE])];
@@ -219,7 +225,7 @@ function dropPage(): void {
     document.body.dataset["asked"] = String(++asked);
     running = running.then(async () => {
       byId("record-name", HTMLElement).textContent = file.name;
-      await run(new Uint8Array(await file.arrayBuffer()), words.length === 0 ? undefined : words);
+      await run(wholeRecord(new Uint8Array(await file.arrayBuffer())), words.length === 0 ? undefined : words);
     });
   };
   const take = (file: File | undefined): void => {
@@ -248,16 +254,24 @@ if (record === null) {
 } else {
   workers();
   void keepAwakeWhile(
-    embeddedRecord(record).then(
-      (bytes) => {
-        performance.mark("aegis-decoded");
-        return run(bytes, data.keys.length === 0 ? undefined : data.keys);
-      },
-      (error: unknown) => {
+    (async () => {
+      let source: RecordSource;
+      try {
+        source = embeddedRecord(record);
+        await source.available(0);
+      } catch (error) {
         banner.className = "banner banner-error";
         replaceChildren(banner, h("p", { class: "verdict-word" }, "Not verified"), h("p", {}, `The record in this page cannot be read: ${messageOf(error)}`));
         document.body.dataset["state"] = "error";
-      },
-    ),
+        return;
+      }
+      // The first bytes are there: the walk begins (bench/src/report.ts reads the times).
+      performance.mark("aegis-decoded");
+      void source.whole.then(
+        () => performance.mark("aegis-inflated"),
+        () => undefined,
+      );
+      await run(source, data.keys.length === 0 ? undefined : data.keys);
+    })(),
   );
 }

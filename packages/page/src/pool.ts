@@ -1,5 +1,5 @@
 import type { CheckPool, SignatureBatch } from "@aegis/format/browser";
-import type { HashedSpan } from "./hashes-ahead.js";
+import type { PieceReply } from "./split-walk.js";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
 /**
@@ -45,11 +45,11 @@ export class WorkerPool implements CheckPool {
     return worker.send(this.nextId++, batch);
   }
 
-  /** The LineHashes of the whole rows in `bytes`, which begin at byte `base` of the record (the bytes are copied to the worker). */
-  hash(base: number, bytes: Uint8Array): Promise<HashedSpan> {
+  /** Read the whole rows in the first `length` bytes of `bytes` (handed over to the worker, and back), checking signatures under `hint` until an `open` names another key. */
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
     const worker = this.leastLoaded();
     if (worker === undefined) return Promise.reject(new Error("no signature worker"));
-    return worker.hash(this.nextId++, base, bytes);
+    return worker.read(this.nextId++, bytes, length, limit, hint);
   }
 
   private leastLoaded(): PageWorker | undefined {
@@ -68,7 +68,7 @@ export class WorkerPool implements CheckPool {
 class PageWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (failed: number) => void; reject: (error: Error) => void }>();
-  private readonly hashing = new Map<number, { resolve: (span: HashedSpan) => void; reject: (error: Error) => void }>();
+  private readonly reading = new Map<number, { resolve: (reply: PieceReply) => void; reject: (error: Error) => void }>();
   backend: Backend | undefined;
   readonly readiness: Promise<Backend>;
 
@@ -79,9 +79,9 @@ class PageWorker {
     this.worker.onmessage = (event: MessageEvent<WorkerAnswer>) => {
       const answer = event.data;
       if (answer.code === "valid") return;
-      if (answer.code === "hashed") {
-        this.hashing.get(answer.id)?.resolve(answer);
-        this.hashing.delete(answer.id);
+      if (answer.code === "read") {
+        this.reading.get(answer.id)?.resolve(answer);
+        this.reading.delete(answer.id);
         return;
       }
       if (answer.code === "ready") {
@@ -91,27 +91,32 @@ class PageWorker {
       }
       const waiting = this.pending.get(answer.id);
       this.pending.delete(answer.id);
-      if (answer.code === "checked") waiting?.resolve(answer.failed);
-      else waiting?.reject(new Error(`a signature worker failed: ${answer.message}`));
+      if (answer.code === "checked") {
+        waiting?.resolve(answer.failed);
+        return;
+      }
+      const error = new Error(`a worker of this page failed: ${answer.message}`);
+      waiting?.reject(error);
+      this.reading.get(answer.id)?.reject(error);
+      this.reading.delete(answer.id);
     };
     this.worker.onerror = (event) => {
       const error = new Error(`a signature worker failed: ${event.message}`);
-      for (const waiting of [...this.pending.values(), ...this.hashing.values()]) waiting.reject(error);
+      for (const waiting of [...this.pending.values(), ...this.reading.values()]) waiting.reject(error);
       this.pending.clear();
-      this.hashing.clear();
+      this.reading.clear();
     };
     this.post({ code: "hello", backend: wanted });
   }
 
   get load(): number {
-    return this.pending.size + this.hashing.size;
+    return this.pending.size + this.reading.size;
   }
 
-  hash(id: number, base: number, bytes: Uint8Array): Promise<HashedSpan> {
+  read(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
     return new Promise((resolve, reject) => {
-      this.hashing.set(id, { resolve, reject });
-      const copy = bytes.slice();
-      this.worker.postMessage({ code: "hash", id, base, bytes: copy } satisfies WorkerRequest, [copy.buffer]);
+      this.reading.set(id, { resolve, reject });
+      this.worker.postMessage({ code: "piece", id, bytes, length, limit, hint } satisfies WorkerRequest, [bytes]);
     });
   }
 

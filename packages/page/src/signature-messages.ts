@@ -1,4 +1,5 @@
 import type { EncodedBatch } from "@aegis/format/browser";
+import type { PieceAnswer } from "./piece-answer.js";
 
 /** Which arithmetic a signature worker uses for SPEC §8.5 step 4 (the steps before it are shared). */
 export type Backend = "webcrypto" | "noble";
@@ -7,8 +8,18 @@ export type Backend = "webcrypto" | "noble";
 export type WorkerRequest =
   | { readonly code: "batch"; readonly id: number; readonly batch: EncodedBatch }
   | { readonly code: "hello"; readonly backend: Backend | "auto" }
-  /** Rows of the record from byte `base` on, whole rows only: their LineHashes, ahead of the walk. */
-  | { readonly code: "hash"; readonly id: number; readonly base: number; readonly bytes: Uint8Array }
+  /**
+   * Whole rows of the record (handed over): read each, check its signature under the key of
+   * the Session it seems to be in (`hint`: the last `open`'s key before the piece, a guess).
+   */
+  | {
+      readonly code: "piece";
+      readonly id: number;
+      readonly bytes: ArrayBuffer;
+      readonly length: number;
+      readonly limit: number;
+      readonly hint: string | undefined;
+    }
   /** One signature, any bytes: how the tests hold each back end to the Ed25519 vectors. */
   | { readonly code: "check"; readonly id: number; readonly key: string; readonly message: Uint8Array; readonly signature: Uint8Array };
 
@@ -16,6 +27,7 @@ export type WorkerRequest =
 export type WorkerAnswer =
   | { readonly code: "ready"; readonly backend: Backend }
   | { readonly code: "checked"; readonly id: number; readonly failed: number }
-  | { readonly code: "hashed"; readonly id: number; readonly offsets: Uint32Array; readonly lengths: Uint32Array; readonly hex: string }
+  /** A piece's rows, read, and the buffer it came in, handed back for the next piece. */
+  | { readonly code: "read"; readonly id: number; readonly answer: PieceAnswer; readonly bytes: ArrayBuffer }
   | { readonly code: "valid"; readonly id: number; readonly valid: boolean }
   | { readonly code: "failed"; readonly id: number; readonly message: string };

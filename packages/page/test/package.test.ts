@@ -47,6 +47,12 @@ describe("@aegis/page", () => {
       expect(text.match(/(?<![\w$.])(?:Buffer\b|process\.|require\()/g), name).toBeNull();
       expect(text, name).not.toMatch(/node_modules\/(buffer|base64-js|ieee754)\//);
     }
-    expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/line-hash.ts");
+    // Issue 31: the workers read the rows, the page links them (adr/0028).
+    const worker = readFileSync(join(BUILT, "worker.js"), "utf8");
+    expect(worker).toContain("// packages/page/src/piece-read.ts");
+    // Rows decoded as slices of their piece's text (build.mjs); SHA-256 is noble's, never a copy of ours.
+    expect(worker).toContain("// packages/page/src/piece-text.ts");
+    expect(worker).toContain("// packages/format/dist/crypto/sha256-noble.js");
+    expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/split-walk.ts");
   });
 });

@@ -1,0 +1,195 @@
+/**
+ * The page's split walk (issue 31, adr/0028), the shape of `aegis verify --threads N`: the
+ * workers split, parse, canonicalize and hash each row and check its signature
+ * (piece-read.ts); this thread cuts the record into pieces of whole rows as it arrives, and
+ * walks the answers in file order through the format's own walk, which decides everything
+ * order decides: the links, the Sessions, the caps, the first failure. So the verdict is the
+ * sequential walk's by construction (SPEC §8.2).
+ */
+import {
+  ChainWalk,
+  MAX_ROW_BYTES,
+  fromCheckedHex,
+  isJsonObject,
+  readRow,
+  verifyStrict,
+  type ReadRow,
+  type Verification,
+  type WalkOptions,
+} from "@aegis/format/browser";
+import type { RecordSource } from "./decode.js";
+import { RowKind, STRIDE, readRowOf, type PieceAnswer } from "./piece-answer.js";
+
+type SignatureChecker = ConstructorParameters<typeof ChainWalk>[1] & object;
+type Claim = Parameters<SignatureChecker["check"]>[0];
+type Input = Parameters<SignatureChecker["check"]>[1];
+
+/** Bytes a piece holds, at least (to the end of the row this many bytes in). */
+const PIECE = 256 << 10;
+
+/** Where pieces are read: the page's workers (pool.ts), or, in the tests, this thread. */
+export interface PieceReader {
+  readonly size: number;
+  /**
+   * Read the whole rows in the first `length` bytes of `bytes` (handed over, and handed back
+   * with the answer), checking signatures under `hint` until an `open` names another key.
+   */
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply>;
+}
+
+/** A piece read, and the buffer it was sent in, to send another in. */
+export interface PieceReply {
+  readonly answer: PieceAnswer;
+  readonly bytes: ArrayBuffer;
+}
+
+/** The worker's answer for the row the walk is on: its signature check, when the key it guessed is the Session's. */
+class WorkerAnswers implements SignatureChecker {
+  answer: PieceAnswer | undefined;
+  at = -1;
+  /** The row's bytes, read again only for a check made here. */
+  row: Uint8Array = new Uint8Array(0);
+  /** Checks made on this thread: the workers' guess of key was wrong. */
+  madeHere = 0;
+
+  check(claim: Claim, input: Input): boolean {
+    const ints = this.answer?.ints;
+    const s = ints?.[this.at * STRIDE + 3] ?? -1;
+    if (s !== -1 && this.answer?.keys[ints?.[this.at * STRIDE + 4] ?? -1] === claim.key.hex) return s === 1;
+    // A wrong guess of key (an `open` the search for one missed): checked here, the same
+    // check, on the row's own signature (the worker sent a stand-in, piece-answer.ts).
+    this.madeHere++;
+    const read = readRow(this.row);
+    const signature = read.ok && isJsonObject(read.value) ? read.value["signature"] : undefined;
+    if (typeof signature !== "string") return false;
+    const message =
+      input.row !== undefined && input.cut !== undefined ? without(input.row, input.cut.start, input.cut.end) : new TextEncoder().encode(input.text());
+    return verifyStrict(claim.key, message, fromCheckedHex(signature));
+  }
+}
+
+function without(row: Uint8Array, start: number, end: number): Uint8Array {
+  const message = new Uint8Array(row.length - (end - start));
+  message.set(row.subarray(0, start));
+  message.set(row.subarray(end), start);
+  return message;
+}
+
+/** A piece sent: where it begins in the record, and the workers' answer. */
+interface Sent {
+  readonly offset: number;
+  readonly reply: Promise<PieceReply>;
+}
+
+/**
+ * Verify the record `source` brings, on `pool`'s workers. `between` is awaited after each
+ * piece walked, with the bytes walked so far (the page shows it, and stays responsive).
+ */
+export async function splitVerify(
+  source: RecordSource,
+  options: WalkOptions,
+  pool: PieceReader,
+  between: (read: number) => Promise<void>,
+  { limit = MAX_ROW_BYTES, pieceBytes = PIECE }: { readonly limit?: number; readonly pieceBytes?: number } = {},
+): Promise<{ readonly verification: Verification; readonly checkedHere: number }> {
+  const answers = new WorkerAnswers();
+  const walk = new ChainWalk(options, answers);
+  const { bytes } = source;
+  const window = 2 * pool.size + 1;
+  const out: Sent[] = [];
+  let cut = 0;
+  let hint: string | undefined;
+  let rows = 0;
+  /** Buffers back from the workers, each `capacity` bytes: a piece and a row or two past it. */
+  const free: ArrayBuffer[] = [];
+  const capacity = pieceBytes + (64 << 10);
+  const send = async (): Promise<boolean> => {
+    if (cut >= bytes.length) return false;
+    let there = await source.available(Math.min(cut + pieceBytes, bytes.length) - 1);
+    let end = -1;
+    for (let from = Math.min(cut + pieceBytes, bytes.length) - 1; end < 0;) {
+      const nl = bytes.subarray(from, there).indexOf(0x0a);
+      if (nl >= 0) end = from + nl + 1;
+      else if (there >= bytes.length) end = bytes.length;
+      else {
+        from = there;
+        there = await source.available(there);
+      }
+    }
+    // Copied into a buffer a worker handed back (a new one costs more than the copy).
+    const buffer = free.pop() ?? new ArrayBuffer(capacity);
+    const piece = end - cut <= buffer.byteLength ? new Uint8Array(buffer) : new Uint8Array(end - cut);
+    piece.set(bytes.subarray(cut, end));
+    out.push({ offset: cut, reply: pool.read(piece.buffer, end - cut, limit, hint) });
+    hint = lastKey(bytes.subarray(cut, end)) ?? hint;
+    cut = end;
+    return true;
+  };
+  for (;;) {
+    while (out.length < window && (await send()));
+    const next = out.shift();
+    if (next === undefined) break;
+    const reply = await next.reply;
+    if (reply.bytes.byteLength === capacity) free.push(reply.bytes);
+    rows = walkPiece(walk, answers, reply.answer, bytes, next.offset, rows, limit);
+    // The first Tampered ends the walk: the rest of the record is not read.
+    if (walk.done) break;
+    await between(out[0]?.offset ?? cut);
+  }
+  // Pieces still out are left to finish on their workers; their answers are not needed.
+  for (const left of out) left.reply.catch(() => undefined);
+  return { verification: walk.finish(), checkedHere: answers.madeHere };
+}
+
+/** Walk a piece's rows in order; answers the number of rows walked so far. */
+function walkPiece(walk: ChainWalk, answers: WorkerAnswers, answer: PieceAnswer, record: Uint8Array, offset: number, before: number, limit: number): number {
+  const { ints } = answer;
+  answers.answer = answer;
+  let rows = before;
+  let previous: string | undefined;
+  for (let i = 0; i < answer.rows && !walk.done; i++) {
+    const at = i * STRIDE;
+    const kind = ints[at];
+    const start = offset + (ints[at + 1] ?? 0);
+    rows++;
+    if (kind === RowKind.TooLong) {
+      previous = undefined;
+      walk.step({ code: "too_long", number: rows, offset: start, length: ints[at + 2] ?? 0, limit });
+      continue;
+    }
+    const row = record.subarray(start, offset + (ints[at + 2] ?? 0));
+    answers.at = i;
+    answers.row = row;
+    const read = readRowOf(answer, i, previous, () => again(row));
+    previous = read.ok ? read.lineHash : undefined;
+    walk.step({ code: "row", number: rows, offset: start, bytes: row }, read);
+  }
+  answers.answer = undefined;
+  return rows;
+}
+
+function again(row: Uint8Array): Extract<ReadRow, { ok: true }> {
+  const read = readRow(row);
+  if (!read.ok) throw new Error("a row a worker read does not read again");
+  return read;
+}
+
+/** `"public_key":"`, and where its `k` is in it: a byte that is rare in a record, and that the search looks for. */
+const PUBLIC_KEY = Uint8Array.from('"public_key":"', (c) => c.charCodeAt(0));
+const K_AT = 8;
+
+/**
+ * The public key of the last `open` in `piece`, as a cheap search finds it: a guess for the
+ * worker of the next piece (a wrong one costs a check on this thread, never the answer).
+ * The search runs back from the end over the `k`s (the browser's own loop), most of which
+ * are `key_id`'s.
+ */
+export function lastKey(piece: Uint8Array): string | undefined {
+  for (let k = piece.lastIndexOf(0x6b); k >= K_AT; k = piece.lastIndexOf(0x6b, k - 1)) {
+    const start = k - K_AT;
+    const end = start + PUBLIC_KEY.length;
+    if (end + 64 > piece.length || !PUBLIC_KEY.every((b, i) => piece[start + i] === b)) continue;
+    return String.fromCharCode(...piece.subarray(end, end + 64));
+  }
+  return undefined;
+}
