@@ -9,9 +9,13 @@ import type { Row } from "../wire/row-splitter.js";
  * answered as a `too_long` row unless all of it is White_Space (then it is blank).
  */
 
-/** Where the bytes come from: `read` fills the start of `into` and answers how many, 0 at the end. */
+/**
+ * Where the bytes come from: `read` fills the start of `into` and answers how many, 0 at the
+ * end; `readAt` reads again what `read` read before, from `position` in the record.
+ */
 export interface ByteSource {
   read(into: Buffer): Promise<number>;
+  readAt(into: Buffer, position: number): Promise<number>;
 }
 
 /** A piece of whole rows, `length` bytes at the start of `bytes`, the first at `offset` in the record. */

@@ -90,9 +90,10 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
     keys.push(hex);
   };
   if (hint !== undefined && checkHex(hint, 64) === undefined) use(hint);
-  const rows = [...splitter.push(piece), ...splitter.end()];
   let before: string | undefined;
-  for (const row of rows) {
+  // One row at a time: a piece of many small rows held as row objects at once is what a
+  // thread's heap would run out on.
+  for (const row of chain(splitter.push(piece), splitter.end())) {
     const last = before;
     before = undefined;
     if (row.code === "too_long") {
@@ -129,4 +130,9 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
     before = read.lineHash;
   }
   return out.finish(keys);
+}
+
+function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
+  yield* first;
+  yield* second;
 }

@@ -40,7 +40,10 @@ export async function verifySplitFile(
     throw new RecordReadError(path, error);
   }
   // Read from the current position, as readRowChunks does.
-  const source: ByteSource = { read: async (into) => (await handle.read(into, 0, into.length, null)).bytesRead };
+  const source: ByteSource = {
+    read: async (into) => (await handle.read(into, 0, into.length, null)).bytesRead,
+    readAt: async (into, position) => (await handle.read(into, 0, into.length, position)).bytesRead,
+  };
   try {
     return await splitWalk(source, path, options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
   } finally {
@@ -62,6 +65,11 @@ export async function verifySplitBytes(
       const n = Math.min(into.length, readBytes, bytes.length - at);
       into.set(bytes.subarray(at, at + n));
       at += n;
+      return Promise.resolve(n);
+    },
+    readAt: (into, position) => {
+      const n = Math.min(into.length, bytes.length - position);
+      into.set(bytes.subarray(position, position + n));
       return Promise.resolve(n);
     },
   };

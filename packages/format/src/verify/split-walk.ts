@@ -2,6 +2,7 @@ import { readRow } from "../wire/row-read.js";
 import { RecordReadError } from "./row-verifier.js";
 import { PieceCutter, type ByteSource, type LongRow, type Piece } from "./piece-cutter.js";
 import type { RowPool } from "./row-pool.js";
+import { readPiece } from "./row-work.js";
 import { PieceRows } from "./piece-rows.js";
 import type { PieceReply } from "./row-worker.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
@@ -60,10 +61,16 @@ export async function splitWalk(
   const out: Promise<Part>[] = [];
   let reading = true;
   let rows = 0;
+  // A thread that fails on a piece (a hostile record can exhaust its small heap, ADR 0027)
+  // decides nothing: that piece is read again here, by the same readPiece. So every promise
+  // out resolves, and none is left rejected behind the one awaited.
   const send = (part: Piece | LongRow): Promise<Part> =>
     part.code === "long"
       ? Promise.resolve(part)
-      : pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint }).then((reply) => ({ code: "read", reply, piece: part }));
+      : pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint }).then(
+          (reply): Part => ({ code: "read", reply, piece: part }),
+          () => readHere(source, part, limit),
+        );
   for (;;) {
     while (reading && out.length < window) {
       let part: Piece | LongRow | undefined;
@@ -77,7 +84,12 @@ export async function splitWalk(
     }
     const next = out.shift();
     if (next === undefined) break;
-    const part = await next;
+    let part: Part;
+    try {
+      part = await next;
+    } catch (error) {
+      throw new RecordReadError(name, error);
+    }
     if (part.code === "long") {
       walk.step({ ...part.row, number: ++rows });
     } else {
@@ -87,9 +99,22 @@ export async function splitWalk(
     // The first Tampered ends the walk: the rest of the record is not read.
     if (walk.done) break;
   }
-  // Pieces still out are left to finish on their threads; their answers are not needed.
+  // Pieces still out are left to finish; their answers are not needed.
   for (const left of out) left.catch(() => undefined);
   return walk.finish();
+}
+
+/** Read a piece on this thread, its bytes read again from the record: what its thread would have answered. */
+async function readHere(source: ByteSource, piece: Piece, limit: number): Promise<Part> {
+  const bytes = new ArrayBuffer(piece.length);
+  const buffer = Buffer.from(bytes);
+  let got = 0;
+  while (got < piece.length) {
+    const n = await source.readAt(buffer.subarray(got), piece.offset + got);
+    if (n === 0) throw new Error(`the record ended at byte ${piece.offset + got}, inside a piece read before: it changed while it was verified`);
+    got += n;
+  }
+  return { code: "read", reply: { id: -1, bytes, answer: readPiece(buffer, limit, piece.hint) }, piece };
 }
 
 /** Walk a piece's rows in order; answers the number of rows walked so far. */

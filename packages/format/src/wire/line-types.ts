@@ -16,8 +16,9 @@ export const KNOWN_LINE_TYPES: readonly KnownLineType[] = ["open", "intent", "ou
 /** A `line_type` token: a known type, or a newer emitter's token kept verbatim (SPEC §5.2). */
 export type LineType = { readonly code: "known"; readonly token: KnownLineType } | { readonly code: "unknown"; readonly token: string };
 
-// One object a known type, made once: the verifier classifies every Line (ADR 0027).
-const KNOWN: ReadonlyMap<string, LineType> = new Map(KNOWN_LINE_TYPES.map((token) => [token, { code: "known", token }]));
+// One object a known type, made once: the verifier classifies every Line (ADR 0027). Frozen,
+// since every `onLine` consumer is handed the same one.
+const KNOWN: ReadonlyMap<string, LineType> = new Map(KNOWN_LINE_TYPES.map((token) => [token, Object.freeze({ code: "known", token })]));
 
 /** Classify a `line_type` string: known, or unknown and kept exactly as written, for the verdict to name (SPEC §5.2). */
 export function lineTypeOf(token: string): LineType {
