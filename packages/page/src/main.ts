@@ -40,6 +40,13 @@ function yieldToPage(): Promise<void> {
   });
 }
 
+/**
+ * The progress shown changes at most this often, in ms. Once a piece (some 50 times a second)
+ * it cost about 0.8 s of CPU a 100,000-call record in layout, paint and the compositor,
+ * taken from the workers on a machine of few cores (adr/0028).
+ */
+const PROGRESS_MS = 250;
+
 /** The signature workers, started once: before the record is decoded, so their start costs no time of their own. */
 function workers(): WorkerPool {
   pool ??= new WorkerPool(workerSource, Math.max(1, Math.min(navigator.hardwareConcurrency || 2, 8)), wantedBackend());
@@ -53,8 +60,13 @@ async function verify(source: RecordSource, keys: readonly string[] | undefined)
   const checkers = workers();
   const started = performance.now();
   const trust = keys === undefined ? {} : { trust: keys };
+  let shownAt = Number.NEGATIVE_INFINITY;
   const between = async (read: number): Promise<void> => {
-    banner.querySelector(".progress")?.replaceChildren(`Verifying in this browser… ${Math.round((100 * read) / Math.max(source.bytes.length, 1))}%`);
+    const now = performance.now();
+    if (now - shownAt >= PROGRESS_MS) {
+      shownAt = now;
+      banner.querySelector(".progress")?.replaceChildren(`Verifying in this browser… ${Math.round((100 * read) / Math.max(source.bytes.length, 1))}%`);
+    }
     await yieldToPage();
   };
   let verification: Verification;
