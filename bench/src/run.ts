@@ -14,7 +14,7 @@ const BENCHES = [
   { name: "verify", what: "the verifier on every core, small records, recheck through the CLI, many files, peak memory" },
   {
     name: "verify-scale",
-    what: "the calling thread's share of verify's CPU and peak RSS at 1, 2, 4, 8 and 15 threads, and peak RSS at 10,000,000 Lines",
+    what: "the calling thread's share of verify's CPU and peak RSS at 1, 2, 4, 8 and 15 threads, and peak RSS at 10,000,000 Lines on 15 threads",
   },
   { name: "envelope", what: "the Envelope store: puts, gets, open" },
   { name: "recheck", what: "recheck of a million Lines under two Policy Sets, beside verify" },
