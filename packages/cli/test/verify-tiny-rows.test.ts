@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { GOLDEN, aegisBounded, tempDir } from "./support.js";
 
 /**
- * Issue 31, ADR 0027 point 8: a row thread answers some 130 bytes a row whatever the row's
+ * Issue 31, ADR 0027 point 7: a row thread answers some 130 bytes a row whatever the row's
  * size, so a piece of 256 KiB of two-byte rows answered 16 MB, and the pieces in flight of a
  * hostile record took `aegis verify --threads 15` to 220 MB where `--threads 0` took 83 MB.
  * A thread now reads no more than a row for each 64 bytes of its piece. The verdict is the

@@ -13,7 +13,7 @@ import { tempDir, writeSession } from "./support/chains.js";
 /**
  * A row thread reads no more rows of a piece than its budget, one for each 64 bytes, and
  * says where the rest starts; the calling thread reads the rest, by the same readPiece, only
- * if the walk gets there (ADR 0027, point 8). A piece of tiny rows then answers about twice
+ * if the walk gets there (ADR 0027, point 7). A piece of tiny rows then answers about twice
  * its size, not forty times, and the walk is given the same rows: the verdict must be the
  * sequential walk's wherever the budget cuts a piece and wherever the walk stops.
  */

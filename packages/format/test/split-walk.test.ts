@@ -18,7 +18,7 @@ import { verifyChainBytes } from "../src/verify/verify.js";
  * reads stop at odd sizes, so that a Session's `open` and its Lines fall in different
  * pieces and threads, and the reader's guess of a piece's key is put to work. With `onLine`,
  * a thread answers one row of each piece and the calling thread reads the rest (the row
- * budget of ADR 0027, point 8); without, the default budget.
+ * budget of ADR 0027, point 7); without, the default budget.
  */
 interface Answer {
   readonly verification: Verification;

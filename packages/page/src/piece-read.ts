@@ -24,7 +24,7 @@ const UTF8 = new TextEncoder();
  */
 export async function readPiece(piece: Uint8Array, limit: number, hint: string | undefined, check: CheckOne | undefined, budget: number): Promise<PieceAnswer> {
   const splitter = new RowSplitter(limit);
-  // The budget (adr/0027, point 8): an answer is some 200 bytes a row whatever the row's
+  // The budget (adr/0027, point 7): an answer is some 200 bytes a row whatever the row's
   // size, so a piece of rows of two bytes would answer a hundred times its size. A row
   // starts after a `\n`: the rest, split from there, is these same rows.
   const most = Math.max(1, budget);

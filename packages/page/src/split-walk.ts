@@ -31,8 +31,9 @@ const PIECE = 256 << 10;
 /**
  * A worker answers at most one row for each this many bytes of its piece (at least one): an
  * answer is some 200 bytes a row, so a piece of tiny rows would answer many times its size
- * (adr/0027, point 8). A row the walk goes on from is over 100 bytes (a `line_type`, a `seq`,
- * a `prev_hash` of 64 hex digits), so the main thread reads no rest in a real record.
+ * (adr/0027, point 7). A row the walk goes on from is over 100 bytes (a `line_type`, a `seq`,
+ * a `prev_hash` of 64 hex digits), so in any piece over 160 bytes the walk stops or the
+ * piece ends before the budget does: a real record costs the main thread no rest.
  */
 const BYTES_PER_ROW = 64;
 

@@ -63,7 +63,7 @@ describe("the page's split walk", () => {
       for (const pieceBytes of [1, 300, 256 << 10]) {
         const split = await splitVerify(wholeRecord(bytes), trust, reader(), none, { pieceBytes });
         expect(split.verification, `pieces of ${pieceBytes} bytes`).toEqual(want);
-        // One row a worker: the rest of each piece read on this thread (the row budget, adr/0027 point 8).
+        // One row a worker: the rest of each piece read on this thread (the row budget, adr/0027 point 7).
         const budgeted = await splitVerify(wholeRecord(bytes), trust, reader(), none, { pieceBytes, bytesPerRow: 1 << 20 });
         expect(budgeted.verification, `pieces of ${pieceBytes} bytes, a row a worker`).toEqual(want);
       }

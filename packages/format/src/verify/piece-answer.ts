@@ -71,7 +71,7 @@ export interface PieceAnswer {
    * Where the rows not read start in the piece: its length when every row was read. A thread
    * reads no more rows than its budget (row-work.ts), so that a piece of tiny rows cannot
    * make an answer many times its size; the rest is read on the calling thread, and only if
-   * the walk gets there (ADR 0027, point 8).
+   * the walk gets there (ADR 0027, point 7).
    */
   readonly readTo: number;
   /** The public key (hex) of the Session the thread had reached at `readTo`: the hint to read the rest with. */

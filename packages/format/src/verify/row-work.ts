@@ -100,7 +100,7 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
   // thread's heap would run out on.
   for (const row of chain(splitter.push(piece), splitter.end())) {
     // The budget: an answer is some 130 bytes a row whatever the row's size, so a piece of
-    // rows of two bytes would answer 40 times its size (ADR 0027, point 8). A row starts
+    // rows of two bytes would answer 60 times its size (ADR 0027, point 7). A row starts
     // after a `\n`: the rest, split from there, is these same rows.
     if (count === most) {
       readTo = row.offset;

@@ -29,10 +29,11 @@ export interface SplitTuning {
   /**
    * A thread answers at most one row for each this many bytes of its piece (at least one
    * row); the rest of the piece is read on the calling thread, should the walk get there
-   * (ADR 0027, point 8). An answer is some 130 bytes a row, so 64 holds it to about twice
+   * (ADR 0027, point 7). An answer is some 130 bytes a row, so 64 holds it to about twice
    * the piece, whatever its rows. A row the walk goes on from is over 100 bytes (SPEC §8.2
-   * step 3: a `line_type`, a `seq` and a `prev_hash` of 64 hex digits), so at 64 the walk
-   * never gets past a thread's budget: the calling thread reads no rest in a real record.
+   * step 3: a `line_type`, a `seq` and a `prev_hash` of 64 hex digits), so at 64, in any
+   * piece over 160 bytes, the walk stops or the piece ends before the budget does: a real
+   * record costs the calling thread no rest.
    */
   readonly bytesPerRow: number;
 }
