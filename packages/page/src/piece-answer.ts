@@ -51,6 +51,12 @@ export interface PieceAnswer {
   readonly text: string;
   /** The public keys (hex) the signature checks were made under; a row's key is an index into these. */
   readonly keys: readonly string[];
+  /**
+   * Where the rows not read start in the piece: its length when every row was read. A worker
+   * reads no more rows than its budget (piece-read.ts); the rest is read on the main thread,
+   * and only if the walk gets there.
+   */
+  readonly readTo: number;
 }
 
 /**

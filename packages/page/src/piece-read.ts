@@ -6,7 +6,7 @@
  * seems to be in. The main thread walks the answers in file order through the format's own
  * walk (split-walk.ts), which decides everything order decides (adr/0028).
  */
-import { RowSplitter, checkHex, fromCheckedHex, isJsonObject, readRow, type JsonValue } from "@aegis/format/browser";
+import { RowSplitter, checkHex, fromCheckedHex, isJsonObject, readRow, type JsonValue, type Row } from "@aegis/format/browser";
 import { LINKED_MEMBERS, Member, RowKind, STRIDE, type PieceAnswer } from "./piece-answer.js";
 import { readingPiece } from "./piece-text.js";
 
@@ -16,13 +16,27 @@ export type CheckOne = (keyHex: string, message: Uint8Array, signature: Uint8Arr
 const UTF8 = new TextEncoder();
 
 /**
- * Read the rows of `piece` (whole rows, the last one perhaps without its `\n`). `hint` is
- * the public key of the last `open` before the piece, as the main thread found it: a wrong
- * guess costs the main thread a check of its own, never the answer.
+ * Read the rows of `piece` (whole rows, the last one perhaps without its `\n`), `budget` of
+ * them at most: the answer says where the rest starts (`readTo`). `hint` is the public key
+ * of the last `open` before the piece, as the main thread found it: a wrong guess costs the
+ * main thread a check of its own, never the answer. Without `check`, no signature is
+ * checked here: the walk's checker makes the checks it asks for.
  */
-export async function readPiece(piece: Uint8Array, limit: number, hint: string | undefined, check: CheckOne): Promise<PieceAnswer> {
+export async function readPiece(piece: Uint8Array, limit: number, hint: string | undefined, check: CheckOne | undefined, budget: number): Promise<PieceAnswer> {
   const splitter = new RowSplitter(limit);
-  const rows = [...splitter.push(piece), ...splitter.end()];
+  // The budget (adr/0027, point 7): an answer is some 200 bytes a row whatever the row's
+  // size, so a piece of rows of two bytes would answer a hundred times its size. A row
+  // starts after a `\n`: the rest, split from there, is these same rows.
+  const most = Math.max(1, budget);
+  const rows: Row[] = [];
+  let readTo = piece.length;
+  for (const row of chain(splitter.push(piece), splitter.end())) {
+    if (rows.length === most) {
+      readTo = row.offset;
+      break;
+    }
+    rows.push(row);
+  }
   // Rows are decoded as slices of the piece's text, when it is all ASCII (piece-text.ts).
   readingPiece(piece);
   const out = new AnswerWriter(rows.length);
@@ -64,7 +78,7 @@ export async function readPiece(piece: Uint8Array, limit: number, hint: string |
     const wellFormed = typeof signature === "string" && checkHex(signature, 128) === undefined;
     // An intent is never signed: the walk checks no signature on it.
     const keyHex = keys[key];
-    if (wellFormed && keyHex !== undefined && type !== "intent") {
+    if (check !== undefined && wellFormed && keyHex !== undefined && type !== "intent") {
       const message = read.signingCut === undefined ? encoded(read.signingInput()) : cut(row.bytes, read.signingCut.start, read.signingCut.end);
       const answer = check(keyHex, message, fromCheckedHex(signature));
       const k = key;
@@ -81,7 +95,12 @@ export async function readPiece(piece: Uint8Array, limit: number, hint: string |
   }
   readingPiece(undefined);
   await Promise.all(checks);
-  return { rows: rows.length, ints: out.ints, numbers: Float64Array.from(out.numbers), text: out.text.join(""), keys };
+  return { rows: rows.length, ints: out.ints, numbers: Float64Array.from(out.numbers), text: out.text.join(""), keys, readTo };
+}
+
+function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {
+  yield* first;
+  yield* second;
 }
 
 /**

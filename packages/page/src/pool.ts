@@ -45,11 +45,15 @@ export class WorkerPool implements CheckPool {
     return worker.send(this.nextId++, batch);
   }
 
-  /** Read the whole rows in the first `length` bytes of `bytes` (handed over to the worker, and back), checking signatures under `hint` until an `open` names another key. */
-  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
+  /**
+   * Read the whole rows in the first `length` bytes of `bytes` (handed over to the worker, and
+   * back), `budget` of them at most, checking signatures under `hint` until an `open` names
+   * another key.
+   */
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<PieceReply> {
     const worker = this.leastLoaded();
     if (worker === undefined) return Promise.reject(new Error("no signature worker"));
-    return worker.read(this.nextId++, bytes, length, limit, hint);
+    return worker.read(this.nextId++, bytes, length, limit, hint, budget);
   }
 
   private leastLoaded(): PageWorker | undefined {
@@ -113,10 +117,10 @@ class PageWorker {
     return this.pending.size + this.reading.size;
   }
 
-  read(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply> {
+  read(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<PieceReply> {
     return new Promise((resolve, reject) => {
       this.reading.set(id, { resolve, reject });
-      this.worker.postMessage({ code: "piece", id, bytes, length, limit, hint } satisfies WorkerRequest, [bytes]);
+      this.worker.postMessage({ code: "piece", id, bytes, length, limit, hint, budget } satisfies WorkerRequest, [bytes]);
     });
   }
 

@@ -19,6 +19,8 @@ export type WorkerRequest =
       readonly length: number;
       readonly limit: number;
       readonly hint: string | undefined;
+      /** Rows to read at most: the rest of the piece is the main thread's. */
+      readonly budget: number;
     }
   /** One signature, any bytes: how the tests hold each back end to the Ed25519 vectors. */
   | { readonly code: "check"; readonly id: number; readonly key: string; readonly message: Uint8Array; readonly signature: Uint8Array };

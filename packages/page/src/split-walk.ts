@@ -19,6 +19,7 @@ import {
 } from "@aegis/format/browser";
 import type { RecordSource } from "./decode.js";
 import { RowKind, STRIDE, readRowOf, type PieceAnswer } from "./piece-answer.js";
+import { readPiece } from "./piece-read.js";
 
 type SignatureChecker = ConstructorParameters<typeof ChainWalk>[1] & object;
 type Claim = Parameters<SignatureChecker["check"]>[0];
@@ -27,14 +28,24 @@ type Input = Parameters<SignatureChecker["check"]>[1];
 /** Bytes a piece holds, at least (to the end of the row this many bytes in). */
 const PIECE = 256 << 10;
 
+/**
+ * A worker answers at most one row for each this many bytes of its piece (at least one): an
+ * answer is some 200 bytes a row, so a piece of tiny rows would answer many times its size
+ * (adr/0027, point 7). A row the walk goes on from is over 100 bytes (a `line_type`, a `seq`,
+ * a `prev_hash` of 64 hex digits), so in any piece over 160 bytes the walk stops or the
+ * piece ends before the budget does: a real record costs the main thread no rest.
+ */
+const BYTES_PER_ROW = 64;
+
 /** Where pieces are read: the page's workers (pool.ts), or, in the tests, this thread. */
 export interface PieceReader {
   readonly size: number;
   /**
    * Read the whole rows in the first `length` bytes of `bytes` (handed over, and handed back
-   * with the answer), checking signatures under `hint` until an `open` names another key.
+   * with the answer), `budget` of them at most, checking signatures under `hint` until an
+   * `open` names another key.
    */
-  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<PieceReply>;
+  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<PieceReply>;
 }
 
 /** A piece read, and the buffer it was sent in, to send another in. */
@@ -75,9 +86,10 @@ function without(row: Uint8Array, start: number, end: number): Uint8Array {
   return message;
 }
 
-/** A piece sent: where it begins in the record, and the workers' answer. */
+/** A piece sent: where it begins in the record, its length, and the workers' answer. */
 interface Sent {
   readonly offset: number;
+  readonly length: number;
   readonly reply: Promise<PieceReply>;
 }
 
@@ -90,7 +102,11 @@ export async function splitVerify(
   options: WalkOptions,
   pool: PieceReader,
   between: (read: number) => Promise<void>,
-  { limit = MAX_ROW_BYTES, pieceBytes = PIECE }: { readonly limit?: number; readonly pieceBytes?: number } = {},
+  {
+    limit = MAX_ROW_BYTES,
+    pieceBytes = PIECE,
+    bytesPerRow = BYTES_PER_ROW,
+  }: { readonly limit?: number; readonly pieceBytes?: number; readonly bytesPerRow?: number } = {},
 ): Promise<{ readonly verification: Verification; readonly checkedHere: number }> {
   const answers = new WorkerAnswers();
   const walk = new ChainWalk(options, answers);
@@ -103,6 +119,7 @@ export async function splitVerify(
   /** Buffers back from the workers, each `capacity` bytes: a piece and a row or two past it. */
   const free: ArrayBuffer[] = [];
   const capacity = pieceBytes + (64 << 10);
+  const budget = (length: number): number => Math.max(1, Math.ceil(length / Math.max(1, bytesPerRow)));
   const send = async (): Promise<boolean> => {
     if (cut >= bytes.length) return false;
     let there = await source.available(Math.min(cut + pieceBytes, bytes.length) - 1);
@@ -120,7 +137,7 @@ export async function splitVerify(
     const buffer = free.pop() ?? new ArrayBuffer(capacity);
     const piece = end - cut <= buffer.byteLength ? new Uint8Array(buffer) : new Uint8Array(end - cut);
     piece.set(bytes.subarray(cut, end));
-    out.push({ offset: cut, reply: pool.read(piece.buffer, end - cut, limit, hint) });
+    out.push({ offset: cut, length: end - cut, reply: pool.read(piece.buffer, end - cut, limit, hint, budget(end - cut)) });
     hint = lastKey(bytes.subarray(cut, end)) ?? hint;
     cut = end;
     return true;
@@ -131,7 +148,16 @@ export async function splitVerify(
     if (next === undefined) break;
     const reply = await next.reply;
     if (reply.bytes.byteLength === capacity) free.push(reply.bytes);
-    rows = walkPiece(walk, answers, reply.answer, bytes, next.offset, rows, limit);
+    let answer = reply.answer;
+    for (let from = 0; ;) {
+      rows = walkPiece(walk, answers, answer, bytes, next.offset + from, rows, limit);
+      from += answer.readTo;
+      if (walk.done || from >= next.length) break;
+      // The worker stopped at its budget and the walk goes on: the rest of the piece is read
+      // here, by the same readPiece, with no check and so no key: the walk's checker makes
+      // the checks it asks for.
+      answer = await readPiece(bytes.subarray(next.offset + from, next.offset + next.length), limit, undefined, undefined, budget(next.length));
+    }
     // The first Tampered ends the walk: the rest of the record is not read.
     if (walk.done) break;
     await between(out[0]?.offset ?? cut);

@@ -33,7 +33,7 @@ self.onmessage = (event) => {
       case "check":
         return checkAlone(request.id, request.key, request.message, request.signature);
       case "piece":
-        return piece(request.id, request.bytes, request.length, request.limit, request.hint);
+        return piece(request.id, request.bytes, request.length, request.limit, request.hint, request.budget);
     }
   });
 };
@@ -42,9 +42,9 @@ async function hello(wanted: Backend | "auto"): Promise<void> {
   self.postMessage({ code: "ready", backend: await chooseBackend(wanted) });
 }
 
-async function piece(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined): Promise<void> {
+async function piece(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<void> {
   try {
-    const answer = await readPiece(new Uint8Array(bytes, 0, length), limit, hint, checkOne);
+    const answer = await readPiece(new Uint8Array(bytes, 0, length), limit, hint, checkOne, budget);
     self.postMessage({ code: "read", id, answer, bytes }, [answer.ints.buffer, answer.numbers.buffer, bytes]);
   } catch (error) {
     self.postMessage({ code: "failed", id, message: error instanceof Error ? error.message : String(error) });

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey } from "@aegis/format/browser";
+import { MAX_ROW_BYTES, fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey } from "@aegis/format/browser";
 import { wholeRecord, type RecordSource } from "../src/decode.js";
+import { STRIDE } from "../src/piece-answer.js";
 import { readPiece, type CheckOne } from "../src/piece-read.js";
 import { splitVerify, type PieceReader } from "../src/split-walk.js";
 
@@ -30,7 +31,10 @@ const mixed: CheckOne = (keyHex, message, signature) =>
 function reader(hint: (given: string | undefined) => string | undefined = (given) => given): PieceReader {
   return {
     size: 2,
-    read: async (bytes, length, limit, given) => ({ answer: await readPiece(new Uint8Array(bytes, 0, length), limit, hint(given), mixed), bytes }),
+    read: async (bytes, length, limit, given, budget) => ({
+      answer: await readPiece(new Uint8Array(bytes, 0, length), limit, hint(given), mixed, budget),
+      bytes,
+    }),
   };
 }
 
@@ -59,6 +63,9 @@ describe("the page's split walk", () => {
       for (const pieceBytes of [1, 300, 256 << 10]) {
         const split = await splitVerify(wholeRecord(bytes), trust, reader(), none, { pieceBytes });
         expect(split.verification, `pieces of ${pieceBytes} bytes`).toEqual(want);
+        // One row a worker: the rest of each piece read on this thread (the row budget, adr/0027 point 7).
+        const budgeted = await splitVerify(wholeRecord(bytes), trust, reader(), none, { pieceBytes, bytesPerRow: 1 << 20 });
+        expect(budgeted.verification, `pieces of ${pieceBytes} bytes, a row a worker`).toEqual(want);
       }
       expect((await splitVerify(trickled(bytes, 97), trust, reader(), none, { pieceBytes: 500 })).verification, "trickled").toEqual(want);
       // Every guess wrong: each check the walk asks for is made on this thread.
@@ -94,5 +101,36 @@ describe("the page's split walk", () => {
     );
     expect(wrong.checkedHere).toBeGreaterThan(0);
     expect(wrong.verification).toEqual(right.verification);
+  });
+
+  it("a worker answers no more than a row for each 64 bytes of its piece: 4,096 of a piece of 256 KiB of rows `1`", async () => {
+    const piece = new TextEncoder().encode("1\n".repeat(128 << 10));
+    const answer = await readPiece(piece, MAX_ROW_BYTES, undefined, strict, Math.ceil(piece.length / 64));
+    expect(answer.rows).toBe(4096);
+    expect(answer.ints.length).toBe(4096 * STRIDE);
+    expect(answer.readTo).toBe(2 * 4096);
+  });
+
+  it("a row the walk stops at, before, at or after a worker's cut, in one piece or many: the sequential walk's verification", async () => {
+    const rows = new TextDecoder()
+      .decode(readFileSync(`${VECTORS}chains/verified_rotated_unpinned.aarl`))
+      .trimEnd()
+      .split("\n");
+    for (const bad of ["1", "x", "{}", undefined]) {
+      for (let at = 0; at <= rows.length; at++) {
+        const text = `${[...rows.slice(0, at), ...(bad === undefined ? [] : [bad]), ...rows.slice(at)].join("\n")}\n`;
+        const bytes = new TextEncoder().encode(text);
+        const want = await verifyRecordBytes(bytes, {});
+        if (bad === undefined) expect(want.verdict.status).toBe("verified");
+        for (const [pieceBytes, bytesPerRow] of [
+          [1 << 20, 1 << 20],
+          [1 << 20, Math.ceil(bytes.length / 3)],
+          [600, 1 << 20],
+        ] as const) {
+          const split = await splitVerify(wholeRecord(bytes), {}, reader(), none, { pieceBytes, bytesPerRow });
+          expect(split.verification, `${String(bad)} at ${at}, pieces of ${pieceBytes}, a row for ${bytesPerRow} bytes`).toEqual(want);
+        }
+      }
+    }
   });
 });

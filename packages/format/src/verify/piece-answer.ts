@@ -67,6 +67,15 @@ export interface PieceAnswer {
   readonly hashes: string;
   /** The public keys (hex) the signature checks were made under, indexed by `KEY`. */
   readonly keys: readonly string[];
+  /**
+   * Where the rows not read start in the piece: its length when every row was read. A thread
+   * reads no more rows than its budget (row-work.ts), so that a piece of tiny rows cannot
+   * make an answer many times its size; the rest is read on the calling thread, and only if
+   * the walk gets there (ADR 0027, point 7).
+   */
+  readonly readTo: number;
+  /** The public key (hex) of the Session the thread had reached at `readTo`: the hint to read the rest with. */
+  readonly hintAt: string | undefined;
 }
 
 const NO_HASH = "0".repeat(HASH_CHARS);
@@ -119,13 +128,15 @@ export class AnswerWriter {
     return ((this.numbers.length - 1) << 1) | 1;
   }
 
-  finish(keys: readonly string[]): PieceAnswer {
+  finish(keys: readonly string[], readTo: number, hintAt: string | undefined): PieceAnswer {
     return {
       rows: this.rows.slice(0, STRIDE * this.count),
       numbers: Float64Array.from(this.numbers),
       strings: this.strings,
       hashes: this.hashes.join(""),
       keys,
+      readTo,
+      hintAt,
     };
   }
 }

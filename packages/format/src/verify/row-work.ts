@@ -74,10 +74,11 @@ function writeMembers(out: AnswerWriter, at: number, value: JsonObject, before: 
 
 /**
  * Read the rows of `piece` (whole rows, as RowSplitter splits them, the last one perhaps
- * without its `\n`). `hint` is the public key of the last `open` before the piece, as
- * the reader guessed it; a wrong guess costs the calling thread a check, never the answer.
+ * without its `\n`), `budget` of them at most: the answer says where the rest starts
+ * (`readTo`). `hint` is the public key of the last `open` before the piece, as the reader
+ * guessed it; a wrong guess costs the calling thread a check, never the answer.
  */
-export function readPiece(piece: Buffer, limit: number, hint: string | undefined): PieceAnswer {
+export function readPiece(piece: Buffer, limit: number, hint: string | undefined, budget: number): PieceAnswer {
   const splitter = new RowSplitter(limit);
   const out = new AnswerWriter();
   const keys: string[] = [];
@@ -91,9 +92,21 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
   };
   if (hint !== undefined && checkHex(hint, 64) === undefined) use(hint);
   let before: string | undefined;
+  let count = 0;
+  let readTo = piece.length;
+  // At least a row, so that every answer reads on.
+  const most = Math.max(1, budget);
   // One row at a time: a piece of many small rows held as row objects at once is what a
   // thread's heap would run out on.
   for (const row of chain(splitter.push(piece), splitter.end())) {
+    // The budget: an answer is some 130 bytes a row whatever the row's size, so a piece of
+    // rows of two bytes would answer 60 times its size (ADR 0027, point 7). A row starts
+    // after a `\n`: the rest, split from there, is these same rows.
+    if (count === most) {
+      readTo = row.offset;
+      break;
+    }
+    count++;
     const last = before;
     before = undefined;
     if (row.code === "too_long") {
@@ -129,7 +142,7 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
     writeMembers(out, at, value, last, session?.keyId);
     before = read.lineHash;
   }
-  return out.finish(keys);
+  return out.finish(keys, readTo, keys[key]);
 }
 
 function* chain<T>(first: Iterable<T>, second: Iterable<T>): Generator<T> {

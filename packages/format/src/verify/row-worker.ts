@@ -13,6 +13,8 @@ export interface PieceRequest {
   readonly length: number;
   readonly limit: number;
   readonly hint: string | undefined;
+  /** Rows to read at most (row-work.ts): the rest of the piece is the calling thread's. */
+  readonly budget: number;
 }
 
 export interface PieceReply {
@@ -24,7 +26,7 @@ export interface PieceReply {
 const port = parentPort;
 if (port === null) throw new Error("row-worker runs as a worker thread");
 port.on("message", (request: PieceRequest) => {
-  const answer = readPiece(Buffer.from(request.bytes, 0, request.length), request.limit, request.hint);
+  const answer = readPiece(Buffer.from(request.bytes, 0, request.length), request.limit, request.hint, request.budget);
   const reply: PieceReply = { id: request.id, bytes: request.bytes, answer };
   port.postMessage(reply, [request.bytes, answer.rows.buffer as ArrayBuffer, answer.numbers.buffer as ArrayBuffer]);
 });

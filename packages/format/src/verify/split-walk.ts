@@ -26,9 +26,24 @@ export interface SplitTuning {
   readonly pieceBytes: number;
   /** Bytes read and not yet walked, at most, shared by every thread. */
   readonly budgetBytes: number;
+  /**
+   * A thread answers at most one row for each this many bytes of its piece (at least one
+   * row); the rest of the piece is read on the calling thread, should the walk get there
+   * (ADR 0027, point 7). An answer is some 130 bytes a row, so 64 holds it to about twice
+   * the piece, whatever its rows. A row the walk goes on from is over 100 bytes (SPEC §8.2
+   * step 3: a `line_type`, a `seq` and a `prev_hash` of 64 hex digits), so at 64, in any
+   * piece over 160 bytes, the walk stops or the piece ends before the budget does: a real
+   * record costs the calling thread no rest.
+   */
+  readonly bytesPerRow: number;
 }
 
-export const DEFAULT_SPLIT: SplitTuning = { pieceBytes: 256 << 10, budgetBytes: 4 << 20 };
+export const DEFAULT_SPLIT: SplitTuning = { pieceBytes: 256 << 10, budgetBytes: 4 << 20, bytesPerRow: 64 };
+
+/** The rows a thread reads of a piece of `length` bytes, at most. */
+export function rowBudget(tuning: SplitTuning, length: number): number {
+  return Math.max(1, Math.ceil(length / Math.max(1, tuning.bytesPerRow)));
+}
 
 /**
  * Pieces out at once: two a thread and one being walked, so that no thread waits for the
@@ -67,9 +82,9 @@ export async function splitWalk(
   const send = (part: Piece | LongRow): Promise<Part> =>
     part.code === "long"
       ? Promise.resolve(part)
-      : pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint }).then(
+      : pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint, budget: rowBudget(tuning, part.length) }).then(
           (reply): Part => ({ code: "read", reply, piece: part }),
-          () => readHere(source, part, limit),
+          () => readHere(source, part, limit, rowBudget(tuning, part.length)),
         );
   for (;;) {
     while (reading && out.length < window) {
@@ -93,7 +108,7 @@ export async function splitWalk(
     if (part.code === "long") {
       walk.step({ ...part.row, number: ++rows });
     } else {
-      rows = walkPiece(walk, answers, part, rows, options.onLine !== undefined, limit);
+      rows = walkPiece(walk, answers, part, rows, options.onLine !== undefined, limit, rowBudget(tuning, part.piece.length));
       cutter.give(part.reply.bytes);
     }
     // The first Tampered ends the walk: the rest of the record is not read.
@@ -105,7 +120,7 @@ export async function splitWalk(
 }
 
 /** Read a piece on this thread, its bytes read again from the record: what its thread would have answered. */
-async function readHere(source: ByteSource, piece: Piece, limit: number): Promise<Part> {
+async function readHere(source: ByteSource, piece: Piece, limit: number, budget: number): Promise<Part> {
   const bytes = new ArrayBuffer(piece.length);
   const buffer = Buffer.from(bytes);
   let got = 0;
@@ -114,18 +129,37 @@ async function readHere(source: ByteSource, piece: Piece, limit: number): Promis
     if (n === 0) throw new Error(`the record ended at byte ${piece.offset + got}, inside a piece read before: it changed while it was verified`);
     got += n;
   }
-  return { code: "read", reply: { id: -1, bytes, answer: readPiece(buffer, limit, piece.hint) }, piece };
+  return { code: "read", reply: { id: -1, bytes, answer: readPiece(buffer, limit, piece.hint, budget) }, piece };
 }
 
-/** Walk a piece's rows in order; answers the number of rows walked so far. */
-function walkPiece(walk: ChainWalk, rows: PieceRows, part: Extract<Part, { code: "read" }>, before: number, full: boolean, limit: number): number {
-  rows.begin(part.reply.answer, new Uint8Array(part.reply.bytes, 0, part.piece.length));
+/**
+ * Walk a piece's rows in order; answers the number of rows walked so far. Where the thread
+ * stopped at its budget and the walk goes on, the rest of the piece is read here, a budget
+ * at a time, by the same readPiece: the walk is given the same rows either way.
+ */
+function walkPiece(
+  walk: ChainWalk,
+  rows: PieceRows,
+  part: Extract<Part, { code: "read" }>,
+  before: number,
+  full: boolean,
+  limit: number,
+  budget: number,
+): number {
+  const bytes = new Uint8Array(part.reply.bytes, 0, part.piece.length);
+  let answer = part.reply.answer;
+  let from = 0;
   let number = before;
-  for (let i = 0; i < rows.length && !walk.done; i++) {
-    const row = rows.row(i, ++number, part.piece.offset, limit);
-    // With `onLine`, the walk hands on every member of each Line: the row is read here in full.
-    walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
+  for (;;) {
+    rows.begin(answer, bytes.subarray(from));
+    for (let i = 0; i < rows.length && !walk.done; i++) {
+      const row = rows.row(i, ++number, part.piece.offset + from, limit);
+      // With `onLine`, the walk hands on every member of each Line: the row is read here in full.
+      walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
+    }
+    rows.end();
+    from += answer.readTo;
+    if (walk.done || from >= bytes.length) return number;
+    answer = readPiece(Buffer.from(part.reply.bytes, from, bytes.length - from), limit, answer.hintAt, budget);
   }
-  rows.end();
-  return number;
 }
