@@ -78,6 +78,11 @@ export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
 export { RecordReadError, RowVerifier } from "./verify/row-verifier.js";
 export { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
 export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
+// The split walk's reader of a piece and its answer, shared with `aegis verify`'s row threads
+// (ADR 0027, ADR 0028): the page's workers and main thread read and walk pieces with these.
+export { readPiece, readPieceLater, type PieceCheck } from "./verify/row-work.js";
+export { PieceRows, walkPiece } from "./verify/piece-rows.js";
+export type { PieceAnswer } from "./verify/piece-answer.js";
 
 /** How {@link verifyRecordBytes} verifies: a walk's trust set and `onLine`, and where signatures go. */
 export interface BytesVerifyOptions extends WalkOptions {

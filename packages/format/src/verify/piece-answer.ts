@@ -60,8 +60,8 @@ export const HASH_CHARS = 64;
 /** A piece's rows, in order. */
 export interface PieceAnswer {
   /** STRIDE numbers a row. */
-  readonly rows: Int32Array;
-  readonly numbers: Float64Array;
+  readonly rows: Int32Array<ArrayBuffer>;
+  readonly numbers: Float64Array<ArrayBuffer>;
   readonly strings: readonly string[];
   /** HASH_CHARS a row: the row's line hash, for a row of ROW_LINE or ROW_NOT_OBJECT. */
   readonly hashes: string;

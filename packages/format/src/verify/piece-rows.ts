@@ -27,18 +27,19 @@ import {
   type PieceAnswer,
 } from "./piece-answer.js";
 import { checkNow, type SignatureChecker, type SigningInput } from "./signature-checker.js";
-
-/**
- * A row thread's answer for a piece (piece-answer.ts), read on the calling thread a row at a
- * time, as the walk reaches it: each row becomes the Row and the ReadRow the sequential walk
- * takes (walk.ts, `step`), holding the members the walk reads. It is also the walk's
- * signature checker: it gives the worker's check when the worker made it under the Session's
- * actual key, and otherwise checks here, on the row read again (ADR 0027).
- */
+import type { ChainWalk } from "./walk.js";
 
 /** A `signature` the walk will find well formed: it only asks whether it is; the check was made on the worker. */
 const WELL_FORMED_SIGNATURE = "0".repeat(128);
 
+/**
+ * A thread's answer for a piece (piece-answer.ts), read on the walking thread a row at a
+ * time, as the walk reaches it: each row becomes the Row and the ReadRow the sequential walk
+ * takes (walk.ts, `step`), holding the members the walk reads. It is also the walk's
+ * signature checker: it gives the worker's check when the worker made it under the Session's
+ * actual key, and otherwise checks here, on the row read again (ADR 0027). The same for
+ * `aegis verify`'s calling thread and the report page's main thread (ADR 0028).
+ */
 export class PieceRows implements SignatureChecker {
   private answer: PieceAnswer | undefined;
   private bytes: Uint8Array = new Uint8Array(0);
@@ -47,6 +48,8 @@ export class PieceRows implements SignatureChecker {
   /** The line hash of the row before, which a `prev_hash` of LINKS_BACK is. */
   private previous: LineHash | undefined;
   private keyIds: (string | undefined)[] = [];
+  /** Checks made on this thread, as a thread's guess of key was wrong or it checked nothing. */
+  madeHere = 0;
 
   /** How many rows the piece holds. */
   get length(): number {
@@ -74,7 +77,7 @@ export class PieceRows implements SignatureChecker {
   /** What the worker read of the row last asked for: undefined for a row over the bound. */
   read: ReadRow | undefined;
 
-  /** Row `i` of the piece, numbered `number`, the piece being at `offset` in the record; what the worker read of it is then {@link read}. */
+  /** Row `i` of the piece, numbered `number`, the piece being at `offset` in the record; what the worker read of it is then {@link PieceRows.read}. */
   row(i: number, number: number, offset: number, limit: number): Row {
     const answer = this.answer;
     if (answer === undefined) throw new Error("no piece is being read");
@@ -108,6 +111,7 @@ export class PieceRows implements SignatureChecker {
     if (checked !== -1 && this.answer?.keys[rows?.[this.at + KEY] ?? -1] === claim.key.hex) return checked === 1;
     // A wrong guess of key (an `open` the reader's search missed): checked here, the same
     // check, on the row's own signature (the worker sent a stand-in).
+    this.madeHere++;
     const read = this.readAgain();
     const signature = isJsonObject(read.value) ? read.value["signature"] : undefined;
     return typeof signature === "string" && checkNow({ ...claim, signature }, input);
@@ -156,4 +160,39 @@ export class PieceRows implements SignatureChecker {
 
   private readonly signingInput = (): string => this.readAgain().signingInput();
   private readonly canonical = (): Uint8Array | string => this.readAgain().canonical();
+}
+
+/**
+ * Walk the rows of `piece`, which lies at `offset` in the record, in order, from its thread's
+ * `answer`; answers the number of rows walked so far (`before` until this piece). Where the
+ * thread stopped at its budget and the walk goes on, `rest` reads the rest of the piece here
+ * (the bytes from where the thread stopped, and the key it had reached), a budget at a time,
+ * by the same readPiece: the walk is given the same rows either way (ADR 0027, point 7).
+ * With `full` (the walk hands on every member of each Line, `onLine`), each row is read here
+ * in full.
+ */
+export function walkPiece(
+  walk: ChainWalk,
+  rows: PieceRows,
+  piece: Uint8Array,
+  offset: number,
+  answer: PieceAnswer,
+  before: number,
+  limit: number,
+  full: boolean,
+  rest: (bytes: Uint8Array, hint: string | undefined) => PieceAnswer,
+): number {
+  let from = 0;
+  let number = before;
+  for (let read = answer; ;) {
+    rows.begin(read, piece.subarray(from));
+    for (let i = 0; i < rows.length && !walk.done; i++) {
+      const row = rows.row(i, ++number, offset + from, limit);
+      walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
+    }
+    rows.end();
+    from += read.readTo;
+    if (walk.done || from >= piece.length) return number;
+    read = rest(piece.subarray(from), read.hintAt);
+  }
 }

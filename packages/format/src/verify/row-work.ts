@@ -1,12 +1,12 @@
 import { KeyId } from "../wire/digest.js";
 import { verifyingKey } from "../crypto/ed25519.js";
-import { signatureClaim, type SessionKey } from "../crypto/signing.js";
+import { signatureClaim, type SessionKey, type SignatureToCheck } from "../crypto/signing.js";
 import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { isJsonObject, type JsonObject } from "../wire/json.js";
 import { lineTypeOf } from "../wire/line-types.js";
 import { readRow } from "../wire/row-read.js";
 import { RowSplitter } from "../wire/row-splitter.js";
-import { checkNow } from "./signature-checker.js";
+import type { SigningInput } from "./signature-checker.js";
 import {
   AnswerWriter,
   CHECK,
@@ -31,11 +31,20 @@ import {
 
 /**
  * The order-free half of the walk (SPEC §8.2 frees the order of the work, not of the
- * answer): a piece of a record, whole rows only, read on a worker thread. Each row is split,
- * parsed, canonicalized and hashed, and its signature checked against the key of the
- * Session it seems to be in; what comes back is what the calling thread's walk needs to
- * link the rows in order, and no more (ADR 0027).
+ * answer): a piece of a record, whole rows only, read off the walking thread. Each row is
+ * split, parsed, canonicalized and hashed, and its signature checked against the key of the
+ * Session it seems to be in; what comes back is what the walk needs to link the rows in
+ * order, and no more (ADR 0027). One reader for `aegis verify`'s row threads and the report
+ * page's workers (ADR 0028): only the curve check itself is theirs, now (Node) or later
+ * (WebCrypto). No Node API here.
  */
+
+/**
+ * The curve check of one row's signature (SPEC §8.5 step 4) on the reading thread: every
+ * other check of the signature is the claim's (`signatureClaim`). `input` is valid during the
+ * call only.
+ */
+export type PieceCheck<Answer extends boolean | Promise<boolean>> = (claim: SignatureToCheck, input: SigningInput) => Answer;
 
 // A file may open many Sessions under as many keys; decoding one costs a square root.
 const MAX_KEYS = 1024;
@@ -61,10 +70,10 @@ function writeMembers(out: AnswerWriter, at: number, value: JsonObject, before: 
     let slot: number;
     if (typeof member === "number") slot = out.number(member);
     else if (typeof member !== "string") slot = OTHER;
-    // Most rows link to the row before: the calling thread has that hash already.
+    // Most rows link to the row before: the walking thread has that hash already.
     else if (i === PREV_HASH_MEMBER && member === before) slot = LINKS_BACK;
     // The walk only asks whether a signature is well formed; the check itself is made here.
-    // Should the calling thread have to check it again, it reads the row again (piece-rows.ts).
+    // Should the walking thread have to check it again, it reads the row again (piece-rows.ts).
     else if (i === SIGNATURE_MEMBER && checkHex(member, 128) === undefined) slot = WELL_FORMED;
     else if (i === KEY_ID_MEMBER && member === keyId) slot = KEYS_ID;
     else slot = out.string(member);
@@ -72,13 +81,48 @@ function writeMembers(out: AnswerWriter, at: number, value: JsonObject, before: 
   }
 }
 
+/** A check that answers later: where its row's numbers start, and its answer. */
+interface Later {
+  readonly at: number;
+  readonly passed: Promise<boolean>;
+}
+
 /**
  * Read the rows of `piece` (whole rows, as RowSplitter splits them, the last one perhaps
  * without its `\n`), `budget` of them at most: the answer says where the rest starts
  * (`readTo`). `hint` is the public key of the last `open` before the piece, as the reader
- * guessed it; a wrong guess costs the calling thread a check, never the answer.
+ * guessed it; a wrong guess costs the walking thread a check, never the answer. Without
+ * `check`, no signature is checked here: the walk's checker makes the checks it asks for.
  */
-export function readPiece(piece: Buffer, limit: number, hint: string | undefined, budget: number): PieceAnswer {
+export function readPiece(piece: Uint8Array, limit: number, hint: string | undefined, budget: number, check?: PieceCheck<boolean>): PieceAnswer {
+  return readRows(piece, limit, hint, budget, check, undefined);
+}
+
+/**
+ * {@link readPiece} with checks that may answer later (WebCrypto's): every row is read before
+ * this returns, and the answer is given once every check has answered.
+ */
+export function readPieceLater(
+  piece: Uint8Array,
+  limit: number,
+  hint: string | undefined,
+  budget: number,
+  check: PieceCheck<boolean | Promise<boolean>>,
+): Promise<PieceAnswer> {
+  const later: Later[] = [];
+  const answer = readRows(piece, limit, hint, budget, check, later);
+  if (later.length === 0) return Promise.resolve(answer);
+  return Promise.all(later.map(({ at, passed }) => passed.then((ok) => void (answer.rows[at + CHECK] = ok ? 1 : 0)))).then(() => answer);
+}
+
+function readRows(
+  piece: Uint8Array,
+  limit: number,
+  hint: string | undefined,
+  budget: number,
+  check: PieceCheck<boolean | Promise<boolean>> | undefined,
+  later: Later[] | undefined,
+): PieceAnswer {
   const splitter = new RowSplitter(limit);
   const out = new AnswerWriter();
   const keys: string[] = [];
@@ -130,15 +174,17 @@ export function readPiece(piece: Buffer, limit: number, hint: string | undefined
     const publicKey = value["public_key"];
     // An `open` is signed under its own key (walk.ts, step 5.7 before step 6).
     if (type === "open" && typeof publicKey === "string" && checkHex(publicKey, 64) === undefined) use(publicKey);
-    let checked: 1 | 0 | -1 = -1;
-    // An intent is never signed: the walk checks no signature on it.
-    if (session !== undefined && type !== "intent") {
-      const claim = signatureClaim(value, session);
-      if (claim.code === "check") checked = checkNow(claim, { text: read.signingInput, row: row.bytes, cut: read.signingCut }) ? 1 : 0;
-    }
     const at = out.row(ROW_LINE, start, end, read.lineHash);
-    out.set(at, CHECK, checked);
     out.set(at, KEY, key);
+    // An intent is never signed: the walk checks no signature on it.
+    if (check !== undefined && session !== undefined && type !== "intent") {
+      const claim = signatureClaim(value, session);
+      if (claim.code === "check") {
+        const passed = check(claim, { text: read.signingInput, row: row.bytes, cut: read.signingCut });
+        if (typeof passed === "boolean") out.set(at, CHECK, passed ? 1 : 0);
+        else later?.push({ at, passed });
+      }
+    }
     writeMembers(out, at, value, last, session?.keyId);
     before = read.lineHash;
   }

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
 import type { PieceAnswer } from "./piece-answer.js";
 import { readPiece } from "./row-work.js";
+import { checkNow } from "./signature-checker.js";
 
 /**
  * A thread of the row pool (row-pool.ts): it reads each piece it is sent (row-work.ts) and
@@ -26,7 +27,7 @@ export interface PieceReply {
 const port = parentPort;
 if (port === null) throw new Error("row-worker runs as a worker thread");
 port.on("message", (request: PieceRequest) => {
-  const answer = readPiece(Buffer.from(request.bytes, 0, request.length), request.limit, request.hint, request.budget);
+  const answer = readPiece(new Uint8Array(request.bytes, 0, request.length), request.limit, request.hint, request.budget, checkNow);
   const reply: PieceReply = { id: request.id, bytes: request.bytes, answer };
-  port.postMessage(reply, [request.bytes, answer.rows.buffer as ArrayBuffer, answer.numbers.buffer as ArrayBuffer]);
+  port.postMessage(reply, [request.bytes, answer.rows.buffer, answer.numbers.buffer]);
 });

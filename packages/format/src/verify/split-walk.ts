@@ -1,9 +1,9 @@
-import { readRow } from "../wire/row-read.js";
 import { RecordReadError } from "./row-verifier.js";
 import { PieceCutter, type ByteSource, type LongRow, type Piece } from "./piece-cutter.js";
 import type { RowPool } from "./row-pool.js";
 import { readPiece } from "./row-work.js";
-import { PieceRows } from "./piece-rows.js";
+import { PieceRows, walkPiece } from "./piece-rows.js";
+import { checkNow } from "./signature-checker.js";
 import type { PieceReply } from "./row-worker.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import type { Verification } from "./verdict.js";
@@ -108,7 +108,11 @@ export async function splitWalk(
     if (part.code === "long") {
       walk.step({ ...part.row, number: ++rows });
     } else {
-      rows = walkPiece(walk, answers, part, rows, options.onLine !== undefined, limit, rowBudget(tuning, part.piece.length));
+      const piece = new Uint8Array(part.reply.bytes, 0, part.piece.length);
+      const budget = rowBudget(tuning, part.piece.length);
+      // Where the thread stopped at its budget, the rest is read here, its signatures checked now.
+      const rest = (bytes: Uint8Array, hint: string | undefined) => readPiece(bytes, limit, hint, budget, checkNow);
+      rows = walkPiece(walk, answers, piece, part.piece.offset, part.reply.answer, rows, limit, options.onLine !== undefined, rest);
       cutter.give(part.reply.bytes);
     }
     // The first Tampered ends the walk: the rest of the record is not read.
@@ -129,37 +133,5 @@ async function readHere(source: ByteSource, piece: Piece, limit: number, budget:
     if (n === 0) throw new Error(`the record ended at byte ${piece.offset + got}, inside a piece read before: it changed while it was verified`);
     got += n;
   }
-  return { code: "read", reply: { id: -1, bytes, answer: readPiece(buffer, limit, piece.hint, budget) }, piece };
-}
-
-/**
- * Walk a piece's rows in order; answers the number of rows walked so far. Where the thread
- * stopped at its budget and the walk goes on, the rest of the piece is read here, a budget
- * at a time, by the same readPiece: the walk is given the same rows either way.
- */
-function walkPiece(
-  walk: ChainWalk,
-  rows: PieceRows,
-  part: Extract<Part, { code: "read" }>,
-  before: number,
-  full: boolean,
-  limit: number,
-  budget: number,
-): number {
-  const bytes = new Uint8Array(part.reply.bytes, 0, part.piece.length);
-  let answer = part.reply.answer;
-  let from = 0;
-  let number = before;
-  for (;;) {
-    rows.begin(answer, bytes.subarray(from));
-    for (let i = 0; i < rows.length && !walk.done; i++) {
-      const row = rows.row(i, ++number, part.piece.offset + from, limit);
-      // With `onLine`, the walk hands on every member of each Line: the row is read here in full.
-      walk.step(row, full && row.code === "row" ? readRow(row.bytes) : rows.read);
-    }
-    rows.end();
-    from += answer.readTo;
-    if (walk.done || from >= bytes.length) return number;
-    answer = readPiece(Buffer.from(part.reply.bytes, from, bytes.length - from), limit, answer.hintAt, budget);
-  }
+  return { code: "read", reply: { id: -1, bytes, answer: readPiece(buffer, limit, piece.hint, budget, checkNow) }, piece };
 }
