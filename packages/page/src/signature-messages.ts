@@ -1,5 +1,4 @@
-import type { EncodedBatch } from "@aegis/format/browser";
-import type { PieceAnswer } from "./piece-answer.js";
+import type { EncodedBatch, PieceAnswer } from "@aegis/format/browser";
 
 /** Which arithmetic a signature worker uses for SPEC §8.5 step 4 (the steps before it are shared). */
 export type Backend = "webcrypto" | "noble";

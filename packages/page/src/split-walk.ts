@@ -6,31 +6,15 @@
  * order decides: the links, the Sessions, the caps, the first failure. So the verdict is the
  * sequential walk's by construction (SPEC §8.2).
  */
-import {
-  ChainWalk,
-  MAX_ROW_BYTES,
-  fromCheckedHex,
-  isJsonObject,
-  readRow,
-  verifyStrict,
-  type ReadRow,
-  type Verification,
-  type WalkOptions,
-} from "@aegis/format/browser";
+import { ChainWalk, MAX_ROW_BYTES, PieceRows, readPiece, walkPiece, type PieceAnswer, type Verification, type WalkOptions } from "@aegis/format/browser";
 import type { RecordSource } from "./decode.js";
-import { RowKind, STRIDE, readRowOf, type PieceAnswer } from "./piece-answer.js";
-import { readPiece } from "./piece-read.js";
-
-type SignatureChecker = ConstructorParameters<typeof ChainWalk>[1] & object;
-type Claim = Parameters<SignatureChecker["check"]>[0];
-type Input = Parameters<SignatureChecker["check"]>[1];
 
 /** Bytes a piece holds, at least (to the end of the row this many bytes in). */
 const PIECE = 256 << 10;
 
 /**
  * A worker answers at most one row for each this many bytes of its piece (at least one): an
- * answer is some 200 bytes a row, so a piece of tiny rows would answer many times its size
+ * answer is some 130 bytes a row (the format's answer, shared with `aegis verify`), so a piece of tiny rows would answer many times its size
  * (adr/0027, point 7). A row the walk goes on from is over 100 bytes (a `line_type`, a `seq`,
  * a `prev_hash` of 64 hex digits), so in any piece over 160 bytes the walk stops or the
  * piece ends before the budget does: a real record costs the main thread no rest.
@@ -52,38 +36,6 @@ export interface PieceReader {
 export interface PieceReply {
   readonly answer: PieceAnswer;
   readonly bytes: ArrayBuffer;
-}
-
-/** The worker's answer for the row the walk is on: its signature check, when the key it guessed is the Session's. */
-class WorkerAnswers implements SignatureChecker {
-  answer: PieceAnswer | undefined;
-  at = -1;
-  /** The row's bytes, read again only for a check made here. */
-  row: Uint8Array = new Uint8Array(0);
-  /** Checks made on this thread: the workers' guess of key was wrong. */
-  madeHere = 0;
-
-  check(claim: Claim, input: Input): boolean {
-    const ints = this.answer?.ints;
-    const s = ints?.[this.at * STRIDE + 3] ?? -1;
-    if (s !== -1 && this.answer?.keys[ints?.[this.at * STRIDE + 4] ?? -1] === claim.key.hex) return s === 1;
-    // A wrong guess of key (an `open` the search for one missed): checked here, the same
-    // check, on the row's own signature (the worker sent a stand-in, piece-answer.ts).
-    this.madeHere++;
-    const read = readRow(this.row);
-    const signature = read.ok && isJsonObject(read.value) ? read.value["signature"] : undefined;
-    if (typeof signature !== "string") return false;
-    const message =
-      input.row !== undefined && input.cut !== undefined ? without(input.row, input.cut.start, input.cut.end) : new TextEncoder().encode(input.text());
-    return verifyStrict(claim.key, message, fromCheckedHex(signature));
-  }
-}
-
-function without(row: Uint8Array, start: number, end: number): Uint8Array {
-  const message = new Uint8Array(row.length - (end - start));
-  message.set(row.subarray(0, start));
-  message.set(row.subarray(end), start);
-  return message;
 }
 
 /** A piece sent: where it begins in the record, its length, and the workers' answer. */
@@ -108,7 +60,9 @@ export async function splitVerify(
     bytesPerRow = BYTES_PER_ROW,
   }: { readonly limit?: number; readonly pieceBytes?: number; readonly bytesPerRow?: number } = {},
 ): Promise<{ readonly verification: Verification; readonly checkedHere: number }> {
-  const answers = new WorkerAnswers();
+  // The format's reader of an answer, a row at a time, and the walk's signature checker
+  // (the worker's check where its key is the Session's, else one made here: adr/0028).
+  const answers = new PieceRows();
   const walk = new ChainWalk(options, answers);
   const { bytes } = source;
   const window = 2 * pool.size + 1;
@@ -148,16 +102,11 @@ export async function splitVerify(
     if (next === undefined) break;
     const reply = await next.reply;
     if (reply.bytes.byteLength === capacity) free.push(reply.bytes);
-    let answer = reply.answer;
-    for (let from = 0; ;) {
-      rows = walkPiece(walk, answers, answer, bytes, next.offset + from, rows, limit);
-      from += answer.readTo;
-      if (walk.done || from >= next.length) break;
-      // The worker stopped at its budget and the walk goes on: the rest of the piece is read
-      // here, by the same readPiece, with no check and so no key: the walk's checker makes
-      // the checks it asks for.
-      answer = await readPiece(bytes.subarray(next.offset + from, next.offset + next.length), limit, undefined, undefined, budget(next.length));
-    }
+    const piece = bytes.subarray(next.offset, next.offset + next.length);
+    // The worker stopped at its budget and the walk goes on: the rest of the piece is read
+    // here, by the same readPiece, with no check: the walk's checker makes the checks it asks for.
+    const rest = (left: Uint8Array) => readPiece(left, limit, undefined, budget(next.length));
+    rows = walkPiece(walk, answers, piece, next.offset, reply.answer, rows, limit, options.onLine !== undefined, rest);
     // The first Tampered ends the walk: the rest of the record is not read.
     if (walk.done) break;
     await between(out[0]?.offset ?? cut);
@@ -165,39 +114,6 @@ export async function splitVerify(
   // Pieces still out are left to finish on their workers; their answers are not needed.
   for (const left of out) left.reply.catch(() => undefined);
   return { verification: walk.finish(), checkedHere: answers.madeHere };
-}
-
-/** Walk a piece's rows in order; answers the number of rows walked so far. */
-function walkPiece(walk: ChainWalk, answers: WorkerAnswers, answer: PieceAnswer, record: Uint8Array, offset: number, before: number, limit: number): number {
-  const { ints } = answer;
-  answers.answer = answer;
-  let rows = before;
-  let previous: string | undefined;
-  for (let i = 0; i < answer.rows && !walk.done; i++) {
-    const at = i * STRIDE;
-    const kind = ints[at];
-    const start = offset + (ints[at + 1] ?? 0);
-    rows++;
-    if (kind === RowKind.TooLong) {
-      previous = undefined;
-      walk.step({ code: "too_long", number: rows, offset: start, length: ints[at + 2] ?? 0, limit });
-      continue;
-    }
-    const row = record.subarray(start, offset + (ints[at + 2] ?? 0));
-    answers.at = i;
-    answers.row = row;
-    const read = readRowOf(answer, i, previous, () => again(row));
-    previous = read.ok ? read.lineHash : undefined;
-    walk.step({ code: "row", number: rows, offset: start, bytes: row }, read);
-  }
-  answers.answer = undefined;
-  return rows;
-}
-
-function again(row: Uint8Array): Extract<ReadRow, { ok: true }> {
-  const read = readRow(row);
-  if (!read.ok) throw new Error("a row a worker read does not read again");
-  return read;
 }
 
 /** `"public_key":"`, and where its `k` is in it: a byte that is rare in a record, and that the search looks for. */

@@ -45,7 +45,7 @@ async function hello(wanted: Backend | "auto"): Promise<void> {
 async function piece(id: number, bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<void> {
   try {
     const answer = await readPiece(new Uint8Array(bytes, 0, length), limit, hint, checkOne, budget);
-    self.postMessage({ code: "read", id, answer, bytes }, [answer.ints.buffer, answer.numbers.buffer, bytes]);
+    self.postMessage({ code: "read", id, answer, bytes }, [answer.rows.buffer, answer.numbers.buffer, bytes]);
   } catch (error) {
     self.postMessage({ code: "failed", id, message: error instanceof Error ? error.message : String(error) });
   }

@@ -1,9 +1,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { MAX_ROW_BYTES, fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey } from "@aegis/format/browser";
+import { MAX_ROW_BYTES, PieceRows, fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey } from "@aegis/format/browser";
 import { wholeRecord, type RecordSource } from "../src/decode.js";
-import { STRIDE } from "../src/piece-answer.js";
 import { readPiece, type CheckOne } from "../src/piece-read.js";
 import { splitVerify, type PieceReader } from "../src/split-walk.js";
 
@@ -106,8 +105,9 @@ describe("the page's split walk", () => {
   it("a worker answers no more than a row for each 64 bytes of its piece: 4,096 of a piece of 256 KiB of rows `1`", async () => {
     const piece = new TextEncoder().encode("1\n".repeat(128 << 10));
     const answer = await readPiece(piece, MAX_ROW_BYTES, undefined, strict, Math.ceil(piece.length / 64));
-    expect(answer.rows).toBe(4096);
-    expect(answer.ints.length).toBe(4096 * STRIDE);
+    const rows = new PieceRows();
+    rows.begin(answer, piece);
+    expect(rows.length).toBe(4096);
     expect(answer.readTo).toBe(2 * 4096);
   });
 
