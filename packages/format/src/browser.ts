@@ -83,6 +83,7 @@ export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-
 export { readPiece, readPieceLater, type PieceCheck } from "./verify/row-work.js";
 export { PieceRows, walkPiece } from "./verify/piece-rows.js";
 export type { PieceAnswer } from "./verify/piece-answer.js";
+export { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "./verify/split-tuning.js";
 
 /** How {@link verifyRecordBytes} verifies: a walk's trust set and `onLine`, and where signatures go. */
 export interface BytesVerifyOptions extends WalkOptions {

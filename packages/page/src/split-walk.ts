@@ -6,20 +6,19 @@
  * order decides: the links, the Sessions, the caps, the first failure. So the verdict is the
  * sequential walk's by construction (SPEC §8.2).
  */
-import { ChainWalk, MAX_ROW_BYTES, PieceRows, readPiece, walkPiece, type PieceAnswer, type Verification, type WalkOptions } from "@aegis/format/browser";
+import {
+  ChainWalk,
+  DEFAULT_SPLIT,
+  MAX_ROW_BYTES,
+  PieceRows,
+  readPiece,
+  rowBudget,
+  walkPiece,
+  type PieceAnswer,
+  type Verification,
+  type WalkOptions,
+} from "@aegis/format/browser";
 import type { RecordSource } from "./decode.js";
-
-/** Bytes a piece holds, at least (to the end of the row this many bytes in). */
-const PIECE = 256 << 10;
-
-/**
- * A worker answers at most one row for each this many bytes of its piece (at least one): an
- * answer is some 130 bytes a row (the format's answer, shared with `aegis verify`), so a piece of tiny rows would answer many times its size
- * (adr/0027, point 7). A row the walk goes on from is over 100 bytes (a `line_type`, a `seq`,
- * a `prev_hash` of 64 hex digits), so in any piece over 160 bytes the walk stops or the
- * piece ends before the budget does: a real record costs the main thread no rest.
- */
-const BYTES_PER_ROW = 64;
 
 /** Where pieces are read: the page's workers (pool.ts), or, in the tests, this thread. */
 export interface PieceReader {
@@ -56,8 +55,10 @@ export async function splitVerify(
   between: (read: number) => Promise<void>,
   {
     limit = MAX_ROW_BYTES,
-    pieceBytes = PIECE,
-    bytesPerRow = BYTES_PER_ROW,
+    // The CLI's numbers (adr/0027): pieces of 256 KiB to the end of a row, and a worker
+    // answers no more than a row for each 64 bytes of its piece (point 7).
+    pieceBytes = DEFAULT_SPLIT.pieceBytes,
+    bytesPerRow = DEFAULT_SPLIT.bytesPerRow,
   }: { readonly limit?: number; readonly pieceBytes?: number; readonly bytesPerRow?: number } = {},
 ): Promise<{ readonly verification: Verification; readonly checkedHere: number }> {
   // The format's reader of an answer, a row at a time, and the walk's signature checker
@@ -73,7 +74,7 @@ export async function splitVerify(
   /** Buffers back from the workers, each `capacity` bytes: a piece and a row or two past it. */
   const free: ArrayBuffer[] = [];
   const capacity = pieceBytes + (64 << 10);
-  const budget = (length: number): number => Math.max(1, Math.ceil(length / Math.max(1, bytesPerRow)));
+  const budget = (length: number): number => rowBudget({ ...DEFAULT_SPLIT, bytesPerRow }, length);
   const send = async (): Promise<boolean> => {
     if (cut >= bytes.length) return false;
     let there = await source.available(Math.min(cut + pieceBytes, bytes.length) - 1);
