@@ -6,7 +6,7 @@ import { HASH_CHARS, STRIDE, type PieceAnswer } from "../src/verify/piece-answer
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { readPiece } from "../src/verify/row-work.js";
 import { verifySplitBytes } from "../src/verify/split-file.js";
-import { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "../src/verify/split-walk.js";
+import { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "../src/verify/split-tuning.js";
 import { verifyChainBytes } from "../src/verify/verify.js";
 import { tempDir, writeSession } from "./support/chains.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { verifySplitBytes } from "../src/verify/split-file.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
-import { DEFAULT_SPLIT } from "../src/verify/split-walk.js";
+import { DEFAULT_SPLIT } from "../src/verify/split-tuning.js";
 import { verifyChainBytes } from "../src/verify/verify.js";
 import { readLines, reseal, tempDir, writeSession } from "./support/chains.js";
 import { join } from "node:path";

@@ -4,7 +4,8 @@ import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import type { ByteSource } from "./piece-cutter.js";
 import { sharedRowPool } from "./row-pool.js";
 import { RecordReadError, progressOf } from "./row-verifier.js";
-import { DEFAULT_SPLIT, splitWalk, type SplitTuning } from "./split-walk.js";
+import { splitWalk } from "./split-walk.js";
+import { DEFAULT_SPLIT, type SplitTuning } from "./split-tuning.js";
 import type { Verification } from "./verdict.js";
 import type { VerifyOptions } from "./verify.js";
 

@@ -21,8 +21,6 @@ import type { Verification } from "./verdict.js";
  * the reader waits for the oldest (SPEC §13, memory flat in the record and in the threads).
  */
 
-export { DEFAULT_SPLIT, rowBudget, windowOf, type SplitTuning } from "./split-tuning.js";
-
 type Part = { readonly code: "read"; readonly reply: PieceReply; readonly piece: Piece } | LongRow;
 
 /**
@@ -49,13 +47,14 @@ export async function splitWalk(
   // A thread that fails on a piece (a hostile record can exhaust its small heap, ADR 0027)
   // decides nothing: that piece is read again here, by the same readPiece. So every promise
   // out resolves, and none is left rejected behind the one awaited.
-  const send = (part: Piece | LongRow): Promise<Part> =>
-    part.code === "long"
-      ? Promise.resolve(part)
-      : pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint, budget: rowBudget(tuning, part.length) }).then(
-          (reply): Part => ({ code: "read", reply, piece: part }),
-          () => readHere(source, part, limit, rowBudget(tuning, part.length)),
-        );
+  const send = (part: Piece | LongRow): Promise<Part> => {
+    if (part.code === "long") return Promise.resolve(part);
+    const budget = rowBudget(tuning, part.length);
+    return pool.read({ bytes: part.bytes, length: part.length, limit, hint: part.hint, budget }).then(
+      (reply): Part => ({ code: "read", reply, piece: part }),
+      () => readHere(source, part, limit, budget),
+    );
+  };
   for (;;) {
     while (reading && out.length < window) {
       let part: Piece | LongRow | undefined;
