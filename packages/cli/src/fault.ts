@@ -1,7 +1,7 @@
 import { unmatched, describeKeyFileFault, describeWriterFault, type KeyFileFault } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { type WriterFault } from "@aegis/format";
-import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope";
+import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope/internal";
 import type { WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
 import { exitCodeOfExportFault, renderExportFault, type ExportFault } from "./export/fault.js";

@@ -10,3 +10,8 @@
 export { checkRecordAgainst, digestReferences, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
 export { isLoss } from "./damage.js";
 export { expire } from "./expiry.js";
+/**
+ * Also in the public entry; here so that the CLI can word an Envelope's fault in every
+ * command without loading the store and cbor-x (some 35 modules) where no Envelope is read.
+ */
+export { describeEnvelopeFault, type EnvelopeFault } from "./errors.js";

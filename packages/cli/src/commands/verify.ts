@@ -1,13 +1,11 @@
 import { Command, Option } from "clipanion";
-import { RecordReadError, type Verification } from "@aegis/format";
+import { RecordReadError, verifyRecord, type Verification, type VerifyOptions } from "@aegis/format";
 import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { verifyWithCheckpoints, type CheckpointFinding, type GivenCheckpoint } from "@aegis/proof";
+import type { CheckpointFinding, CheckpointedVerification, GivenCheckpoint } from "@aegis/proof";
 import { match } from "ts-pattern";
-import { readProofInput, statedCheckpoint } from "../proof-files.js";
-import { describeFinding } from "../checkpoint-finding.js";
-import { EnvelopeError, describeDamage, type EnvelopeDamage } from "@aegis/envelope";
+import type { EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import { exitCodeOfVerdict, type ExitCode } from "../exit-code.js";
 import { CliError, renderFault, type CliFault } from "../fault.js";
@@ -17,7 +15,6 @@ import { describeForeignKey, describeNotARecord, describeUnfinishedCalls, mayBeN
 import { verifyJson } from "../verify-view.js";
 import { checkRecordAgainst, isLoss, type EnvelopeTally } from "@aegis/envelope/internal";
 import { describeTally } from "../envelope/check-record.js";
-import { openSource } from "../envelope/source.js";
 import { STDIN, rereadableRecord, streamedRecord, type RecordInput } from "../record-input.js";
 
 export class VerifyCommand extends AegisCommand {
@@ -77,9 +74,12 @@ export class VerifyCommand extends AegisCommand {
     const [only, ...others] = this.records;
     if (only === undefined || others.length > 0 || this.recursive) return this.verifyMany(pinned ? trust : undefined, pinned, threads);
     const checkpoints: GivenCheckpoint[] = [];
-    for (const path of this.checkpoints) {
-      const bytes = await readProofInput(path, "checkpoint");
-      checkpoints.push({ label: path, bytes, stated: statedCheckpoint(path, bytes) });
+    if (this.checkpoints.length > 0) {
+      const { readProofInput, statedCheckpoint } = await import("../proof-files.js");
+      for (const path of this.checkpoints) {
+        const bytes = await readProofInput(path, "checkpoint");
+        checkpoints.push({ label: path, bytes, stated: statedCheckpoint(path, bytes) });
+      }
     }
     this.given = checkpoints;
     const input = this.envelope === undefined ? await streamedRecord(only) : await rereadableRecord(only);
@@ -97,7 +97,7 @@ export class VerifyCommand extends AegisCommand {
     try {
       const options = { ...(pinned ? { trust } : {}), ...(threads === undefined ? {} : { threads }), onProgress: (bytes: number) => progress.update(bytes) };
       const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
-      ({ verification: result, findings } = await verifyWithCheckpoints(source, this.given, options));
+      ({ verification: result, findings } = await verifyHeld(source, this.given, options));
     } catch (error) {
       if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
@@ -117,7 +117,10 @@ export class VerifyCommand extends AegisCommand {
       await this.out("\n");
     } else {
       for (const part of verifyTextParts(result)) await this.out(part);
-      for (const f of findings) await this.out(`${describeFinding(f)}\n`);
+      if (findings.length > 0) {
+        const { describeFinding } = await import("../checkpoint-finding.js");
+        for (const f of findings) await this.out(`${describeFinding(f)}\n`);
+      }
       if (envelope?.ok === true) await this.out(`${describeTally(envelope.tally)}\n`);
     }
     // SPEC §13.4: stdout stays the reference's; calls a killed writer left are said beside it.
@@ -211,6 +214,8 @@ export class VerifyCommand extends AegisCommand {
   ): Promise<
     { readonly ok: true; readonly tally: EnvelopeTally; readonly damage: readonly EnvelopeDamage[] } | { readonly ok: false; readonly error: string }
   > {
+    const { EnvelopeError, describeDamage } = await import("@aegis/envelope");
+    const { openSource } = await import("../envelope/source.js");
     let source;
     try {
       source = await openSource(path);
@@ -232,6 +237,21 @@ export class VerifyCommand extends AegisCommand {
       await source?.close();
     }
   }
+}
+
+/**
+ * The record verified, and held to `given` (SPEC §19.4). The checkpoints' code (and the
+ * Envelope's, below) is loaded only when asked for: most runs of verify need neither, and
+ * each is some tens of modules to load at every start (ADR 0027).
+ */
+async function verifyHeld(
+  source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
+  given: readonly GivenCheckpoint[],
+  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads">,
+): Promise<CheckpointedVerification> {
+  if (given.length > 0) return (await import("@aegis/proof")).verifyWithCheckpoints(source, given, options);
+  const record = typeof source === "string" ? { path: source } : { lines: source.stream, name: source.name };
+  return { verification: await verifyRecord(record, options), findings: [] };
 }
 
 /** Which answer is worse, for the exit code of several records: Tampered, then Unreadable, then Indeterminate. */
