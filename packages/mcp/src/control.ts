@@ -6,6 +6,7 @@ import { match } from "ts-pattern";
 import type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
 import type { ParkSummary } from "./park-summary.js";
 import { FaultError } from "@aegis/format";
+import { checkControlAnswer } from "./control-answer.js";
 
 /**
  * The control socket (SPEC §17.5): a Unix socket beside the record, mode 0600 (or 0660 and
@@ -57,6 +58,15 @@ export interface ControlHandler {
 /** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
 export const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_REQUEST_BYTES = 64 * 1024;
+/**
+ * The most bytes of answer `aegis approve` reads (SPEC §17.5, §18): whatever listens at the
+ * path answers, and it must not make the approver's process hold without end. The largest
+ * answer is a `list`; a park there takes some 6.5 KiB at most in practice (its arguments cut at
+ * 4096 bytes, escaped once more as a JSON string, with its scope), so 8 MiB lists over a
+ * thousand such parks, more than a person reads through, and typical ones by the ten thousand.
+ * Parsing the worst 8 MiB (millions of empty objects) holds some 250 MiB for a moment: bounded.
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 /** The private directory the socket is bound in before it is linked into place: `.aegis-XXXXXX`. */
 const BIND_PREFIX = ".aegis-";
 
@@ -288,18 +298,33 @@ export class ControlRequestError extends FaultError<ControlRequestFault> {
   }
 }
 
-/** Ask the wrap listening at `path`. @throws ControlRequestError when none answers. */
+/**
+ * Ask the wrap listening at `path`. The answer is read up to 8 MiB (SPEC §18) and
+ * checked against the shapes of SPEC §17.5 before it is returned.
+ * @throws ControlRequestError when none answers, or what answers is no wrap (`bad_answer`).
+ */
 export function requestControl(path: string, request: ControlRequest, timeoutMs = 10_000): Promise<ControlResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect(path);
     const chunks: Buffer[] = [];
+    let size = 0;
     const fail = (fault: ControlRequestFault): void => {
       socket.destroy();
       reject(new ControlRequestError(fault));
     };
     socket.setTimeout(timeoutMs, () => fail({ code: "no_wrap", path, detail: `no answer within ${timeoutMs} ms` }));
     socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_ANSWER_BYTES) {
+        // Stop reading at once, and drop what was read: nothing more is buffered.
+        socket.removeAllListeners("data");
+        chunks.length = 0;
+        fail({ code: "bad_answer", path, detail: `the answer is over ${MAX_ANSWER_BYTES} bytes: is this an aegis wrap control socket?` });
+        return;
+      }
+      chunks.push(chunk);
+    });
     socket.once("error", (error: NodeJS.ErrnoException) => {
       if (error.code === "EACCES" || error.code === "EPERM")
         fail({ code: "denied", path, detail: "permission denied: this user may not connect to the control socket" });
@@ -308,11 +333,19 @@ export function requestControl(path: string, request: ControlRequest, timeoutMs 
     });
     socket.once("end", () => {
       const text = Buffer.concat(chunks).toString("utf8").trim();
+      let value: unknown;
       try {
-        resolve(JSON.parse(text) as ControlResponse);
+        value = JSON.parse(text);
       } catch {
         fail({ code: "bad_answer", path, detail: "the answer was not JSON: is this an aegis wrap control socket?" });
+        return;
       }
+      match(checkControlAnswer(value, request))
+        .with({ code: "well_formed" }, (c) => resolve(c.response))
+        .with({ code: "malformed" }, (c) =>
+          fail({ code: "bad_answer", path, detail: `the answer is not a control answer (${c.detail}): is this an aegis wrap control socket?` }),
+        )
+        .exhaustive(unmatched);
     });
   });
 }
