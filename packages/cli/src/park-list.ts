@@ -9,7 +9,8 @@ import { match } from "ts-pattern";
  * are the agent's words: they are shown as JSON strings with every character a terminal
  * could act on or hide text behind (controls, format and bidirectional marks, line and
  * paragraph separators, spaces other than U+0020) escaped as \uXXXX, so that what is shown
- * is what would be approved.
+ * is what would be approved. The id and the time are wrap's words, but whatever listens at
+ * the socket answers: they are shown as they came, those characters escaped the same way.
  */
 export function renderParks(parks: readonly ParkSummary[]): string {
   if (parks.length === 0) return "no call is parked: nothing waits for an answer\n";
@@ -21,10 +22,10 @@ const INDENT = " ".repeat(13);
 
 function renderPark(park: ParkSummary): string {
   const lines = [
-    park.approval_id,
+    escapeHidden(park.approval_id),
     `  tool       ${quoted(park.tool_id)}`,
     `  rule       ${park.rule === null ? "(the Policy Set's default)" : quoted(park.rule)}`,
-    `  parked at  ${park.parked_at}`,
+    `  parked at  ${escapeHidden(park.parked_at)}`,
     ...renderArguments(park.arguments),
     ...renderScope(park.scope),
   ];

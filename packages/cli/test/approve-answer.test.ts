@@ -59,6 +59,26 @@ describe("aegis approve and an answer that is no wrap's (SPEC §17.5)", () => {
     expect(run.stderr).toBe(`error: ${listening?.path}: the answer is over 8388608 bytes: is this an aegis wrap control socket?\n${HELP}`);
   });
 
+  it("what a terminal would act on, in the id, the time or a refusal's message, is printed escaped", async () => {
+    const park = {
+      approval_id: "apr-\u001b[2J1",
+      tool_id: "t",
+      rule: null,
+      parked_at: "2026-01-02\u202eT03",
+      arguments: { code: "none" },
+      scope: { tool_id: "t" },
+    };
+    const list = await approve(`${JSON.stringify({ ok: true, op: "list", pending: [park] })}\n`, "--list");
+    expect(list.status).toBe(0);
+    expect(list.stdout).toContain("apr-\\u001b[2J1\n");
+    expect(list.stdout).toContain("  parked at  2026-01-02\\u202eT03\n");
+    await listening?.close();
+    const refused = await approve(`${JSON.stringify({ ok: false, code: "unknown_approval", message: "no\u001b]0;x\u0007 such" })}\n`, "apr-1");
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain("no\\u001b]0;x\\u0007 such");
+    for (const text of [list.stdout, list.stderr, refused.stdout, refused.stderr]) expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202e]/);
+  });
+
   it("a wrap's list and approval are printed as before", async () => {
     const park = {
       approval_id: "apr-9",

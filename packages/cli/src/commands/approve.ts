@@ -3,7 +3,7 @@ import { ControlRequestError, requestControl, type ControlRequest, type ControlR
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";
-import { renderParks } from "../park-list.js";
+import { escapeHidden, renderParks } from "../park-list.js";
 
 export class ApproveCommand extends AegisCommand {
   static override paths = [["approve"]];
@@ -48,7 +48,8 @@ export class ApproveCommand extends AegisCommand {
     if (this.json) await this.out(`${JSON.stringify(response, null, 2)}\n`);
     if (!response.ok) {
       if (this.json) return 1;
-      throw new CliError({ code: "control", path, problem: "refused", detail: response.message });
+      // Whatever listens at the socket wrote the message: what a terminal would act on is escaped.
+      throw new CliError({ code: "control", path, problem: "refused", detail: escapeHidden(response.message) });
     }
     if (this.json) return 0;
     if (response.op === "list") {
