@@ -22,6 +22,15 @@ function aegis(args: readonly string[]): Promise<Run> {
 }
 
 const LINE_HASH = "0f".repeat(32);
+/** A park as a wrap lists it (SPEC §17.5). */
+const PARK = {
+  approval_id: "apr-9",
+  tool_id: "write_file",
+  rule: null,
+  parked_at: "2026-01-02T03:04:05.678Z",
+  arguments: { code: "none" },
+  scope: { tool_id: "write_file", fs: { read_paths: [], write_paths: ["/w/a"] } },
+};
 const HELP = "help: pass --control with the path aegis wrap printed on its stderr (approvals: control socket ...), while that wrap runs\n";
 
 let listening: FakeControl | undefined;
@@ -60,14 +69,7 @@ describe("aegis approve and an answer that is no wrap's (SPEC §17.5)", () => {
   });
 
   it("what a terminal would act on, in the id, the time or a refusal's message, is printed escaped", async () => {
-    const park = {
-      approval_id: "apr-\u001b[2J1",
-      tool_id: "t",
-      rule: null,
-      parked_at: "2026-01-02\u202eT03",
-      arguments: { code: "none" },
-      scope: { tool_id: "t" },
-    };
+    const park = { ...PARK, approval_id: "apr-\u001b[2J1", parked_at: "2026-01-02\u202eT03" };
     const list = await approve(`${JSON.stringify({ ok: true, op: "list", pending: [park] })}\n`, "--list");
     expect(list.status).toBe(0);
     expect(list.stdout).toContain("apr-\\u001b[2J1\n");
@@ -80,15 +82,7 @@ describe("aegis approve and an answer that is no wrap's (SPEC §17.5)", () => {
   });
 
   it("a wrap's list and approval are printed as before", async () => {
-    const park = {
-      approval_id: "apr-9",
-      tool_id: "write_file",
-      rule: null,
-      parked_at: "2026-01-02T03:04:05.678Z",
-      arguments: { code: "none" },
-      scope: { tool_id: "write_file", fs: { read_paths: [], write_paths: ["/w/a"] } },
-      unknown: "ignored",
-    };
+    const park = { ...PARK, unknown: "ignored" };
     const list = await approve(`${JSON.stringify({ ok: true, op: "list", pending: [park] })}\n`, "--list");
     expect(list.stderr).toBe("");
     expect(list.status).toBe(0);
