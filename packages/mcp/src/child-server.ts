@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { errnoOf, messageOf } from "@aegis/format/internal";
+import { pause, settlesWithin } from "./bounded.js";
 
 /**
  * A stdio MCP server started as wrap's child (SPEC §17.7): its stdin and stdout are the
@@ -99,16 +100,16 @@ export class ChildServer {
     const child = this.child;
     const running = child.exitCode === null && child.signalCode === null;
     if (running && terminate) this.signalGroup("SIGTERM");
-    if (running && !(await Promise.race([this.exited.then(() => true), delay(ms).then(() => false)]))) {
+    if (running && !(await settlesWithin(this.exited, ms))) {
       this.signalGroup("SIGKILL");
-      await Promise.race([this.exited, delay(2000)]);
+      await settlesWithin(this.exited, 2000);
     }
     // What is left of the tree once the child is gone: asked to end, then made to.
     if (this.signalGroup("SIGTERM")) {
-      await delay(Math.min(ms, GROUP_REAP_MS));
+      await pause(Math.min(ms, GROUP_REAP_MS));
       this.signalGroup("SIGKILL");
     }
-    await Promise.race([this.stderrDone, delay(STDERR_DRAIN_MS)]);
+    await settlesWithin(this.stderrDone, STDERR_DRAIN_MS);
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
   }
 
@@ -122,8 +123,4 @@ export class ChildServer {
       return false;
     }
   }
-}
-
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

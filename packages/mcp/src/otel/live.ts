@@ -5,6 +5,7 @@ import { requestFacts, responseFacts } from "./facts.js";
 import { RecordFollower, type CallRecord } from "./follow.js";
 import type { OtlpOptions } from "./options.js";
 import { loadOtel, type OtelKit } from "./sdk.js";
+import { settlesWithin } from "../bounded.js";
 import { SpanPlanner, type SpanPlan, type Untimed } from "./spans.js";
 
 /** How long the last spans may take to leave once the Session is closed: inside the 2 s an MCP client gives wrap before SIGTERM (SPEC §17.7). */
@@ -103,7 +104,7 @@ export class LiveExport {
     this.held.clear();
     // A failed export is counted (and said) by the exporter; the processor's rejection repeats it.
     const done = this.processor.shutdown().catch(() => undefined);
-    const timedOut = await Promise.race([done.then(() => false), delay(SHUTDOWN_MS).then(() => true)]);
+    const timedOut = !(await settlesWithin(done, SHUTDOWN_MS));
     this.kit.close();
     if (timedOut) this.say(`OpenTelemetry: the last spans were still being sent after ${SHUTDOWN_MS / 1000} s; they were dropped`);
     if (this.exporter.failures > 0) this.say(`OpenTelemetry: ${this.exporter.failures} export(s) to ${this.kit.endpoint} failed; the record is complete`);
@@ -181,8 +182,4 @@ class CountingExporter implements SpanExporter {
   forceFlush(): Promise<void> {
     return this.inner.forceFlush?.() ?? Promise.resolve();
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
