@@ -8,6 +8,7 @@
 // under .tools/, which git ignores). Exit 0 when all holds.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { request as httpRequest, createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,6 +110,30 @@ function conform(node, entry, url, out) {
   });
 }
 
+/**
+ * The suite's client sends no header of its own, and wrap --listen answers 401 to a request
+ * without its bearer token (SPEC §17.10): a proxy on loopback adds the token wrap keeps beside
+ * its record to every request, and passes everything else both ways as it is (the Host and
+ * Origin the suite sends included, so that wrap judges them). Resolves with the proxy's URL.
+ */
+function withToken(url, tokenFile) {
+  const token = readFileSync(tokenFile, "utf8").trim();
+  const target = new URL(url);
+  const proxy = createHttpServer((req, res) => {
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, authorization: `Bearer ${token}` } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => res.destroy());
+    res.on("close", () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  return new Promise((resolve) => proxy.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${proxy.address().port}${target.pathname}`, proxy })));
+}
+
 /** The record verifies, pinned to the key's public half (`signing.pub`, beside the key). */
 function verified(audit, key) {
   const out = execFileSync(process.execPath, [BIN, "verify", "--trust-store", key.replace(/\.key$/, ".pub"), audit], { encoding: "utf8" });
@@ -140,7 +165,9 @@ try {
     [BIN, "wrap", "--audit", join(work, "listen-stdio.aarl"), "--signing-key", key, "--listen", "127.0.0.1:0", "--", process.execPath, EVERYTHING, "stdio"],
     /listening on (http:\/\/\S+\/mcp)/,
   );
-  runs["wrap --listen -- stdio"] = await conform(node, entry, (await overStdio.match)[1], join(work, "listen-stdio"));
+  const stdioProxy = await withToken((await overStdio.match)[1], join(work, "listen-stdio.aarl.listen-token"));
+  runs["wrap --listen -- stdio"] = await conform(node, entry, stdioProxy.url, join(work, "listen-stdio"));
+  stdioProxy.proxy.close();
   await stopWrap(overStdio);
   verified(join(work, "listen-stdio.aarl"), key);
 
@@ -161,7 +188,9 @@ try {
     ]),
     /listening on (http:\/\/\S+\/mcp)/,
   );
-  runs["wrap --listen -- wrap --url"] = await conform(node, entry, (await overUrl.match)[1], join(work, "listen-url"));
+  const urlProxy = await withToken((await overUrl.match)[1], join(work, "listen-url.aarl.listen-token"));
+  runs["wrap --listen -- wrap --url"] = await conform(node, entry, urlProxy.url, join(work, "listen-url"));
+  urlProxy.proxy.close();
   await stopWrap(overUrl);
   verified(join(work, "listen-url.aarl"), key);
   const inners = readdirSync(join(work, "inner")).filter((f) => f.endsWith(".aarl"));

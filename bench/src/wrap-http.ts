@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,12 +57,17 @@ class HttpClient implements Client {
   private nextId = 1;
   private session: string | undefined;
 
-  constructor(private readonly url: string) {}
+  /** `token`: the bearer token wrap --listen asks every request for (SPEC §17.10). */
+  constructor(
+    private readonly url: string,
+    private readonly token?: string,
+  ) {}
 
   private headers(): Record<string, string> {
     return {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
+      ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
       ...(this.session === undefined ? {} : { "mcp-session-id": this.session, "mcp-protocol-version": INITIALIZE.protocolVersion }),
     };
   }
@@ -219,7 +224,8 @@ async function connect(setup: Setup, url: string, round: number): Promise<{ clie
     [BIN, "wrap", "--audit", audit, "--signing-key", keyPath, "--listen", "127.0.0.1:0", "--url", url],
     /listening on (http:\/\/\S+\/mcp)/,
   );
-  return { client: new HttpClient(wrap.found[1] ?? ""), done: () => stop(wrap.child) };
+  const token = readFileSync(`${audit}.listen-token`, "utf8").trim();
+  return { client: new HttpClient(wrap.found[1] ?? "", token), done: () => stop(wrap.child) };
 }
 
 const call = (client: Client): Promise<number> => client.request("tools/call", { name: "echo", arguments: { message: "bench" } });

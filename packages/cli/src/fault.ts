@@ -237,6 +237,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "upstream" }, () => "check --url: wrap reaches it through @modelcontextprotocol/client, which must be installed beside aegis")
         .with({ code: "listen" }, () => "check --listen HOST:PORT: an address of this machine, a port no other process listens on")
         .with(
+          { code: "listen_token" },
+          (t) =>
+            `the file keeps the bearer token of --listen: make it this user's alone (chmod 600 ${t.path}), or delete it and wrap makes a new one; or pass --listen-token-env VAR`,
+        )
+        .with(
           { code: "checkpoints" },
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
         )

@@ -27,6 +27,16 @@ interface Exchange {
   started: boolean;
 }
 
+/** Whether the relay still reads this client: `hung_up` after DELETE, `closed` once the relay ended. */
+type ClientState = { readonly code: "open" } | { readonly code: "hung_up" } | { readonly code: "closed"; readonly closing: Closing };
+
+/** What a POST that comes too late is answered, and what every open exchange is when the relay ends. */
+export interface Closing {
+  readonly status: number;
+  readonly message: string;
+  readonly code: number;
+}
+
 const NEWLINE = Buffer.from("\n");
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
@@ -39,6 +49,7 @@ export class HttpClientSide {
   private readonly byKey = new Map<string, Exchange[]>();
   /** The stream a GET opened, for the server's messages that belong to no request. */
   private stream: ServerResponse | undefined;
+  private state: ClientState = { code: "open" };
 
   constructor(
     /** Headers on every response: the session's id. */
@@ -58,6 +69,9 @@ export class HttpClientSide {
    * `res` waits for the answers to the requests in `value`.
    */
   post(frame: Buffer, value: Json, res: ServerResponse, sse: boolean): void {
+    // Nothing reads this client any more: answered at once, never left waiting.
+    if (this.state.code === "hung_up") return void answerError(res, this.headers, { status: 404, message: "Session not found", code: -32001 });
+    if (this.state.code === "closed") return void answerError(res, this.headers, this.state.closing);
     const keys: string[] = [];
     const progress = new Set<string>();
     for (const element of elementsOf(value)) {
@@ -94,14 +108,21 @@ export class HttpClientSide {
 
   /** The client ended its session: nothing more comes from it. */
   end(): void {
+    if (this.state.code !== "open") return;
+    this.state = { code: "hung_up" };
     this.clientIn.push(null);
   }
 
-  /** The relay ended: every response still open is closed. */
-  closeAll(): void {
+  /**
+   * The relay ended: every response still open is closed, and one that has not begun is
+   * answered `closing` (an HTTP error saying why, SPEC §17.10), as is every later POST.
+   */
+  closeAll(closing: Closing): void {
+    if (this.state.code === "open") this.clientIn.push(null);
+    this.state = { code: "closed", closing };
     for (const exchange of this.exchanges) {
-      if (exchange.started || exchange.sse) exchange.res.end();
-      else if (!exchange.res.headersSent) exchange.res.writeHead(502, this.headers).end();
+      if (exchange.started) exchange.res.end();
+      else if (!exchange.res.headersSent) answerError(exchange.res, this.headers, closing);
     }
     this.exchanges.clear();
     this.byKey.clear();
@@ -190,6 +211,12 @@ export class HttpClientSide {
       else this.byKey.set(key, rest);
     }
   }
+}
+
+/** An HTTP error wrap answers itself, as the SDK's servers do: a JSON-RPC error naming no request. */
+function answerError(res: ServerResponse, headers: Readonly<Record<string, string>>, closing: Closing): void {
+  const body = JSON.stringify({ jsonrpc: "2.0", error: { code: closing.code, message: closing.message }, id: null });
+  res.writeHead(closing.status, { ...headers, "content-type": "application/json" }).end(body);
 }
 
 /** One server-sent event holding one message: its bytes, on one `data:` line (they hold no newline). */

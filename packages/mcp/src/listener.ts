@@ -8,11 +8,11 @@ import { reencoded } from "./relay.js";
 
 /**
  * `aegis wrap --listen` (SPEC §17.10): Streamable HTTP served to MCP clients on the user's
- * machine, where a web page can reach it too (design §8). Before anything is read, every
- * request is checked: a present `Origin` that is not the listener's own gets 403 (DNS
- * rebinding), and so does, on a loopback address, a `Host` that does not name one; with a
- * bearer token, a request without it gets 401. The token is compared in constant time and
- * never written anywhere.
+ * machine, where a web page and every local user can reach it too (design §8). Before
+ * anything is read, every request is checked: a present `Origin` that is not the listener's
+ * own gets 403 (DNS rebinding), and so does, on a loopback address, a `Host` that does not
+ * name one; a request without the bearer token gets 401. The token is compared in constant
+ * time and never written anywhere.
  *
  * Each client session (an `initialize`, answered with an `Mcp-Session-Id`) is a connection of
  * its own to the server: a relay, a recorder, and a server process or HTTP session of its
@@ -21,8 +21,8 @@ import { reencoded } from "./relay.js";
 export interface ListenerOptions {
   readonly host: string;
   readonly port: number;
-  /** The bearer token clients must present; required off loopback. */
-  readonly token: string | undefined;
+  /** The bearer token clients must present, on every bind. */
+  readonly token: string;
   /** The largest body read; a longer one is hashed as it comes, refused and recorded (SPEC §17.1). */
   readonly maxBodyBytes: number;
   /** A new connection to the server, for a session (its id) or for requests that name none. */
@@ -44,9 +44,10 @@ export interface Connection {
 }
 
 const PATH = "/mcp";
+const STOPPING = "aegis wrap is stopping";
 const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
-/** Whether `host` is a loopback address or name: there, and only there, no token is needed. */
+/** Whether `host` is a loopback address or name: only there may wrap make a token of its own (SPEC §17.10). */
 export function isLoopback(host: string): boolean {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   return bare === "localhost" || bare === "::1" || (isIP(bare) === 4 && bare.startsWith("127."));
@@ -56,7 +57,7 @@ export class Listener {
   private readonly sessions = new Map<string, Connection>();
   private shared: Promise<Connection> | undefined;
   private readonly origins: ReadonlySet<string>;
-  private readonly tokenDigest: Buffer | undefined;
+  private readonly tokenDigest: Buffer;
   private stopping = false;
 
   private constructor(
@@ -67,12 +68,13 @@ export class Listener {
   ) {
     const names = isLoopback(options.host) ? ["localhost", "127.0.0.1", "[::1]"] : [hostForUrl(options.host)];
     this.origins = new Set(names.flatMap((name) => [`http://${name}:${port}`, `https://${name}:${port}`]));
-    this.tokenDigest = options.token === undefined ? undefined : sha256(options.token);
+    this.tokenDigest = sha256(options.token);
   }
 
   /** Bind, and serve. Resolves once listening, with the port bound (0 asks the system for one). */
   static async start(options: ListenerOptions): Promise<Listener> {
-    const server = createServer();
+    // Every wait bounded (SPEC §17.10): headers within 60 s, the whole request within 300 s.
+    const server = createServer({ headersTimeout: 60_000, requestTimeout: 300_000 });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port, options.host, () => {
@@ -103,7 +105,7 @@ export class Listener {
     return this.shared;
   }
 
-  /** Accept nothing more; the connections end on their own, and their responses with them. */
+  /** Open nothing more: a later request is answered 503; the connections end on their own, and their responses with them. */
   stop(): void {
     this.stopping = true;
     this.server.close();
@@ -122,7 +124,7 @@ export class Listener {
       reply(res, refused.status, refused.message, refused.status === 401 ? { "www-authenticate": 'Bearer realm="aegis wrap"' } : {});
       return;
     }
-    if (this.stopping) return void reply(res, 503, "aegis wrap is stopping");
+    if (this.stopping) return void stoppingReply(req, res);
     const sessionId = header(req, "mcp-session-id");
     const session = sessionId === undefined ? undefined : this.sessions.get(sessionId);
     if (sessionId !== undefined && session === undefined) {
@@ -153,6 +155,9 @@ export class Listener {
       return void reply(res, 415, "Unsupported Media Type: Content-Type must be application/json");
     }
     const body = await readBody(req, this.options.maxBodyBytes);
+    // While the body came, the stop may have begun or the session ended: then nothing opens or runs.
+    if (this.stopping) return void reply(res, 503, STOPPING);
+    if (sessionId !== undefined && this.sessions.get(sessionId) !== session) return void reply(res, 404, "Session not found", {}, -32001);
     const connection = session ?? (await this.connectionFor(body, res));
     if (connection === undefined) return;
     const json = { "content-type": "application/json", ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId }) };
@@ -184,6 +189,7 @@ export class Listener {
         connection = await this.shared;
       }
     } catch (error) {
+      if (this.stopping) return void reply(res, 503, STOPPING);
       this.options.say(`could not reach the server for a new session: ${error instanceof Error ? error.message : String(error)}`);
       reply(res, 502, "aegis wrap could not reach the server");
       return undefined;
@@ -199,10 +205,8 @@ export class Listener {
       const host = hostnameOf(header(req, "host") ?? "");
       if (!LOOPBACK_NAMES.has(host)) return { status: 403, message: "Forbidden: Host not allowed" };
     }
-    if (this.tokenDigest !== undefined) {
-      const given = /^Bearer (.+)$/i.exec(header(req, "authorization") ?? "")?.[1];
-      if (given === undefined || !timingSafeEqual(sha256(given), this.tokenDigest)) return { status: 401, message: "Unauthorized" };
-    }
+    const given = /^Bearer (.+)$/i.exec(header(req, "authorization") ?? "")?.[1];
+    if (given === undefined || !timingSafeEqual(sha256(given), this.tokenDigest)) return { status: 401, message: "Unauthorized" };
     const path = new URL(req.url ?? "/", "http://listener").pathname;
     if (path !== PATH) return { status: 404, message: `Not found: the MCP endpoint is ${PATH}` };
     return undefined;
@@ -232,6 +236,12 @@ async function readBody(req: IncomingMessage, max: number): Promise<Body> {
     }
   }
   return over === undefined ? { code: "frame", bytes: Buffer.concat(parts) } : { code: "oversize", bytes: over.bytes, sha256: over.hash.digest("hex") };
+}
+
+/** A request that came once the stop began: not read, answered 503, run nowhere. */
+function stoppingReply(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  reply(res, 503, STOPPING, { connection: "close" });
 }
 
 function isInitialize(bytes: Buffer): boolean {

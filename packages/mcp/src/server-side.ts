@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { ChildServer, type ChildExit } from "./child-server.js";
 import type { RelayEnd } from "./relay.js";
+import type { Notice } from "./notice.js";
 import { HttpUpstream } from "./upstream-http.js";
 
 /**
@@ -34,13 +35,27 @@ const REAP_MS = 5000;
 /** The same after a signal: an MCP client's close() sends SIGKILL 2 s after SIGTERM. */
 const STOP_REAP_MS = 500;
 
+/** Where a server's words go, and the bound on its messages. */
+export interface ServerSurroundings {
+  readonly stderr: Writable;
+  readonly say: (text: string) => void;
+  readonly maxFrameBytes: number;
+  readonly onNotice: (notice: Notice) => void;
+}
+
 /**
  * Start the server. Throws `SpawnError` when a command cannot be started, `UpstreamError`
  * when the SDK's transport cannot be loaded; nothing is relayed then.
  */
-export async function openServer(spec: ServerSpec, stderr: Writable, say: (text: string) => void): Promise<ServerSide> {
+export async function openServer(spec: ServerSpec, around: ServerSurroundings): Promise<ServerSide> {
+  const { stderr, say } = around;
   if (spec.code === "url") {
-    const upstream = await HttpUpstream.open({ url: spec.url, headers: spec.headers, onFailure: say });
+    // A message of the server's over the bound is dropped as it comes, as on stdio (SPEC §17.1).
+    const bound = {
+      maxMessageBytes: around.maxFrameBytes,
+      onOversize: (bytes: number) => around.onNotice({ code: "oversize_frame", from: "server", bytes, limit: around.maxFrameBytes }),
+    };
+    const upstream = await HttpUpstream.open({ url: spec.url, headers: spec.headers, onFailure: say, bound });
     return {
       kind: "url",
       serverIn: upstream.serverIn,

@@ -1,6 +1,8 @@
 import { Readable, Writable } from "node:stream";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { messageOf } from "@aegis/format/internal";
+import { settlesWithin } from "./bounded.js";
+import { boundedFetch, type ResponseBound } from "./bounded-fetch.js";
 import { FrameSplitter, isBlankFrame } from "./frames.js";
 import { idKeyOf, isRecord, isResponseShaped, type JsonRecord } from "./message.js";
 
@@ -21,6 +23,8 @@ export interface HttpUpstreamOptions {
   readonly headers: Readonly<Record<string, string>>;
   /** A failure of the connection, in words, for wrap's stderr. Never holds a header. */
   readonly onFailure: (detail: string) => void;
+  /** The bound on each message the server sends, applied before it is buffered (SPEC §17.1). */
+  readonly bound: ResponseBound;
 }
 
 /** Why the transport could not be made. */
@@ -29,6 +33,8 @@ export class UpstreamError extends Error {
 }
 
 const NEWLINE = Buffer.from("\n");
+/** How long a server is given to answer the session's DELETE before wrap lets it go (SPEC §17.10). */
+const DELETE_MS = 3000;
 
 export class HttpUpstream {
   readonly serverIn: Writable;
@@ -74,7 +80,10 @@ export class HttpUpstream {
     } catch (error) {
       throw new UpstreamError(`aegis wrap --url needs @modelcontextprotocol/client 2.x (npm install @modelcontextprotocol/client): ${messageOf(error)}`);
     }
-    const transport = new sdk.StreamableHTTPClientTransport(options.url, { requestInit: { headers: { ...options.headers } } });
+    const transport = new sdk.StreamableHTTPClientTransport(options.url, {
+      requestInit: { headers: { ...options.headers } },
+      fetch: boundedFetch(fetch, options.bound),
+    });
     const upstream = new HttpUpstream(transport, options);
     await transport.start();
     return upstream;
@@ -119,11 +128,15 @@ export class HttpUpstream {
     void this.close();
   }
 
-  /** End the session and the transport; the server's output ends. Safe to call twice. */
+  /**
+   * End the session and the transport; the server's output ends. Safe to call twice. A server
+   * that does not answer the DELETE within {@link DELETE_MS} is let go: closing the transport
+   * aborts the request.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.transport.terminateSession().catch(() => undefined);
+    await settlesWithin(this.transport.terminateSession(), DELETE_MS);
     await this.transport.close().catch(() => undefined);
     this.ended();
   }

@@ -16,6 +16,8 @@ export type WrapFault =
   | { readonly code: "upstream"; readonly detail: string }
   /** The address to serve Streamable HTTP on could not be listened on. */
   | { readonly code: "listen"; readonly detail: string }
+  /** `listen` without a token, and the token file beside the record could not be made or read, or is not private. */
+  | { readonly code: "listen_token"; readonly path: string; readonly detail: string }
   /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
   | { readonly code: "checkpoints"; readonly detail: string }
   /** `otlp` was asked for and the OpenTelemetry export could not be set up: its packages are missing, or the protocol is not one. */
@@ -41,6 +43,7 @@ export function describeWrapFault(fault: WrapFault): string {
     .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
     .with({ code: "options" }, { code: "upstream" }, { code: "listen" }, (f) => f.detail)
+    .with({ code: "listen_token" }, (f) => `${f.path}: ${f.detail}`)
     .with({ code: "checkpoints" }, (f) => f.detail)
     .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)
     .exhaustive(unmatched);

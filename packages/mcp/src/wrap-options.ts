@@ -22,8 +22,9 @@ export interface WrapOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /**
    * Serve Streamable HTTP to clients at `http://<host>:<port>/mcp` instead of relaying this
-   * process's stdio (SPEC §17.10). Off a loopback address, `token` is required: the bearer
-   * token every request must present.
+   * process's stdio (SPEC §17.10). Every request must present a bearer token: `token`, or
+   * else the one kept in `<audit>.listen-token` (made there, mode 0600, the first time). Off a
+   * loopback address, `token` is required.
    */
   readonly listen?: { readonly host: string; readonly port: number; readonly token?: string };
   /** The record file: a new Session is appended. */

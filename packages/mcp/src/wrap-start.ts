@@ -4,6 +4,7 @@ import type { Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
 import { openCheckpointedWriter } from "@aegis/proof";
 import { ControlError, listenControl } from "./control.js";
+import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import { gateFor } from "./gate.js";
 import { describeNotice, type Notice } from "./notice.js";
 import { summarizePark } from "./park-summary.js";
@@ -31,6 +32,15 @@ export interface Started {
   readonly onNotice: (notice: Notice) => void;
   /** The one server, over stdio; undefined with `listen`, where each client session starts its own. */
   readonly serving: ServerSide | undefined;
+}
+
+/** Where wrap listens, and the bearer token every request must carry (SPEC §17.10). */
+export interface GuardedListen {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  /** The file the token was read from or made in, to say where it is; none when it was given. */
+  readonly tokenFile: string | undefined;
 }
 
 /** How the relaying ended. */
@@ -91,7 +101,8 @@ export async function start(options: WrapOptions, server: ServerSpec, resources:
     say(`approvals: control socket ${control.path}${options.controlGroup === undefined ? "" : `, open to group ${options.controlGroup}`}`);
   }
   // With --listen, servers are started per client session, as sessions begin.
-  const serving = options.listen === undefined ? await openServer(server, stderr, say).catch(startFault) : undefined;
+  const around = { stderr, say, maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, onNotice };
+  const serving = options.listen === undefined ? await openServer(server, around).catch(startFault) : undefined;
   return { writer, closeRecord, newRecorder, onNotice, serving };
 }
 
@@ -148,16 +159,13 @@ export async function relayStdio(options: WrapOptions, serving: ServerSide, star
 
 /** `listen`: Streamable HTTP for clients, a server per client session, until a signal. */
 export async function serveSessions(
-  options: WrapOptions,
+  listen: GuardedListen,
   server: ServerSpec,
   started: Started,
   rest: Limits & { readonly signals: readonly NodeJS.Signals[]; readonly stderr: Writable; readonly say: (text: string) => void },
 ): Promise<Ran> {
-  const listen = options.listen ?? { host: "127.0.0.1", port: 0 };
   const served = await serveHttp({
-    host: listen.host,
-    port: listen.port,
-    token: listen.token,
+    ...listen,
     server,
     recorder: started.newRecorder,
     ...rest,

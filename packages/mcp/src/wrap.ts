@@ -3,11 +3,12 @@ import { DEFAULT_MAX_FRAME_BYTES } from "./frames.js";
 import type { RelayEnd } from "./relay.js";
 import type { ServerSpec } from "./server-side.js";
 import { isLoopback } from "./listener.js";
+import { listenToken, listenTokenPath } from "./listen-token.js";
 import { programExists } from "./program.js";
 import { Resources } from "./resources.js";
 import { WrapError } from "./wrap-error.js";
 import type { WrapOptions } from "./wrap-options.js";
-import { SignalStop, relayStdio, serveSessions, start, type Ran } from "./wrap-start.js";
+import { SignalStop, relayStdio, serveSessions, start, type GuardedListen, type Ran } from "./wrap-start.js";
 
 export { WrapError, describeWrapFault, type WrapFault } from "./wrap-error.js";
 export type { WrapOptions } from "./wrap-options.js";
@@ -49,6 +50,8 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   // A server that is not there is refused before the record is touched: no empty Session.
   if (server.code === "child" && !(await programExists(server.command, server.env, server.cwd)))
     throw new WrapError({ code: "spawn", command: server.command, detail: NO_SUCH_PROGRAM });
+  // The listener's token too: a wrap that could not guard its door starts nothing.
+  const listen = options.listen === undefined ? undefined : await guardedListen(options.listen, options.audit);
   // Each thing opened is pushed with its close; a failed start closes them, last first.
   const resources = new Resources();
   const started = await start(options, server, resources, say).catch(async (error: unknown) => {
@@ -64,10 +67,10 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stopping = serving === undefined ? undefined : new SignalStop(signals);
   let failure: Error | undefined;
   try {
-    ran =
-      serving === undefined
-        ? await serveSessions(options, server, started, { ...limits, signals, stderr, say })
-        : await relayStdio(options, serving, started, stopping, limits);
+    // start() opens the one server unless wrap listens, where each client session gets its own.
+    if (serving !== undefined) ran = await relayStdio(options, serving, started, stopping, limits);
+    else if (listen !== undefined) ran = await serveSessions(listen, server, started, { ...limits, signals, stderr, say });
+    else throw new Error("wrap has neither a server nor a listener");
     failure = ran.failure;
   } finally {
     // The record first: its close Line is written before the server is waited for, as a
@@ -117,6 +120,17 @@ function serverSpecOf(options: WrapOptions): ServerSpec {
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   };
+}
+
+/**
+ * The listener's address and its bearer token (SPEC §17.10): the one given, or the one kept in
+ * `<audit>.listen-token`, made there the first time. A token on every bind: every local user
+ * can reach a loopback port.
+ */
+async function guardedListen(listen: NonNullable<WrapOptions["listen"]>, audit: string): Promise<GuardedListen> {
+  if (listen.token !== undefined) return { host: listen.host, port: listen.port, token: listen.token, tokenFile: undefined };
+  const tokenFile = listenTokenPath(audit);
+  return { host: listen.host, port: listen.port, token: await listenToken(tokenFile), tokenFile };
 }
 
 const NO_SUCH_PROGRAM = "no such program (is it on PATH?)";

@@ -93,7 +93,7 @@ describe("aegis wrap --url: the v1 client on stdio, server-everything's Streamab
 });
 
 describe("aegis wrap --listen: clients over Streamable HTTP", () => {
-  it("[M17.5] in front of a stdio server: the v1 client lists, is allowed, refused, parked and approved; a foreign Origin gets 403", async () => {
+  it("[M17.5] in front of a stdio server: the v1 client, with the token from <audit>.listen-token, lists, is allowed, refused, parked and approved; a foreign Origin gets 403", async () => {
     const w = await workspace();
     const policy = join(w.dir, "policy.yaml");
     writeFileSync(policy, POLICY);
@@ -105,7 +105,7 @@ describe("aegis wrap --listen: clients over Streamable HTTP", () => {
     const own = await direct.listTools();
     await direct.close();
 
-    const { wrap, url } = await listening([
+    const { wrap, url, authorization } = await listening([
       "wrap",
       "--audit",
       w.audit,
@@ -125,11 +125,16 @@ describe("aegis wrap --listen: clients over Streamable HTTP", () => {
       "stdio",
     ]);
     // A page elsewhere (DNS rebinding) is refused before anything is read.
-    const foreign = await fetch(url, { method: "POST", headers: { origin: "http://evil.example.com", "content-type": "application/json" }, body: "{}" });
+    const foreign = await fetch(url, {
+      method: "POST",
+      headers: { origin: "http://evil.example.com", "content-type": "application/json", ...authorization },
+      body: "{}",
+    });
     expect(foreign.status).toBe(403);
 
     const client = new Client({ name: "over-http", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    // The token wrap made and keeps beside the record (SPEC §17.10).
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: authorization } }));
     expect(await client.listTools()).toEqual(own);
     await exercise(client, control, () => wrap.stderr);
     await client.close();

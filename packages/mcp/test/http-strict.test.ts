@@ -117,14 +117,14 @@ function post(url: string, body: string, headers: Record<string, string> = {}): 
 }
 
 describe("aegis wrap --listen: the strict reading, message by message", () => {
-  it("[M17.8] [M17.10] refuses and records a body read two ways and a batch holding a call; the server gets neither; Host and Origin are checked", async () => {
+  it("[M17.8] [M17.10] refuses and records a body read two ways and a batch holding a call; the server gets neither, nor the token; Host and Origin are checked", async () => {
     const w = await workspace();
     const log = join(w.dir, "spy.log");
-    const spy = await httpSpy(log);
+    const spy = await httpSpy(log, ["authorization"]);
     try {
-      const { wrap, url } = await listening(["wrap", "--audit", w.audit, "--signing-key", w.key, "--listen", "127.0.0.1:0", "--url", spy.url]);
-      expect((await post(url, "{}", { host: "evil.example.com" })).status).toBe(403);
-      expect((await post(url, "{}", { origin: "http://localhost.evil.example.com" })).status).toBe(403);
+      const { wrap, url, authorization } = await listening(["wrap", "--audit", w.audit, "--signing-key", w.key, "--listen", "127.0.0.1:0", "--url", spy.url]);
+      expect((await post(url, "{}", { host: "evil.example.com", ...authorization })).status).toBe(403);
+      expect((await post(url, "{}", { origin: "http://localhost.evil.example.com", ...authorization })).status).toBe(403);
 
       const init = await post(
         url,
@@ -136,12 +136,13 @@ describe("aegis wrap --listen: the strict reading, message by message", () => {
         }),
         {
           origin: new URL(url).origin,
+          ...authorization,
         },
       );
       expect(init.status).toBe(200);
       const session = String(init.headers["mcp-session-id"]);
       expect(session).toMatch(/^[0-9a-f-]{36}$/);
-      const inSession = { "mcp-session-id": session };
+      const inSession = { "mcp-session-id": session, ...authorization };
 
       const twice = await post(url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"rm"}}', inSession);
       expect(twice.status).toBe(400);
@@ -153,12 +154,15 @@ describe("aegis wrap --listen: the strict reading, message by message", () => {
       const echo = await post(url, '{ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "echo" } }', inSession);
       expect(JSON.parse(echo.body)).toMatchObject({ id: 3, result: { content: [{ text: "ran echo" }] } });
 
-      expect((await post(url, "{}", { "mcp-session-id": "no-such-session" })).status).toBe(404);
+      expect((await post(url, "{}", { "mcp-session-id": "no-such-session", ...authorization })).status).toBe(404);
       wrap.child.kill("SIGTERM");
       await wrap.finished();
 
-      const bodies = received(log).bodies;
+      const { bodies, headers } = received(log);
       expect(bodies.some((b) => b.toString().includes('"rm"'))).toBe(false);
+      // The listener's token is the client's to wrap, never passed on to the server.
+      expect(headers.length).toBeGreaterThan(0);
+      for (const header of headers) expect(header).toBe("header authorization ");
       const calls = outcomes(w.audit);
       expect(calls.map((o) => o["tool_id"])).toEqual(["<unreadable-frame>", "rm", "echo"]);
       // The body the client sent, the record names by its digest (the Envelope would keep it).

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { EVERYTHING_SERVER } from "./support.js";
 import { WrapProcess } from "./wrap-process.js";
@@ -48,13 +49,25 @@ export async function everythingHttp(): Promise<{ readonly url: string; stop(): 
   };
 }
 
-/** `aegis wrap --listen 127.0.0.1:0 ...` as a process, once it listens: its URL, read off its stderr. */
-export async function listening(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ readonly wrap: WrapProcess; readonly url: string }> {
-  const wrap = new WrapProcess(args, { env });
+/**
+ * `aegis wrap --listen 127.0.0.1:0 ...` as a process, once it listens: its URL, read off its
+ * stderr, and the bearer token a client presents: the one given in `env`, or the one wrap
+ * keeps in the file it names there (SPEC §17.10).
+ */
+export async function listening(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  shell?: string,
+): Promise<{ readonly wrap: WrapProcess; readonly url: string; readonly token: string; readonly authorization: { readonly authorization: string } }> {
+  const wrap = new WrapProcess(args, shell === undefined ? { env } : { env, shell });
   await wrap.stderrHas("listening on http://");
-  const url = /listening on (http:\/\/\S+\/mcp)/.exec(wrap.stderr)?.[1];
-  if (url === undefined) throw new Error(`no URL in ${wrap.stderr}`);
-  return { wrap, url };
+  const said = /listening on (http:\/\/\S+\/mcp) \(bearer token (?:given|in (\S+))\)/.exec(wrap.stderr);
+  const url = said?.[1];
+  if (said === null || url === undefined) throw new Error(`no URL in ${wrap.stderr}`);
+  const file = said[2];
+  const variable = args[args.indexOf("--listen-token-env") + 1];
+  const token = file !== undefined ? readFileSync(file, "utf8").trim() : (env[variable ?? ""] ?? "");
+  return { wrap, url, token, authorization: { authorization: `Bearer ${token}` } };
 }
 
 /** The HTTP spy (fixtures/http-spy-server.mjs): every body it was sent, and the headers asked about. */

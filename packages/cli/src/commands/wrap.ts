@@ -26,7 +26,7 @@ export class WrapCommand extends AegisCommand {
 
       With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
 
-      With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Off loopback it needs \`--listen-token-env VAR\`, the bearer token every request must present; a request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
+      With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Every request must carry a bearer token (\`Authorization: Bearer <token>\`), or gets 401 and reaches no server: every user of the machine can reach a loopback port. The token is \`--listen-token-env VAR\`'s value, or else the one in \`<audit>.listen-token\`, a file wrap makes the first time (mode 0600, a random token) and keeps, so a client's configuration stays valid across restarts; wrap prints that path, never the token. Off loopback, \`--listen-token-env\` is required. A request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
 
       With \`--otlp\`, each call's OpenTelemetry span (as \`aegis export\` makes it) is exported as the call ends, over OTLP/HTTP to where \`OTEL_EXPORTER_OTLP_ENDPOINT\`, \`_HEADERS\` and \`_PROTOCOL\` say, through a batching processor: no call waits for it, and an endpoint that is down changes nothing in the record (wrap says so on stderr). A \`tools/call\` whose \`params._meta\` carries a W3C \`traceparent\` gets its span in that trace. \`--otlp-content\` adds each call's arguments and result, which may hold secrets.
 
@@ -47,7 +47,7 @@ export class WrapCommand extends AegisCommand {
         "aegis wrap --audit session.aarl --signing-key signing.key --url https://mcp.example.com/mcp --header-env Authorization:MCP_AUTHORIZATION",
       ],
       [
-        "Serve a stdio server to HTTP clients on loopback, at http://127.0.0.1:8808/mcp",
+        "Serve a stdio server to HTTP clients at http://127.0.0.1:8808/mcp, the bearer token in session.aarl.listen-token",
         "aegis wrap --audit session.aarl --signing-key signing.key --listen 127.0.0.1:8808 -- npx @modelcontextprotocol/server-filesystem /srv/data",
       ],
     ],
@@ -79,7 +79,7 @@ export class WrapCommand extends AegisCommand {
   headerEnv = Option.Array("--header-env", [], { arity: 1, description: "NAME:VAR: a request header to --url whose value is the environment variable VAR" });
   listen = Option.String("--listen", { description: "HOST:PORT: serve Streamable HTTP to clients at http://HOST:PORT/mcp instead of stdio" });
   listenTokenEnv = Option.String("--listen-token-env", {
-    description: "VAR: the bearer token clients must present, from the environment (needed off loopback)",
+    description: "VAR: the bearer token clients must present, from the environment (default: the one in <audit>.listen-token; needed off loopback)",
   });
   child = Option.Rest({ name: "CMD" });
 
@@ -210,6 +210,8 @@ function listenOf(given: string, tokenEnv: string | undefined): { host: string; 
   if (tokenEnv === undefined) return { host, port };
   const token = process.env[tokenEnv];
   if (token === undefined || token === "") throw usage(`--listen-token-env ${tokenEnv}: the environment variable ${tokenEnv} is not set`);
+  // Never echoed: the value is a secret.
+  if (!/^[\x21-\x7e]+$/.test(token)) throw usage(`--listen-token-env ${tokenEnv}: a bearer token is visible ASCII, with no space or line break`);
   return { host, port, token };
 }
 
