@@ -163,7 +163,8 @@ def open_checkpoint(data: bytes, public_keys, witnesses=()):
     """("opened", (origin, size, root), signer key, [witness names]) or (code,).
 
     A witness is its public key (SPEC 19.3): every cosignature line by a given key is checked,
-    and the key is named once, however many lines it signed or names it was given under."""
+    and the key is named once, however many lines it signed or names it was given under:
+    in the order the witness keys were given, by the first name given for it."""
     try:
         text, sigs = parse_note(data)
         origin, size, root = parse_checkpoint_text(text)
@@ -183,12 +184,15 @@ def open_checkpoint(data: bytes, public_keys, witnesses=()):
                 message = ("cosignature/v1\ntime %d\n" % t).encode() + text.encode() if t is not None else b""
                 if t is None or t >= 2 ** 63 or not ed25519_ok(wkey, sig[8:], message):
                     return ("bad_signature",)
-                if wkey not in counted:
-                    counted.add(wkey)
-                    cosigned.append(name)
+                counted.add(wkey)
                 break
     if signer is None:
         return ("unsigned",)
+    named = set()
+    for wname, _, wkey in witnesses:
+        if wkey in counted and wkey not in named:
+            named.add(wkey)
+            cosigned.append(wname)
     return ("opened", (origin, size, root), signer, cosigned)
 
 

@@ -109,6 +109,21 @@ describe("calls an ended Session left unfinished (SPEC §13.4)", () => {
     ]);
   }, 120_000);
 
+  it("the bound counts distinct call_ids: a second intent of a waiting call_id gives up no other call", () => {
+    // As many distinct calls as the bound, and c1 waiting twice: within the bound, so c0 is
+    // still waiting when its outcome comes. Counted by intents (one past the bound), c0 would
+    // have been given up, its outcome finishing nothing: the count would be one more.
+    const ids = Array.from({ length: MAX_WAITING_CALLS }, (_, i) => `c${i}`);
+    const v = verifyChainBytes(record([...ids.map(intent), intent("c1"), done("c0"), close()]));
+    expect(v.verdict).toEqual({ status: "verified" });
+    expect(v.unfinished_calls.count).toBe(MAX_WAITING_CALLS);
+    expect(v.unfinished_calls.calls.slice(0, 3)).toEqual([
+      { session_index: 0, call_id: "c1" },
+      { session_index: 0, call_id: "c1" },
+      { session_index: 0, call_id: "c2" },
+    ]);
+  }, 120_000);
+
   it("a Tampered file reports what the walk counted before the break, on one thread or several", async () => {
     const text = record([intent("call-1")], [intent("call-2"), done("call-3")], [intent("z")], [close()]);
     // The last outcome's signature altered: the walk stops in Session 1, after Session 0 ended.

@@ -132,7 +132,22 @@ export function openCheckpoint(bytes: Uint8Array, publicKeys: readonly Uint8Arra
     if (!cosigned.some((c) => c.witness.publicKey.equals(witness.publicKey))) cosigned.push({ witness, timestamp });
   }
   if (signedBy === undefined) return { code: "unsigned", origin: checkpoint.origin };
-  return { code: "opened", checkpoint, signedBy, cosigned, note };
+  return { code: "opened", checkpoint, signedBy, cosigned: inOrderGiven(cosigned, witnesses), note };
+}
+
+/**
+ * The witnesses that cosigned, in the order their keys were given, each under the first name
+ * given for its key (SPEC §19.3): what a reader is told does not depend on the order, or the
+ * names, of the note's lines, which anyone may rewrite.
+ */
+function inOrderGiven(cosigned: readonly Cosigned[], witnesses: readonly NoteVerifier[]): Cosigned[] {
+  const ordered: Cosigned[] = [];
+  for (const given of witnesses) {
+    if (ordered.some((c) => c.witness.publicKey.equals(given.publicKey))) continue;
+    const found = cosigned.find((c) => c.witness.publicKey.equals(given.publicKey));
+    if (found !== undefined) ordered.push({ witness: given, timestamp: found.timestamp });
+  }
+  return ordered;
 }
 
 /**

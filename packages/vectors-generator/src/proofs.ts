@@ -153,6 +153,24 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       2,
       "Two witnesses required; one key, given under two names, cosigned under each: one witness, too few.",
     ],
+    [
+      "proof_witness_key_under_two_names_alias_given_first",
+      "positive",
+      await proofOf(3, same, underAlias),
+      [key],
+      [aliasKey, witnessKey],
+      1,
+      "One key given under two names, the alias first, cosigned under each (the other name's line first): cosigned names it by the first name given.",
+    ],
+    [
+      "proof_two_witnesses_given_in_other_order",
+      "positive",
+      await proofOf(3, same, twoWitnesses),
+      [key],
+      [secondKey, witnessKey],
+      2,
+      "Two witnesses cosigned, their keys given in the other order than the checkpoint's lines: cosigned follows the order given.",
+    ],
   ];
   for (const [id, polarity, text, keys, witnesses, min, description] of proofs) {
     const path = set.file(`proofs/${id}.tlog-proof`, text);
