@@ -38,7 +38,6 @@ export type CliFault =
   | { readonly code: "bindings_parse"; readonly path: string; readonly message: string }
   | { readonly code: "bad_tools_list"; readonly path: string; readonly detail: string }
   | { readonly code: "unreadable_bindings"; readonly path: string; readonly detail: string }
-  | { readonly code: "no_confinement"; readonly flags: readonly string[] }
   /** `detail`: the relay's own words for it (describeWrapFault), said where @aegis/mcp is loaded: not every command loads it. */
   | { readonly code: "wrap"; readonly fault: WrapFault; readonly detail: string }
   | { readonly code: "control"; readonly path: string; readonly problem: "no_wrap" | "denied" | "bad_answer" | "refused"; readonly detail: string }
@@ -84,7 +83,7 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "not_verified" }, { code: "nothing_rechecked" }, { code: "expiry_refused" }, () => 1 as const)
       .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
       // wrap could not start: nothing ran (the reference's exit code for it).
-      .with({ code: "no_confinement" }, { code: "wrap" }, { code: "control_group" }, () => 1 as const)
+      .with({ code: "wrap" }, { code: "control_group" }, () => 1 as const)
       // No wrap answered (or this user may not ask it): nothing was decided. A wrap that
       // refused the answer: a failure.
       .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
@@ -212,10 +211,6 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
       error: `read bindings ${f.path}: ${f.detail}`,
       help: "check the path; --bindings takes a bindings YAML file",
     }))
-    .with({ code: "no_confinement" }, (f) => ({
-      error: `${f.flags.join(", ")}: this build of aegis wrap does not confine the server`,
-      help: "run the server in a container or sandbox of its own; wrap records and enforces tool calls, it does not restrict what the server process can reach",
-    }))
     .with({ code: "wrap" }, (f) => ({
       error: f.detail,
       help: match(f.fault)
@@ -244,6 +239,11 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with(
           { code: "checkpoints" },
           () => "run `aegis verify` on the --audit record: a record that does not verify is not checkpointed; start a new record, or drop --checkpoints",
+        )
+        .with(
+          { code: "confine" },
+          () =>
+            "install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap); where unprivileged user namespaces are restricted (Ubuntu 24.04 and later: sysctl kernel.apparmor_restrict_unprivileged_userns) give bwrap an AppArmor profile that allows them; or pass --best-effort to run the server with what can be enforced, said on the record",
         )
         .with({ code: "otlp" }, () => "OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf (the default) or http/json; or drop --otlp")
         .exhaustive(unmatched),

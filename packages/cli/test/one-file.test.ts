@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createServer } from "node:http";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_SCRIPT } from "../../../test/packaging/commands.js";
@@ -172,6 +173,53 @@ describe("dist/aegis.mjs", () => {
       expect(verified.status, verified.stdout + verified.stderr).toBe(0);
     } finally {
       server.kill("SIGKILL");
+    }
+  }, 120_000);
+
+  it("confines a server with one granted destination, its network helper run from inside it", async () => {
+    const seen: string[] = [];
+    const listener = createServer((req, res) => {
+      seen.push(req.url ?? "");
+      res.end("from the host");
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const address = listener.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    try {
+      expect(run([bundle, "keygen", "--out", "confine.key"]).status).toBe(0);
+      const reach = join(ROOT, "packages/mcp/test/fixtures/reach-server.mjs");
+      const frames = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "one-file", version: "1" } },
+        },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fetch", arguments: { url: `http://127.0.0.1:${port}/granted` } } },
+      ];
+      const args = ["wrap", "--audit", "confine.aarl", "--signing-key", "confine.key", "--confine", "--allow-exec-support", "--allow-read", dirname(reach)];
+      const wrap = spawn(process.execPath, [bundle, ...args, "--allow-net", `127.0.0.1:${port}`, "--", process.execPath, reach], {
+        cwd: alone,
+        env: { ...process.env, AEGIS_DEBUG: "" },
+      });
+      let out = "";
+      let err = "";
+      wrap.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      const answered = new Promise<void>((resolve) =>
+        wrap.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('"id":2')) resolve();
+        }),
+      );
+      const exited = new Promise<number | null>((resolve) => wrap.once("exit", resolve));
+      wrap.stdin.write(`${frames.map((f) => JSON.stringify(f)).join("\n")}\n`);
+      await Promise.race([answered, exited]);
+      wrap.stdin.end();
+      expect(await exited, err).toBe(0);
+      expect(out).toContain("from the host");
+      expect(seen).toEqual(["/granted"]);
+    } finally {
+      listener.close();
     }
   }, 120_000);
 

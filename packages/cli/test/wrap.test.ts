@@ -56,9 +56,29 @@ describe("aegis wrap and aegis approve: bad invocations", () => {
       "--control-group is read only with --policy",
     ],
     [
-      "confinement asked for",
-      ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/srv", "--", "true"],
-      "--confine, --allow-read: this build of aegis wrap does not confine the server",
+      "a grant without --confine",
+      ["wrap", "--audit", audit, "--signing-key", key, "--allow-read", "/srv", "--allow-exec-support", "--", "true"],
+      "--allow-read, --allow-exec-support are read only with --confine",
+    ],
+    [
+      "--confine with --url",
+      ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--url", "http://127.0.0.1:1/mcp"],
+      "--confine holds a server wrap starts: with --url there is no process to hold",
+    ],
+    [
+      "a grant of the host's /proc",
+      ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/proc/self", "--", "true"],
+      "--allow-read /proc/self: /proc is never granted from the host",
+    ],
+    [
+      "a grant of a path that is not there",
+      ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-read", "/nonexistent/aegis-t", "--", "true"],
+      "--allow-read /nonexistent/aegis-t: ",
+    ],
+    [
+      "--allow-net that is not HOST:PORT",
+      ["wrap", "--audit", audit, "--signing-key", key, "--confine", "--allow-net", "example.com", "--", "true"],
+      "--allow-net takes HOST:PORT",
     ],
     [
       "a --refusal style wrap does not know",

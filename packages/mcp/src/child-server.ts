@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { errnoOf, messageOf } from "@aegis/format/internal";
 import { pause, settlesWithin } from "./bounded.js";
+import type { Launch } from "./confine/confine.js";
 
 /**
  * A stdio MCP server started as wrap's child (SPEC §17.7): its stdin and stdout are the
@@ -14,6 +16,11 @@ export interface ChildOptions {
   readonly args: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
+  /**
+   * Start the server held in a sandbox (`wrap --confine`, SPEC §17.11): the program that
+   * starts it there, whose status (bubblewrap's `--json-status-fd`) comes on fd 3.
+   */
+  readonly launch?: (command: string, args: readonly string[]) => Launch;
 }
 
 /** The server could not be started. Nothing was relayed. */
@@ -27,7 +34,12 @@ export class SpawnError extends Error {
   }
 }
 
-export type ChildExit = { readonly code: number | null; readonly signal: NodeJS.Signals | null };
+export type ChildExit = {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Confined: the sandbox ended without the server's exit status, so the server never ran. */
+  readonly notStarted?: true;
+};
 
 const STDERR_DRAIN_MS = 2000;
 /** After the server's process has exited, what is left of its group gets this long between SIGTERM and SIGKILL. */
@@ -40,21 +52,27 @@ export class ChildServer {
   private exit: ChildExit | undefined;
   private stderrDone: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly child: ChildProcess,
+    status: Promise<SandboxStatus> | undefined,
+  ) {
     const { stdin, stdout } = child;
     if (stdin === null || stdout === null) throw new Error("the child was spawned without pipes");
     this.serverIn = stdin;
     this.serverOut = stdout;
-    this.exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    const own = new Promise<ChildExit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+    // Confined, the process wrap started is the sandbox: the server's own status is the sandbox's report of it.
+    this.exited = status === undefined ? own : own.then(async (exit) => exitOfSandbox(exit, await status));
     void this.exited.then((e) => (this.exit = e));
   }
 
   /** Spawn the server; resolves once it runs, so a bad command is an error before any relaying. */
   static async start(options: ChildOptions): Promise<ChildServer> {
     let child: ChildProcess;
+    const launch = options.launch?.(options.command, options.args) ?? { command: options.command, args: options.args };
     try {
-      child = spawn(options.command, [...options.args], {
-        stdio: ["pipe", "pipe", "pipe"],
+      child = spawn(launch.command, [...launch.args], {
+        stdio: options.launch === undefined ? ["pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe", "pipe"],
         // Its own process group: a server behind a shell or npx is a tree, and wrap ends the
         // whole tree, not only the process it started (SPEC §17.7).
         detached: true,
@@ -71,7 +89,8 @@ export class ChildServer {
       const detail = errnoOf(error) === "ENOENT" ? "no such program (is it on PATH?)" : error instanceof Error ? error.message : String(error);
       throw new SpawnError(options.command, detail);
     }
-    return new ChildServer(child);
+    const statusPipe = child.stdio[3];
+    return new ChildServer(child, options.launch === undefined || !isReadable(statusPipe) ? undefined : readStatus(statusPipe));
   }
 
   /** The child's own exit, once it has exited. */
@@ -123,4 +142,40 @@ export class ChildServer {
       return false;
     }
   }
+}
+
+/** What bubblewrap said of the server on its status fd: whether it started, and its exit code. */
+interface SandboxStatus {
+  readonly started: boolean;
+  readonly exitCode: number | undefined;
+}
+
+/** Read the sandbox's status lines (a few hundred bytes: more is not read), until the pipe ends. */
+async function readStatus(pipe: Readable): Promise<SandboxStatus> {
+  let text = "";
+  for await (const chunk of pipe as AsyncIterable<Buffer>) if (text.length < 64 * 1024) text += chunk.toString("utf8");
+  let started = false;
+  let exitCode: number | undefined;
+  for (const line of text.split("\n")) {
+    if (/"child-pid"\s*:/.test(line)) started = true;
+    const code = /"exit-code"\s*:\s*(\d+)/.exec(line)?.[1];
+    if (code !== undefined) exitCode = Number(code);
+  }
+  return { started, exitCode };
+}
+
+/**
+ * The server's exit as the sandbox reports it (SPEC §17.11): its code, or, as the sandbox
+ * writes a signal's end (128 + n, as a shell does), the signal; no code at all when the
+ * sandbox ended before the server ran (what it needed to start was not granted).
+ */
+function exitOfSandbox(own: ChildExit, status: SandboxStatus): ChildExit {
+  if (status.exitCode === undefined) return own.signal !== null ? own : { code: null, signal: null, notStarted: true };
+  const n = status.exitCode - 128;
+  const signal = n >= 1 && n <= 64 ? (Object.entries(constants.signals).find(([, number]) => number === n)?.[0] as NodeJS.Signals | undefined) : undefined;
+  return signal === undefined ? { code: status.exitCode, signal: null } : { code: null, signal };
+}
+
+function isReadable(stream: unknown): stream is Readable {
+  return typeof stream === "object" && stream !== null && "read" in stream;
 }

@@ -9,14 +9,23 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
  * A program found here may still fail to start; spawn's own error then says so.
  */
 export async function programExists(command: string, env: NodeJS.ProcessEnv | undefined, cwd: string | undefined): Promise<boolean> {
+  return (await findProgram(command, env, cwd)) !== undefined;
+}
+
+/** The path spawn would start for `command`, found as {@link programExists} looks; undefined when none. */
+export async function findProgram(command: string, env: NodeJS.ProcessEnv | undefined, cwd: string | undefined): Promise<string | undefined> {
   const here = cwd ?? process.cwd();
-  if (command.includes("/")) return executable(isAbsolute(command) ? command : resolve(here, command));
+  if (command.includes("/")) {
+    const path = isAbsolute(command) ? command : resolve(here, command);
+    return (await executable(path)) ? path : undefined;
+  }
   const path = (env ?? process.env)["PATH"] ?? "";
   for (const dir of path.split(delimiter)) {
     // An empty PATH entry is the current directory, as execvp reads it.
-    if (await executable(join(dir === "" ? here : resolve(here, dir), command))) return true;
+    const candidate = join(dir === "" ? here : resolve(here, dir), command);
+    if (await executable(candidate)) return candidate;
   }
-  return false;
+  return undefined;
 }
 
 async function executable(path: string): Promise<boolean> {

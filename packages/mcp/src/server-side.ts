@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { ChildServer, type ChildExit } from "./child-server.js";
 import type { RelayEnd } from "./relay.js";
+import type { Launch } from "./confine/confine.js";
 import type { Notice } from "./notice.js";
 import { HttpUpstream } from "./upstream-http.js";
 
@@ -27,6 +28,8 @@ export type ServerSpec =
       readonly args: readonly string[];
       readonly env?: NodeJS.ProcessEnv;
       readonly cwd?: string;
+      /** Held in a sandbox (`--confine`, SPEC §17.11): how to start it there. */
+      readonly launch?: (command: string, args: readonly string[]) => Launch;
     }
   | { readonly code: "url"; readonly url: URL; readonly headers: Readonly<Record<string, string>> };
 

@@ -20,6 +20,8 @@ export type WrapFault =
   | { readonly code: "listen_token"; readonly path: string; readonly detail: string }
   /** `checkpoints` was asked for and the record does not verify as far as it goes: it is not checkpointed. */
   | { readonly code: "checkpoints"; readonly detail: string }
+  /** `confine` was asked for and the mechanism is missing or cannot enforce every grant (SPEC §17.11). */
+  | { readonly code: "confine"; readonly detail: string }
   /** `otlp` was asked for and the OpenTelemetry export could not be set up: its packages are missing, or the protocol is not one. */
   | { readonly code: "otlp"; readonly detail: string };
 
@@ -44,7 +46,7 @@ export function describeWrapFault(fault: WrapFault): string {
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
     .with({ code: "options" }, { code: "upstream" }, { code: "listen" }, (f) => f.detail)
     .with({ code: "listen_token" }, (f) => `${f.path}: ${f.detail}`)
-    .with({ code: "checkpoints" }, (f) => f.detail)
+    .with({ code: "checkpoints" }, { code: "confine" }, (f) => f.detail)
     .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)
     .exhaustive(unmatched);
 }

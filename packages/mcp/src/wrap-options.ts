@@ -73,6 +73,23 @@ export interface WrapOptions {
   readonly stdout?: Writable;
   /** Where the server's stderr is copied and wrap's notices are written (default `process.stderr`). */
   readonly stderr?: Writable;
+  /**
+   * Hold the server (its whole process tree) in a sandbox that grants only what is named here
+   * (SPEC §17.11), the reference's flags with the reference's meaning: deny by default, fail
+   * closed. Not with `url`: there is no process to hold.
+   */
+  readonly confine?: {
+    /** `--allow-read PATH`: read (and list) the path and what is under it. */
+    readonly read: readonly string[];
+    /** `--allow-write PATH`: write it too (write implies read). */
+    readonly write: readonly string[];
+    /** `--allow-net HOST:PORT`: connect to that destination, and to no other. */
+    readonly net: readonly string[];
+    /** `--allow-exec-support`: read what a dynamically linked program needs to start. */
+    readonly execSupport: boolean;
+    /** `--best-effort`: start the server with what can be enforced, and say what cannot. */
+    readonly bestEffort: boolean;
+  };
   /** The server's environment (default this process's). */
   readonly env?: NodeJS.ProcessEnv;
   /** The server's working directory (default this process's). */

@@ -1,4 +1,4 @@
-import { RecordWriter, RecordWriterError } from "@aegis/format";
+import { RecordWriter, RecordWriterError, type RecordWriterOptions } from "@aegis/format";
 import { describeRecoveredLock } from "@aegis/format/internal";
 import type { Writable } from "node:stream";
 import { EnvelopeError, EnvelopeStore } from "@aegis/envelope";
@@ -54,14 +54,20 @@ export interface Ran {
  * Open, in order, the span exporter, the Envelope, the record, the control socket and the
  * server, pushing each one's close. A wrap that cannot record starts nothing.
  */
-export async function start(options: WrapOptions, server: ServerSpec, resources: Resources, say: (text: string) => void): Promise<Started> {
+export async function start(
+  options: WrapOptions,
+  server: ServerSpec,
+  resources: Resources,
+  say: (text: string) => void,
+  confinement: RecordWriterOptions["confinement"],
+): Promise<Started> {
   const stderr = options.stderr ?? process.stderr;
   // The spans' exporter first: it follows every Line from the open on (SPEC Appendix A.5).
   const live = options.otlp === undefined ? undefined : await startOtlp(options.otlp, say);
   if (live !== undefined) resources.push(() => live.shutdown());
   const envelope = options.envelope === undefined ? undefined : await openEnvelope(options.envelope);
   if (envelope !== undefined) resources.push(() => envelope.close());
-  const { writer, close } = await openRecord(options, live, envelope, say);
+  const { writer, close } = await openRecord(options, live, envelope, say, confinement);
   const closeRecord = resources.push(close);
   // A lock a killed wrap left is taken back only when its process is gone; say so.
   for (const [what, recovered] of [
@@ -112,9 +118,16 @@ async function openRecord(
   live: LiveExport | undefined,
   envelope: EnvelopeStore | undefined,
   say: (text: string) => void,
+  confinement: RecordWriterOptions["confinement"],
 ): Promise<{ readonly writer: RecordWriter; readonly close: () => Promise<void> }> {
   const sink = live === undefined ? envelope : live.sink(envelope);
-  const writerOptions = { key: options.key, ...(sink === undefined ? {} : { envelope: sink }), ...(live === undefined ? {} : { onLine: live.onLine }) };
+  const writerOptions = {
+    key: options.key,
+    ...(sink === undefined ? {} : { envelope: sink }),
+    ...(live === undefined ? {} : { onLine: live.onLine }),
+    // The confinement in force is signed in the Session's open (SPEC §17.11).
+    ...(confinement === undefined ? {} : { confinement }),
+  };
   try {
     if (options.checkpoints === undefined) {
       const writer = await RecordWriter.open(options.audit, writerOptions);

@@ -4,6 +4,7 @@ import type { RelayEnd } from "./relay.js";
 import type { ServerSpec } from "./server-side.js";
 import { isLoopback } from "./listener.js";
 import { listenToken, listenTokenPath } from "./listen-token.js";
+import { prepareConfinement } from "./confine/confine.js";
 import { programExists } from "./program.js";
 import { Resources } from "./resources.js";
 import { WrapError } from "./wrap-error.js";
@@ -45,16 +46,21 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const stdin = options.stdin ?? process.stdin;
   const stderr = options.stderr ?? process.stderr;
   const say = (text: string): void => void stderr.write(`aegis wrap: ${text}\n`);
-  const server = serverSpecOf(options);
+  const given = serverSpecOf(options);
 
   // A server that is not there is refused before the record is touched: no empty Session.
-  if (server.code === "child" && !(await programExists(server.command, server.env, server.cwd)))
-    throw new WrapError({ code: "spawn", command: server.command, detail: NO_SUCH_PROGRAM });
+  if (given.code === "child" && !(await programExists(given.command, given.env, given.cwd)))
+    throw new WrapError({ code: "spawn", command: given.command, detail: NO_SUCH_PROGRAM });
   // The listener's token too: a wrap that could not guard its door starts nothing.
   const listen = options.listen === undefined ? undefined : await guardedListen(options.listen, options.audit);
+  // So does one asked to confine the server that cannot (SPEC §17.11), unless best effort.
+  const confined = options.confine === undefined ? undefined : await prepareConfinement(options.confine, options.env, options.cwd ?? process.cwd(), say);
   // Each thing opened is pushed with its close; a failed start closes them, last first.
   const resources = new Resources();
-  const started = await start(options, server, resources, say).catch(async (error: unknown) => {
+  if (confined !== undefined) resources.push(() => confined.close());
+  // Every server wrap starts is held, the one of each --listen session too.
+  const server = given.code === "child" && confined?.launch !== undefined ? { ...given, launch: confined.launch } : given;
+  const started = await start(options, server, resources, say, confined?.member).catch(async (error: unknown) => {
     await resources.closeAll();
     throw error;
   });
@@ -84,6 +90,7 @@ export async function runWrap(options: WrapOptions): Promise<WrapResult> {
   const { end, signalled } = ran;
   if (end.serverEndedFirst)
     say(serving?.kind === "url" ? "the connection to the server ended before the client closed stdin" : "child process exited before the client closed stdin");
+  if (serving?.exitStatus()?.notStarted === true) say(NOT_STARTED);
   if (failure !== undefined) say(`the record is incomplete: ${failure.message}`);
   const child = serving?.exitStatus();
   // Without a child of its own (a URL; a server per session), wrap's code is 0 unless something failed.
@@ -102,6 +109,8 @@ function serverSpecOf(options: WrapOptions): ServerSpec {
   }
   if (options.url !== undefined) {
     if (options.command !== undefined) throw new WrapError({ code: "options", detail: "give the server as a command or as a URL, not both" });
+    if (options.confine !== undefined)
+      throw new WrapError({ code: "options", detail: "confinement holds a server wrap starts, and with a URL there is no process to hold" });
     let url: URL;
     try {
       url = new URL(options.url);
@@ -134,6 +143,9 @@ async function guardedListen(listen: NonNullable<WrapOptions["listen"]>, audit: 
 }
 
 const NO_SUCH_PROGRAM = "no such program (is it on PATH?)";
+/** The reference's hint when a confined server cannot even start: deny by default holds back what it needs. */
+const NOT_STARTED =
+  "the server could not start inside its confinement: grant what it needs to run, --allow-exec-support for a dynamically linked program (its loader and libraries) and --allow-read for its own code";
 
 /**
  * The exit code (SPEC §17.7): the server's own, so a script around the server reads the same

@@ -47,6 +47,27 @@ export async function chainVectors(set: VectorSet): Promise<void> {
       seal(edit(2, (l) => ({ ...l, tool_spec_digest: ToolSpecDigest.of('{"name":"fs.read"}') }))),
     ),
     c(
+      "verified_confinement",
+      "positive",
+      ["5.3", "17.11"],
+      "An open carrying the aegis-ts extension member confinement (what aegis wrap --confine held the server to): signed and hashed like any member.",
+      seal(
+        edit(0, (l) => ({
+          ...l,
+          confinement: {
+            mechanism: "bubblewrap",
+            version: "0.8.0",
+            read: ["/srv/data", "/srv/mcp-server"],
+            write: ["/srv/data"],
+            net: ["127.0.0.1:8080"],
+            exec_support: true,
+            best_effort: false,
+            not_enforced: [],
+          },
+        })),
+      ),
+    ),
+    c(
       "verified_envelope_access",
       "positive",
       ["5.3", "14.11"],

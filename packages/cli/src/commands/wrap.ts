@@ -2,7 +2,7 @@ import { Command, Option } from "clipanion";
 import { describeIoError } from "@aegis/format/internal";
 import { BindingsParseError, type Bindings } from "@aegis/policy";
 import { loadBindings } from "@aegis/policy/internal";
-import { WrapError, runWrap, type RefusalStyle } from "@aegis/mcp";
+import { WrapError, runWrap, type RefusalStyle, type WrapOptions } from "@aegis/mcp";
 import { AegisCommand } from "../command.js";
 import { resolveControlGroup } from "../control-group.js";
 import { readSigningKey } from "../signing-key.js";
@@ -28,18 +28,24 @@ export class WrapCommand extends AegisCommand {
 
       With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Every request must carry a bearer token (\`Authorization: Bearer <token>\`), or gets 401 and reaches no server: every user of the machine can reach a loopback port. The token is \`--listen-token-env VAR\`'s value, or else the one in \`<audit>.listen-token\`, a file wrap makes the first time (mode 0600, a random token) and keeps, so a client's configuration stays valid across restarts; wrap prints that path, never the token. Off loopback, \`--listen-token-env\` is required. A request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
 
+      With \`--confine\`, the server (its whole process tree, each \`--listen\` session's too) is held by the kernel, through bubblewrap (\`bwrap\`, found on PATH), to what the \`--allow-*\` flags grant, and nothing else: \`--allow-read PATH\`, \`--allow-write PATH\` (write implies read) and \`--allow-net HOST:PORT\`, each repeatable, and \`--allow-exec-support\` for what a dynamically linked program needs to start (read on /usr /lib /lib64 /lib32 /bin /sbin /etc, a /dev and a /proc of its own). No network without \`--allow-net\`, not even the machine's loopback. With no grant the server cannot start, and wrap says which flag is missing. When bubblewrap is missing or cannot enforce every grant, wrap refuses to start; \`--best-effort\` starts the server with what can be enforced and says so. The confinement in force is signed in the Session's \`open\` Line, and \`aegis show\` prints it.
+
       With \`--otlp\`, each call's OpenTelemetry span (as \`aegis export\` makes it) is exported as the call ends, over OTLP/HTTP to where \`OTEL_EXPORTER_OTLP_ENDPOINT\`, \`_HEADERS\` and \`_PROTOCOL\` say, through a batching processor: no call waits for it, and an endpoint that is down changes nothing in the record (wrap says so on stderr). A \`tools/call\` whose \`params._meta\` carries a W3C \`traceparent\` gets its span in that trace. \`--otlp-content\` adds each call's arguments and result, which may hold secrets.
 
-      SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n. This build does not confine the server: \`--confine\` and the \`--allow-*\` flags are refused.
+      SIGINT, SIGTERM and SIGHUP close the Session cleanly: calls in flight are given their outcome and a signed \`close\` is written. Exit code: the server's own (1 if it was killed by a signal or exited before the client hung up); 1 when wrap cannot start or cannot record; 128+n when wrap was stopped by signal n.
     `,
     examples: [
       [
-        "Record every tool call to a filesystem server",
-        "aegis wrap --audit session.aarl --signing-key signing.key -- npx @modelcontextprotocol/server-filesystem /srv/data",
+        "Record every tool call to a filesystem server (npm install --global @modelcontextprotocol/server-filesystem)",
+        "aegis wrap --audit session.aarl --signing-key signing.key -- mcp-server-filesystem /srv/data",
       ],
       [
         "Keep the bytes, and enforce a Policy Set",
-        "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- npx @modelcontextprotocol/server-filesystem /srv/data",
+        "aegis wrap --audit session.aarl --signing-key signing.key --envelope session.envelope --policy policy.yaml --bindings server-filesystem.yaml -- mcp-server-filesystem /srv/data",
+      ],
+      [
+        "Hold the server to its code and /srv/data, with no network",
+        "aegis wrap --audit session.aarl --signing-key signing.key --confine --allow-exec-support --allow-read /usr/local/lib/node_modules --allow-write /srv/data -- mcp-server-filesystem /srv/data",
       ],
       ["Approve a parked call, from another terminal", "aegis approve apr-0b6f2c1e-... --control session.aarl.control"],
       [
@@ -48,7 +54,7 @@ export class WrapCommand extends AegisCommand {
       ],
       [
         "Serve a stdio server to HTTP clients at http://127.0.0.1:8808/mcp, the bearer token in session.aarl.listen-token",
-        "aegis wrap --audit session.aarl --signing-key signing.key --listen 127.0.0.1:8808 -- npx @modelcontextprotocol/server-filesystem /srv/data",
+        "aegis wrap --audit session.aarl --signing-key signing.key --listen 127.0.0.1:8808 -- mcp-server-filesystem /srv/data",
       ],
     ],
   });
@@ -68,12 +74,20 @@ export class WrapCommand extends AegisCommand {
   });
   otlp = Option.Boolean("--otlp", false, { description: "Export each call's OpenTelemetry span as it ends (OTEL_EXPORTER_OTLP_* variables)" });
   otlpContent = Option.Boolean("--otlp-content", false, { description: "With --otlp: put each call's arguments and result on its span" });
-  confine = Option.Boolean("--confine", false, { hidden: true });
-  allowRead = Option.Array("--allow-read", [], { hidden: true, arity: 1 });
-  allowWrite = Option.Array("--allow-write", [], { hidden: true, arity: 1 });
-  allowNet = Option.Array("--allow-net", [], { hidden: true, arity: 1 });
-  bestEffort = Option.Boolean("--best-effort", false, { hidden: true });
-  allowExecSupport = Option.Boolean("--allow-exec-support", false, { hidden: true });
+  confine = Option.Boolean("--confine", false, { description: "Hold the server in a sandbox (bubblewrap) that grants only what the --allow-* flags name" });
+  allowRead = Option.Array("--allow-read", [], { arity: 1, description: "PATH: with --confine, the server may read it (repeatable)" });
+  allowWrite = Option.Array("--allow-write", [], { arity: 1, description: "PATH: with --confine, the server may read and write it (repeatable)" });
+  allowNet = Option.Array("--allow-net", [], {
+    arity: 1,
+    description: "HOST:PORT: with --confine, the server may connect there, and nowhere else (repeatable)",
+  });
+  allowExecSupport = Option.Boolean("--allow-exec-support", false, {
+    description:
+      "With --confine: grant read on /usr /lib /lib64 /lib32 /bin /sbin /etc, a /dev and a /proc of its own, which a dynamically linked program needs to start",
+  });
+  bestEffort = Option.Boolean("--best-effort", false, {
+    description: "With --confine: where not all can be enforced, run the server with what can, said on stderr and on the record",
+  });
   url = Option.String("--url", { description: "Wrap the Streamable HTTP server at this URL instead of starting one (no -- <CMD>)" });
   header = Option.Array("--header", [], { arity: 1, description: "NAME:VALUE: a request header to --url (not for secrets: see --header-env)" });
   headerEnv = Option.Array("--header-env", [], { arity: 1, description: "NAME:VAR: a request header to --url whose value is the environment variable VAR" });
@@ -90,7 +104,7 @@ export class WrapCommand extends AegisCommand {
   }
 
   protected async run(): Promise<ExitCode> {
-    this.refuseConfinement();
+    const confine = this.confinement();
     const [command, ...args] = this.child;
     const server = serverOf(command, args, this.url, this.header, this.headerEnv);
     const listen = this.listen === undefined ? undefined : listenOf(this.listen, this.listenTokenEnv);
@@ -121,6 +135,7 @@ export class WrapCommand extends AegisCommand {
         key,
         ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup, refusal }),
         ...(this.checkpoints ? { checkpoints: {} } : {}),
+        ...(confine === undefined ? {} : { confine }),
         ...(this.otlp ? { otlp: { content: this.otlpContent } } : {}),
         stdin: process.stdin,
         stdout: process.stdout,
@@ -134,16 +149,22 @@ export class WrapCommand extends AegisCommand {
     return result.exitCode as ExitCode;
   }
 
-  private refuseConfinement(): void {
-    const asked = [
-      this.confine ? "--confine" : undefined,
+  /** `--confine` and its grants (SPEC §17.11); a grant without `--confine` is a usage error, never ignored. */
+  private confinement(): WrapOptions["confine"] {
+    const grants = [
       this.allowRead.length > 0 ? "--allow-read" : undefined,
       this.allowWrite.length > 0 ? "--allow-write" : undefined,
       this.allowNet.length > 0 ? "--allow-net" : undefined,
-      this.bestEffort ? "--best-effort" : undefined,
       this.allowExecSupport ? "--allow-exec-support" : undefined,
+      this.bestEffort ? "--best-effort" : undefined,
     ].filter((f): f is string => f !== undefined);
-    if (asked.length > 0) throw new CliError({ code: "no_confinement", flags: asked });
+    if (!this.confine) {
+      if (grants.length > 0)
+        throw usage(`${grants.join(", ")} ${grants.length === 1 ? "is" : "are"} read only with --confine: without it, the server is not confined`);
+      return undefined;
+    }
+    if (this.url !== undefined) throw usage("--confine holds a server wrap starts: with --url there is no process to hold");
+    return { read: this.allowRead, write: this.allowWrite, net: this.allowNet, execSupport: this.allowExecSupport, bestEffort: this.bestEffort };
   }
 }
 

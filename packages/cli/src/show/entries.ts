@@ -1,4 +1,13 @@
-import { detachedString, readTypedLine, type DecisionLine, type IntentLine, type OutcomeLine, type Position, type RecordRow } from "@aegis/format/browser";
+import {
+  detachedString,
+  readTypedLine,
+  type Confinement,
+  type DecisionLine,
+  type IntentLine,
+  type OutcomeLine,
+  type Position,
+  type RecordRow,
+} from "@aegis/format/browser";
 
 /** One thing `show` reports, in file order. */
 export type Entry =
@@ -10,6 +19,8 @@ export type Entry =
       readonly prev_session_tail?: string;
       /** When the writer says it opened the Session (SPEC §13.7), when the Line says. */
       readonly time?: string;
+      /** What the Session's server was confined to (SPEC §17.11), when it was. */
+      readonly confinement?: Confinement;
       readonly after_break: boolean;
     }
   | {
@@ -138,6 +149,7 @@ export async function* entriesOf(rows: AsyncIterable<RecordRow>, breakLine: numb
           public_key: t.line.public_key,
           ...(t.line.prev_session_tail === undefined ? {} : { prev_session_tail: t.line.prev_session_tail }),
           ...(t.line.time === undefined ? {} : { time: t.line.time }),
+          ...(t.line.confinement === undefined ? {} : { confinement: t.line.confinement }),
           after_break,
         };
         return;

@@ -1,6 +1,7 @@
 import { unmatched, describePosition, type OutcomeLine } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { KeyId, type ApprovalVerdict, type CapabilityGrant, type FsGrant, type NetGrant } from "@aegis/format";
+import type { Confinement } from "@aegis/format/browser";
 import type { Entry } from "./entries.js";
 import type { ApprovalLinks } from "./index-pass.js";
 
@@ -13,6 +14,7 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
       const lines = [`session ${e.session_index} (line ${e.line})${mark}`, `  key_id      ${keyId}`, `  public_key  ${e.public_key}`];
       if (e.prev_session_tail !== undefined) lines.push(`  follows     ${e.prev_session_tail}`);
       if (e.time !== undefined) lines.push(`  opened      ${e.time}`);
+      if (e.confinement !== undefined) lines.push(...confinementLines(e.confinement));
       return lines.join("\n");
     })
     .with({ kind: "call" }, (e) => renderCall(e, links, mark))
@@ -34,6 +36,26 @@ export function renderEntry(entry: Entry, links: ApprovalLinks): string {
     )
     .with({ kind: "unreadable" }, (e) => `  line ${e.line} cannot be read: ${e.detail}`)
     .exhaustive(unmatched);
+}
+
+/** What the Session's server was held to (SPEC §17.11): the mechanism, then each grant. */
+function confinementLines(c: Confinement): string[] {
+  const held =
+    c.mechanism === "none" ? "none: the server was NOT confined (best effort)" : `${c.mechanism} ${c.version}${c.best_effort ? " (best effort)" : ""}`;
+  const list = (items: readonly string[]): string => (items.length === 0 ? "nothing" : items.map(quoteIfNeeded).join(", "));
+  return [
+    `  confined    ${held}`,
+    `    read      ${list(c.read)}`,
+    `    write     ${list(c.write)}`,
+    `    net       ${list(c.net)}`,
+    `    exec      ${c.exec_support ? "/usr /lib /lib64 /lib32 /bin /sbin /etc, a /dev and a /proc of its own" : "nothing granted to start a program"}`,
+    ...(c.not_enforced.length === 0 ? [] : [`    NOT enforced: ${c.not_enforced.join(", ")}`]),
+  ];
+}
+
+/** A path or destination as the record holds it, quoted when it holds what a terminal could act on. */
+function quoteIfNeeded(text: string): string {
+  return /^[\x21-\x7e]+$/.test(text) && !text.includes(",") ? text : JSON.stringify(text);
 }
 
 function renderCall(e: Extract<Entry, { kind: "call" }>, links: ApprovalLinks, mark: string): string {

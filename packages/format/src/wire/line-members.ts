@@ -6,6 +6,7 @@ import type {
   ApprovedScope,
   CapabilityGrant,
   CapabilityOutcome,
+  Confinement,
   DecisionAxes,
   EnvelopeAccess,
   ExecutionOutcome,
@@ -89,6 +90,13 @@ export class Fields {
     this.bad(path, "an array of strings");
     // Stryker disable next-line ArrayDeclaration: equivalent E16
     return [];
+  }
+
+  bool(o: JsonObject, key: string, path: string): boolean {
+    const v = o[key];
+    if (typeof v === "boolean") return v;
+    this.bad(`${path}.${key}`, v === undefined ? "a boolean (missing)" : "a boolean");
+    return false;
   }
 
   ints(v: JsonValue | undefined, path: string): number[] {
@@ -243,6 +251,29 @@ export function access(f: Fields, v: JsonValue | undefined, path: string): Envel
     reason: f.str(o, "reason", path),
     os_user: f.str(o, "os_user", path),
     reader_key_id: f.digest<"KeyId">(o, "reader_key_id", path),
+  };
+}
+
+const MECHANISMS = ["bubblewrap", "none"] as const;
+const KINDS = ["read", "write", "net"] as const;
+
+/** An `open`'s `confinement` (SPEC §17.11), every member required. */
+export function confinement(f: Fields, v: JsonValue | undefined, path: string): Confinement | undefined {
+  if (v === undefined) return undefined;
+  const o = f.obj(v, path);
+  if (o === undefined) return undefined;
+  const notEnforced = f.strings(o["not_enforced"], `${path}.not_enforced`);
+  const kinds = notEnforced.filter((k): k is (typeof KINDS)[number] => (KINDS as readonly string[]).includes(k));
+  if (kinds.length !== notEnforced.length) f.bad(`${path}.not_enforced`, `an array of ${KINDS.join(", ")}`);
+  return {
+    mechanism: f.tag(o, "mechanism", path, MECHANISMS) ?? "none",
+    version: f.str(o, "version", path),
+    read: f.strings(o["read"], `${path}.read`),
+    write: f.strings(o["write"], `${path}.write`),
+    net: f.strings(o["net"], `${path}.net`),
+    exec_support: f.bool(o, "exec_support", path),
+    best_effort: f.bool(o, "best_effort", path),
+    not_enforced: kinds,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { JsonObject } from "./json.js";
 import type { CloseLine, DecisionLine, IntentLine, OpenLine, OutcomeLine, PublicKeyHex, SignatureBlock, SignatureHex } from "./line-types.js";
-import { Fields, access, axes, capability, compact, execution, policy, verdict } from "./line-members.js";
+import { Fields, access, axes, capability, compact, confinement, execution, policy, verdict } from "./line-members.js";
 
 export { isLineTime } from "./line-time.js";
 
@@ -70,6 +70,7 @@ function readLine<S extends object>(value: JsonObject, signatureOf: (f: Fields, 
         line_type: "open",
         public_key: f.hex(value, "public_key", $, 64) as PublicKeyHex,
         prev_session_tail: f.optDigest<"LineHash">(value, "prev_session_tail", $),
+        confinement: confinement(f, value["confinement"], "$.confinement"),
       });
       typed = { line_type: "open", line: Object.assign(line, signatureOf(f, $)) };
       break;

@@ -1,3 +1,4 @@
+import type { RecordWriterOptions } from "../write/writer-options.js";
 import type { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseDigest, ToolSpecDigest } from "./digest.js";
 
 /**
@@ -212,7 +213,15 @@ export interface OpenPayload {
   readonly public_key: PublicKeyHex;
   /** `line_hash` of the file's last Line before this Session; absent only when the file held none (SPEC §7). */
   readonly prev_session_tail?: LineHash;
+  /**
+   * aegis-ts (SPEC §17.11): the confinement `aegis wrap --confine` held the server in for the
+   * whole Session. A verifier that does not know it ignores it and hashes it.
+   */
+  readonly confinement?: Confinement;
 }
+
+/** What a confined server was granted, and how it was held (SPEC §17.11): as a writer is given it. */
+export type Confinement = NonNullable<RecordWriterOptions["confinement"]>;
 
 /** The members every Line carries (SPEC §5). */
 export interface LineHeader<T extends string> {

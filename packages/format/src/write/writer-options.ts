@@ -28,6 +28,29 @@ export interface RecordWriterOptions {
    * records that must be the same bytes on every run (test vectors).
    */
   readonly clock?: (() => Date) | false;
+  /**
+   * aegis-ts (SPEC §17.11): what the Session's server was granted by `aegis wrap --confine`,
+   * and how it was held; signed in the Session's `open`, so a stranger verifying the record
+   * learns it.
+   */
+  readonly confinement?: {
+    /** `bubblewrap`, or `none` when `best_effort` started the server with nothing enforced. */
+    readonly mechanism: "bubblewrap" | "none";
+    /** The mechanism's version as it reports it; empty for `none`. */
+    readonly version: string;
+    /** Absolute paths the server may read (those it may write included). */
+    readonly read: readonly string[];
+    /** Absolute paths the server may write. */
+    readonly write: readonly string[];
+    /** `HOST:PORT` destinations the server may connect to; none reaches anything else. */
+    readonly net: readonly string[];
+    /** Whether the paths a dynamically linked program needs to start were granted (`--allow-exec-support`). */
+    readonly exec_support: boolean;
+    /** Whether the server was started with what could be enforced, when not all could. */
+    readonly best_effort: boolean;
+    /** What was granted but not enforced: `read`, `write`, `net`; empty when all was. */
+    readonly not_enforced: readonly ("read" | "write" | "net")[];
+  };
 }
 
 /** A Line as {@link RecordWriterOptions.onLine} is told of it. */

@@ -114,7 +114,11 @@ export class RecordWriter {
       const publicKey = toHex(options.key.publicKey) as PublicKeyHex;
       await writer.append({
         line_type: "open",
-        payload: { public_key: publicKey, ...(tail.code === "line" ? { prev_session_tail: tail.lineHash } : {}) },
+        payload: {
+          public_key: publicKey,
+          ...(tail.code === "line" ? { prev_session_tail: tail.lineHash } : {}),
+          ...(options.confinement === undefined ? {} : { confinement: options.confinement }),
+        },
       });
       return writer;
     } catch (error) {
