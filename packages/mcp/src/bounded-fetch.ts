@@ -43,7 +43,10 @@ const CR = 0x0d;
  */
 export function eventsWithin(bound: ResponseBound): TransformStream<Uint8Array, Uint8Array> {
   const events = new EventSplitter(bound);
-  return new TransformStream({ transform: (chunk, controller) => events.push(chunk, (part) => controller.enqueue(part)) });
+  return new TransformStream({
+    transform: (chunk, controller) => events.push(chunk, (part) => controller.enqueue(part)),
+    flush: (controller) => events.end((part) => controller.enqueue(part)),
+  });
 }
 
 class EventSplitter {
@@ -56,8 +59,8 @@ class EventSplitter {
   private lineBytes = 0;
   /** The last byte seen ended a line with a CR: an LF next is part of that line end. */
   private afterCr = false;
-  /** The last byte seen was the CR that ended an event: an LF next goes where that event went. */
-  private endedOnCr: "passed" | "dropped" | undefined;
+  /** The event ended with a CR at the end of the last chunk: an LF first in the next is its last byte. */
+  private endsAfterCr = false;
 
   constructor(private readonly bound: ResponseBound) {}
 
@@ -65,12 +68,12 @@ class EventSplitter {
     if (chunk.length === 0) return;
     let from = 0;
     let at = 0;
-    if (this.endedOnCr !== undefined && chunk[0] === LF) {
-      if (this.endedOnCr === "passed") emit(chunk.subarray(0, 1));
+    if (this.endsAfterCr) {
+      this.endsAfterCr = false;
       this.afterCr = false;
-      from = at = 1;
+      if (chunk[0] === LF) from = at = 1;
+      this.ended(chunk.subarray(0, from), emit);
     }
-    this.endedOnCr = undefined;
     let nextLf = -2;
     let nextCr = -2;
     while (at < chunk.length) {
@@ -92,21 +95,25 @@ class EventSplitter {
       this.lineBytes = 0;
       this.afterCr = chunk[end] === CR;
       at = end + 1;
-      if (blank && this.afterCr && chunk[at] === LF) {
-        // A CRLF that ends the event leaves with it.
+      if (!blank) continue;
+      if (this.afterCr && at === chunk.length) {
+        // A CR last in the chunk: whether an LF follows, and so the event's last byte, is in the next one.
+        this.hold(chunk.subarray(from, at));
+        this.endsAfterCr = true;
+        return;
+      }
+      if (this.afterCr && chunk[at] === LF) {
         this.afterCr = false;
         at++;
       }
-      if (blank) {
-        const passed = this.ended(chunk.subarray(from, at), emit);
-        if (this.afterCr && at === chunk.length) this.endedOnCr = passed ? "passed" : "dropped";
-        from = at;
-      }
+      this.ended(chunk.subarray(from, at), emit);
+      from = at;
     }
     if (from < chunk.length) this.hold(chunk.subarray(from));
   }
 
   private hold(part: Uint8Array): void {
+    if (part.length === 0) return;
     if (this.dropped !== undefined) this.dropped += part.length;
     else if (this.heldBytes + part.length > this.bound.maxMessageBytes) {
       this.dropped = this.heldBytes + part.length;
@@ -118,16 +125,20 @@ class EventSplitter {
     }
   }
 
-  /** The event ends with `last`: passed on whole (true), or counted and dropped (false). */
-  private ended(last: Uint8Array, emit: (part: Uint8Array) => void): boolean {
+  /** The event ends with `last`: passed on whole, or counted and dropped. */
+  private ended(last: Uint8Array, emit: (part: Uint8Array) => void): void {
     this.hold(last);
-    const dropped = this.dropped;
-    if (dropped !== undefined) this.bound.onOversize(dropped);
+    if (this.dropped !== undefined) this.bound.onOversize(this.dropped);
     else for (const part of this.held) emit(part);
     this.held = [];
     this.heldBytes = 0;
     this.dropped = undefined;
-    return dropped === undefined;
+  }
+
+  /** The stream ended: an event whose CR was the last byte ends; one never ended is dropped, as a parser would. */
+  end(emit: (part: Uint8Array) => void): void {
+    if (this.endsAfterCr) this.ended(new Uint8Array(0), emit);
+    this.endsAfterCr = false;
   }
 }
 

@@ -45,7 +45,7 @@ describe("eventsWithin: an event stream cut into events at the byte level", () =
         expect(passed.equals(bytes)).toBe(true);
         expect(dropped).toEqual([]);
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
   });
 
@@ -56,7 +56,7 @@ describe("eventsWithin: an event stream cut into events at the byte level", () =
         expect(passed.equals(Buffer.concat(events.filter((e) => e.length <= max)))).toBe(true);
         expect(dropped.length).toBe(events.filter((e) => e.length > max).length);
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
   });
 
