@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +10,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { SigningKey, readKeyFile } from "@aegis/format";
 import { writeKeyFile } from "@aegis/format/internal";
 import { recordingTransport } from "@aegis/mcp";
+import { SIGNATURE_TYPE, formatVerifierKey, noteVerifier } from "@aegis/proof";
 import { fmt, median, verdict } from "./measure.js";
 
 /**
@@ -135,14 +137,33 @@ class TransportClient extends RawClient {
   }
 }
 
-type Setup = "direct" | "wrap" | "wrap --envelope" | "wrap --policy" | "sdk transport" | "recordingTransport";
+type Setup = "direct" | "wrap" | "wrap --envelope" | "wrap --policy" | "wrap --checkpoints" | "+ silent witness" | "sdk transport" | "recordingTransport";
+
+/**
+ * A witness that accepts every connection and never answers (SPEC §19.6): pushing to it must
+ * cost the calls nothing, as pushes run beside them and give up after 10 s.
+ */
+const silentSockets: Socket[] = [];
+const silent = createServer((socket) => void silentSockets.push(socket));
+await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+const silentAddress = silent.address();
+const SILENT_WITNESS = `${formatVerifierKey(noteVerifier("silent.example/w", SIGNATURE_TYPE.cosignatureV1, SigningKey.fromSeed(new Uint8Array(32).fill(9)).publicKey))}@http://127.0.0.1:${typeof silentAddress === "object" && silentAddress !== null ? silentAddress.port : 0}`;
 
 async function start(setup: Setup, round: number): Promise<RawClient> {
   const audit = join(dir, `r${round}-${setup.replace(/\W+/g, "-")}.aarl`);
   if (setup === "direct") return new ProcessClient(process.execPath, [SERVER, "stdio"]);
   if (setup === "sdk transport") return TransportClient.start(undefined);
   if (setup === "recordingTransport") return TransportClient.start(audit);
-  const extra = setup === "wrap --envelope" ? ["--envelope", `${audit}.envelope`] : setup === "wrap --policy" ? ["--policy", policyPath] : [];
+  const extra =
+    setup === "wrap --envelope"
+      ? ["--envelope", `${audit}.envelope`]
+      : setup === "wrap --policy"
+        ? ["--policy", policyPath]
+        : setup === "wrap --checkpoints"
+          ? ["--checkpoints"]
+          : setup === "+ silent witness"
+            ? ["--checkpoints", "--witness", SILENT_WITNESS]
+            : [];
   return new ProcessClient(process.execPath, [BIN, "wrap", "--audit", audit, "--signing-key", keyPath, ...extra, "--", process.execPath, SERVER, "stdio"]);
 }
 
@@ -198,13 +219,16 @@ function p99(samples: readonly number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
 }
 
-const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy", "sdk transport", "recordingTransport"];
+const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy", "wrap --checkpoints", "+ silent witness", "sdk transport", "recordingTransport"];
 /** What each setup is compared with: wrap with the server alone, the recording transport with the bare one. */
 const BASELINE: Readonly<Record<Setup, Setup>> = {
   direct: "direct",
   wrap: "direct",
   "wrap --envelope": "direct",
   "wrap --policy": "direct",
+  "wrap --checkpoints": "direct",
+  // Against checkpoints alone: what pushing each checkpoint to a witness that never answers adds.
+  "+ silent witness": "wrap --checkpoints",
   "sdk transport": "sdk transport",
   recordingTransport: "sdk transport",
 };
@@ -282,4 +306,8 @@ console.log(`\ntargets (wrap, no Envelope):`);
 console.log(`  sequential: added ${fmt(plainSeq)} <= 1.5 fsyncs + 0.2 ms = ${fmt(seqTarget)}: ${verdict(plainSeq <= seqTarget)}`);
 console.log(`  16 in flight: added ${fmt(plainFlight)} per call <= 0.3 fsyncs = ${fmt(0.3 * fsync)}: ${verdict(plainFlight <= 0.3 * fsync)}`);
 console.log(`  (the reference's published figure: 4.37 ms per recorded call, two fsyncs on the client's path)`);
+const silentAdded = median(all(seq.get("+ silent witness"))) - median(all(seq.get("wrap --checkpoints")));
+console.log(`  a witness that never answers, against --checkpoints alone: ${fmt(silentAdded)} per sequential call (a call never waits on a witness)`);
+for (const socket of silentSockets) socket.destroy();
+silent.close();
 rmSync(dir, { recursive: true, force: true });

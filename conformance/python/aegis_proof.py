@@ -277,8 +277,11 @@ REASON_TEXT = {
 }
 
 
-def held(path: str, checkpoints, trust) -> dict:
-    """The vector kind `checkpointed`'s answer: checkpoints is [(label, bytes)]."""
+def held(path: str, checkpoints, trust, witnesses=None, min_witnesses=0) -> dict:
+    """The vector kind `checkpointed`'s answer: checkpoints is [(label, bytes)]; witnesses
+    are vkeys whose cosignatures count (None: none given), min_witnesses how many must have
+    cosigned each checkpoint (SPEC 19.4)."""
+    given = None if witnesses is None else [parse_vkey(w) for w in witnesses]
     stated = []
     for label, data in checkpoints:
         text, _ = parse_note(data)
@@ -292,8 +295,9 @@ def held(path: str, checkpoints, trust) -> dict:
         if tree.size in sizes:
             at_size[tree.size] = (tree.root(), key[0])
     r = av.verify(path, trust, on_line=on_line)
-    findings = []
+    findings, cosigned = [], []
     for label, data, origin, size, root in stated:
+        cosigned.append([])
         if r["verdict"] == "tampered":
             findings.append("not_reached")
         elif size == 0 or size not in at_size:
@@ -303,9 +307,13 @@ def held(path: str, checkpoints, trust) -> dict:
             if k is None or (trust is not None and k not in trust):
                 findings.append("unsigned")
                 continue
-            opened = open_checkpoint(data, [bytes.fromhex(k)])
+            opened = open_checkpoint(data, [bytes.fromhex(k)], given or ())
             findings.append("unsigned" if opened[0] != "opened" else ("matches" if opened[1][2] == got_root else "mismatch"))
+            if opened[0] == "opened":
+                cosigned[-1] = opened[3]
     r = dict(r, findings=findings, anchored=None)
+    if given is not None:
+        r["cosigned"] = cosigned
     if r["verdict"] == "tampered":
         return r
     reason = None
@@ -333,6 +341,11 @@ def held(path: str, checkpoints, trust) -> dict:
     if reason is not None:
         return dict(r, verdict="tampered", reason=reason, text="Tampered: " + REASON_TEXT[reason["code"]].format(**reason),
                     trust_label="unpinned", exit_code=1)
+    for s, c in zip(stated, cosigned):
+        if len(c) < min_witnesses:
+            reason = {"code": "too_few_witnesses", "checkpoint": s[0], "origin": s[2], "size": s[3], "cosigned": len(c), "required": min_witnesses}
+            text = "Indeterminate: checkpoint {checkpoint} of {origin} ({size} lines) is cosigned by {cosigned} of the {required} witnesses required"
+            return dict(r, verdict="indeterminate", reason=reason, text=text.format(**reason), trust_label="unpinned", exit_code=3)
     whole = [s for s, f in zip(stated, findings) if f == "matches" and s[3] == tree.size]
     if whole and r["verdict"] == "indeterminate" and r["reason"]["code"] == "unanchored_tail":
         pinned = trust is not None

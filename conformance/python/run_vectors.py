@@ -164,7 +164,7 @@ class Runner:
             elif kind == "checkpointed":
                 try:
                     cps = [(rel, open(self.path(rel), "rb").read()) for rel in inp["checkpoints"]]
-                    got = ap.held(self.path(inp["record"]), cps, inp.get("trust"))
+                    got = ap.held(self.path(inp["record"]), cps, inp.get("trust"), inp.get("witnesses"), inp.get("min_witnesses", 0))
                 except Exception as err:  # noqa: BLE001
                     self.record(src, name, ["raised %s: %s" % (type(err).__name__, err)])
                     continue

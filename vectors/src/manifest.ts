@@ -81,7 +81,15 @@ export type Vector =
     })
   | (VectorHeader & {
       readonly kind: "checkpointed";
-      readonly input: { readonly record: string; readonly checkpoints: readonly string[]; readonly trust: readonly string[] | null };
+      readonly input: {
+        readonly record: string;
+        readonly checkpoints: readonly string[];
+        readonly trust: readonly string[] | null;
+        /** Witness keys in the vkey form whose cosignatures count (SPEC §19.4); absent: none given. */
+        readonly witnesses?: readonly string[];
+        /** How many distinct given witnesses must have cosigned each checkpoint; absent: 0. */
+        readonly min_witnesses?: number;
+      };
       readonly expected: CheckpointedExpected;
     })
   | (VectorHeader & {
@@ -188,6 +196,8 @@ export interface ProofExpected {
 export interface CheckpointedExpected extends ChainExpected {
   readonly findings: readonly string[];
   readonly anchored: { readonly size: number; readonly in_flight: readonly string[] } | null;
+  /** With witness keys given: per checkpoint, in the order given, the witnesses that cosigned it (SPEC §19.3 names). */
+  readonly cosigned?: readonly (readonly string[])[];
 }
 
 export interface Manifest {

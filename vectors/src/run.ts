@@ -105,7 +105,14 @@ async function oracleInput(dir: string, vector: Vector): Promise<OracleInput> {
         const bytes = await readVectorFile(at(relative));
         checkpoints.push({ label: relative, bytes, stated: readCheckpointText(parseNote(bytes).text) });
       }
-      return { kind: v.kind, record: at(v.input.record), checkpoints, trust: v.input.trust };
+      return {
+        kind: v.kind,
+        record: at(v.input.record),
+        checkpoints,
+        trust: v.input.trust,
+        witnesses: v.input.witnesses ?? null,
+        minWitnesses: v.input.min_witnesses ?? 0,
+      };
     })
     .with({ kind: "relay" }, async (v) => ({
       kind: v.kind,
@@ -131,7 +138,14 @@ interface OracleInputs {
   readonly policy: { readonly policy: string; readonly decisions: readonly DecisionInput[] };
   readonly recheck: { readonly record: string; readonly policy: string; readonly envelope: string | null };
   readonly proof: { readonly proof: Uint8Array; readonly keys: readonly string[]; readonly witnesses: readonly string[]; readonly minWitnesses: number };
-  readonly checkpointed: { readonly record: string; readonly checkpoints: readonly GivenCheckpoint[]; readonly trust: readonly string[] | null };
+  readonly checkpointed: {
+    readonly record: string;
+    readonly checkpoints: readonly GivenCheckpoint[];
+    readonly trust: readonly string[] | null;
+    /** Witness keys, vkeys; null: none given. */
+    readonly witnesses: readonly string[] | null;
+    readonly minWitnesses: number;
+  };
   readonly relay: { readonly transcript: RelayTranscript; readonly policy: string | null; readonly bindings: string | null };
 }
 
@@ -149,7 +163,7 @@ const ORACLES: { readonly [K in VectorKind]: (input: OracleInput<K>) => Answer<K
   policy: (i) => policyAnswer(i.policy, i.decisions),
   recheck: (i) => recheckAnswer(i.record, i.policy, i.envelope),
   proof: (i) => proofAnswer(i.proof, i.keys, i.witnesses, i.minWitnesses),
-  checkpointed: (i) => checkpointedAnswer(i.record, i.checkpoints, i.trust),
+  checkpointed: (i) => checkpointedAnswer(i.record, i.checkpoints, i.trust, i.witnesses, i.minWitnesses),
   relay: (i) => relayAnswer(i.transcript, i.policy, i.bindings),
 };
 
@@ -234,12 +248,23 @@ function proofAnswer(bytes: Uint8Array, keys: readonly string[], witnesses: read
 }
 
 /** SPEC §19.4: the verifier's answer on `record` held to `checkpoints`. */
-async function checkpointedAnswer(record: string, checkpoints: readonly GivenCheckpoint[], trust: readonly string[] | null): Promise<CheckpointedExpected> {
-  const { verification: result, findings } = await verifyWithCheckpoints(record, checkpoints, trust === null ? {} : { trust });
+async function checkpointedAnswer(
+  record: string,
+  checkpoints: readonly GivenCheckpoint[],
+  trust: readonly string[] | null,
+  witnesses: readonly string[] | null,
+  minWitnesses: number,
+): Promise<CheckpointedExpected> {
+  const options = {
+    ...(trust === null ? {} : { trust }),
+    ...(witnesses === null ? {} : { witnesses: witnesses.map((w) => parseVerifierKey(w)), minWitnesses }),
+  };
+  const { verification: result, findings } = await verifyWithCheckpoints(record, checkpoints, options);
   return {
     ...chainExpected(result),
     findings: findings.map((f) => f.code),
     anchored: result.anchored === undefined ? null : { size: result.anchored.size, in_flight: result.anchored.in_flight },
+    ...(witnesses === null ? {} : { cosigned: findings.map((f) => f.cosigned ?? []) }),
   };
 }
 

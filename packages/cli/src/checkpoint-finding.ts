@@ -11,5 +11,6 @@ export function describeFinding(f: CheckpointFinding): string {
     .with({ code: "mismatch" }, () => "states another root than the record's first lines have")
     .with({ code: "not_reached" }, () => "not checked: the record breaks before")
     .exhaustive(unmatched);
-  return `checkpoint ${f.label} (${f.origin}, ${f.size} lines): ${what}`;
+  const cosigned = f.cosigned === undefined ? "" : `; cosigned by ${f.cosigned.length === 0 ? "no witness given" : f.cosigned.join(", ")}`;
+  return `checkpoint ${f.label} (${f.origin}, ${f.size} lines): ${what}${cosigned}`;
 }

@@ -53,6 +53,12 @@ export type CliFault =
   | { readonly code: "record_too_large"; readonly path: string; readonly size: number; readonly limit: number }
   /** `aegis export` exported nothing, or not everything (SPEC Appendix A.6). */
   | { readonly code: "export"; readonly fault: ExportFault }
+  /**
+   * `aegis witness`: its key file cannot be read or made (`key`), its state directory is
+   * another witness's or cannot be read (`state`), or its address cannot be listened on
+   * (`listen`). `help` says what to do.
+   */
+  | { readonly code: "witness"; readonly problem: "key" | "state" | "listen"; readonly detail: string; readonly help: string }
   | { readonly code: "internal"; readonly detail: string };
 
 export class CliError extends Error {
@@ -84,6 +90,8 @@ export function exitCodeOfFault(fault: CliFault): ExitCode {
       .with({ code: "bindings_parse" }, { code: "unreadable_bindings" }, { code: "bad_tools_list" }, () => 2 as const)
       // wrap could not start: nothing ran (the reference's exit code for it).
       .with({ code: "wrap" }, { code: "control_group" }, () => 1 as const)
+      // A witness key or state that cannot be read is an input; an address taken is a failure to start.
+      .with({ code: "witness" }, (f) => (f.problem === "listen" ? (1 as const) : (2 as const)))
       // No wrap answered (or this user may not ask it): nothing was decided. A wrap that
       // refused the answer: a failure.
       .with({ code: "control" }, (f) => (f.problem === "refused" ? (1 as const) : (2 as const)))
@@ -248,6 +256,7 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         .with({ code: "otlp" }, () => "OTEL_EXPORTER_OTLP_PROTOCOL takes http/protobuf (the default) or http/json; or drop --otlp")
         .exhaustive(unmatched),
     }))
+    .with({ code: "witness" }, (f) => ({ error: f.detail, help: f.help }))
     .with({ code: "control" }, (f) => ({
       error: `${f.path}: ${f.detail}`,
       help: match(f.problem)

@@ -34,6 +34,10 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--host": "<HOST[:PORT]>",
   "--before": "<UTC-DATE>",
   "--record": "<PATH>",
+  "--listen": "<HOST:PORT>",
+  "--name": "<NAME>",
+  "--log": "<ORIGIN=KEY>",
+  "--state": "<DIR>",
 };
 
 /** Where one command's option takes a narrower value than {@link PLACEHOLDERS} says. */
@@ -41,7 +45,8 @@ const COMMAND_PLACEHOLDERS: Readonly<Record<string, Readonly<Record<string, stri
   // Only redaction, and the store wrap writes, are limited to a store directory; every other --envelope also takes a pack.
   "envelope redact": { "--envelope": "<DIR>" },
   "envelope expire": { "--envelope": "<DIR>" },
-  wrap: { "--envelope": "<DIR>" },
+  wrap: { "--envelope": "<DIR>", "--witness": "<VKEY@URL>" },
+  checkpoint: { "--witness": "<VKEY@URL>" },
 };
 
 class AegisCli extends Cli {
@@ -116,6 +121,8 @@ const COMMANDS = {
   wrap: async () => (await import("./commands/wrap.js")).WrapCommand,
   approve: async () => (await import("./commands/approve.js")).ApproveCommand,
   export: async () => (await import("./commands/export.js")).ExportCommand,
+  "witness keygen": async () => (await import("./commands/witness-keygen.js")).WitnessKeygenCommand,
+  "witness serve": async () => (await import("./commands/witness-serve.js")).WitnessServeCommand,
 } as const satisfies Record<string, () => Promise<CommandClass>>;
 type CommandName = keyof typeof COMMANDS;
 

@@ -65,6 +65,7 @@ function whereIndeterminate(r: IndeterminateReason): Where {
     .with({ code: "torn_final_line" }, { code: "line_too_long" }, (x) => ({ line: x.line }))
     .with({ code: "unanchored_tail" }, { code: "missing_line" }, (x) => ({ session_index: x.session_index }))
     .with({ code: "empty_chain" }, () => null)
+    .with({ code: "too_few_witnesses" }, (x) => ({ line: x.size }))
     .exhaustive(unmatched);
 }
 

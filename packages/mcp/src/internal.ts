@@ -12,4 +12,4 @@ export { pinListing } from "./pins.js";
 // which imports them only when called (ADR 0024).
 export { RecordExport } from "./otel/record-export.js";
 export type { SpanPlan } from "./otel/spans.js";
-export { OtlpSetupError, exportSpans, loadOtel, type OtelKit } from "./otel/sdk.js";
+export { OtlpSetupError, exportSpans, loadOtel } from "./otel/sdk.js";

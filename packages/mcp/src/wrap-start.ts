@@ -133,11 +133,21 @@ async function openRecord(
       const writer = await RecordWriter.open(options.audit, writerOptions);
       return { writer, close: async () => void (await writer.close()) };
     }
+    const faulted = new Set<string>();
     const checkpointed = await openCheckpointedWriter(options.audit, writerOptions, {
       ...options.checkpoints,
       onError: (error) => {
         say(`a checkpoint was not written: ${error.message}`);
         options.checkpoints?.onError?.(error);
+      },
+      onWitness: (result) => {
+        // Evidence is said each time, at once; a witness's fault once, until it cosigns again.
+        if (result.code === "evidence") say(`witness ${result.url}: ${result.detail}`);
+        else if (result.code === "fault" && !faulted.has(result.url))
+          say(`witness ${result.url}: ${result.detail}; it did not cosign (said once, until it does)`);
+        if (result.code === "fault") faulted.add(result.url);
+        else faulted.delete(result.url);
+        options.checkpoints?.onWitness?.(result);
       },
     });
     say(`checkpoints: ${checkpointed.sidecar}`);

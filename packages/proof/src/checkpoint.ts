@@ -1,6 +1,6 @@
 import type { SigningKey } from "@aegis/format";
 import { checkSignature, noteKeyId, noteVerifier, SIGNATURE_TYPE, verifierOf, type NoteVerifier } from "./keys.js";
-import { decodeBase64, formatNote, NoteFormatError, parseNote, signatureLine, type Note } from "./note.js";
+import { decodeBase64, formatNote, NoteFormatError, parseNote, signatureLine, type Note, type NoteSignature } from "./note.js";
 
 /**
  * Checkpoints (`c2sp.org/tlog-checkpoint`): a signed note whose text is the origin, the tree
@@ -123,10 +123,8 @@ export function openCheckpoint(bytes: Uint8Array, publicKeys: readonly Uint8Arra
     }
     const witness = witnesses.find((w) => w.name === sig.name && w.keyId === sig.keyId);
     if (witness === undefined) continue;
-    const timestamp = sig.signature.length === 72 ? sig.signature.readBigUInt64BE(0) : undefined;
-    if (timestamp === undefined || timestamp >= 1n << 63n || !checkSignature(witness, cosignedMessage(note.text, timestamp), sig.signature.subarray(8))) {
-      return { code: "bad_signature", name: sig.name, keyId: sig.keyId };
-    }
+    const timestamp = cosignatureTime(note.text, sig, witness);
+    if (timestamp === undefined) return { code: "bad_signature", name: sig.name, keyId: sig.keyId };
     // SPEC §19.3: a quorum counts witnesses, not lines; one key written twice, or given
     // under two names, is one witness.
     if (!cosigned.some((c) => c.witness.publicKey.equals(witness.publicKey))) cosigned.push({ witness, timestamp });
@@ -148,6 +146,17 @@ function inOrderGiven(cosigned: readonly Cosigned[], witnesses: readonly NoteVer
     if (found !== undefined) ordered.push({ witness: given, timestamp: found.timestamp });
   }
   return ordered;
+}
+
+/**
+ * The time of `signature`, a `cosignature/v1` line by `witness` over the note text `text`,
+ * when it checks (C2SP tlog-cosignature: 8 bytes of big-endian time below 2^63, then Ed25519
+ * over the cosigned message); undefined when it does not.
+ */
+export function cosignatureTime(text: string, signature: NoteSignature, witness: NoteVerifier): bigint | undefined {
+  const timestamp = signature.signature.length === 72 ? signature.signature.readBigUInt64BE(0) : undefined;
+  if (timestamp === undefined || timestamp >= 1n << 63n) return undefined;
+  return checkSignature(witness, cosignedMessage(text, timestamp), signature.signature.subarray(8)) ? timestamp : undefined;
 }
 
 /**

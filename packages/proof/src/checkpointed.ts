@@ -1,5 +1,6 @@
 import { type TamperedReason, type Verification, type VerifyOptions, verifyRecord } from "@aegis/format";
 import { openCheckpoint, type Checkpoint } from "./checkpoint.js";
+import type { NoteVerifier } from "./keys.js";
 import { leafHash, TreeHasher } from "./merkle.js";
 
 /**
@@ -19,14 +20,22 @@ export interface GivenCheckpoint {
 }
 
 /** What was found of each checkpoint, in the order given. */
-export type CheckpointFinding =
-  /** Signed by the Session's key, and the record's first `size` Lines have its root. */
-  | { readonly code: "matches"; readonly label: string; readonly origin: string; readonly size: number }
-  | { readonly code: "truncated"; readonly label: string; readonly origin: string; readonly size: number }
-  | { readonly code: "unsigned"; readonly label: string; readonly origin: string; readonly size: number }
-  | { readonly code: "mismatch"; readonly label: string; readonly origin: string; readonly size: number }
-  /** Not looked at: the record itself is Tampered before it. */
-  | { readonly code: "not_reached"; readonly label: string; readonly origin: string; readonly size: number };
+export type CheckpointFinding = {
+  /**
+   * `matches`: signed by the Session's key, and the record's first `size` Lines have its root;
+   * `truncated`, `unsigned`, `mismatch`: as SPEC §19.4 says; `not_reached`: not looked at, the
+   * record itself is Tampered before it.
+   */
+  readonly code: "matches" | "truncated" | "unsigned" | "mismatch" | "not_reached";
+  readonly label: string;
+  readonly origin: string;
+  readonly size: number;
+  /**
+   * With witness keys given (SPEC §19.4): the witnesses whose cosignatures of it checked, as
+   * §19.3 counts and names them; absent when none were given.
+   */
+  readonly cosigned?: readonly string[];
+};
 
 /** The verifier's answer with the checkpoints taken into account, and each one's finding. */
 export interface CheckpointedVerification {
@@ -50,8 +59,14 @@ export interface CheckpointedVerification {
 export async function verifyWithCheckpoints(
   source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
   checkpoints: readonly GivenCheckpoint[],
-  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads"> = {},
+  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads"> & {
+    /** Witness keys (type 0x04) whose cosignatures count (SPEC §19.3, §19.4). */
+    readonly witnesses?: readonly NoteVerifier[];
+    /** How many distinct given witness keys must have cosigned each checkpoint (default 0). */
+    readonly minWitnesses?: number;
+  } = {},
 ): Promise<CheckpointedVerification> {
+  const { witnesses, minWitnesses = 0, ...verifying } = options;
   const sizes = new Set(checkpoints.map((c) => c.stated.size));
   const tree = new TreeHasher();
   const atSize = new Map<number, { root: Buffer; key: string | undefined }>();
@@ -63,9 +78,9 @@ export async function verifyWithCheckpoints(
   // read every Line in full (ADR 0027), the work the split walk gives to its threads.
   const walk: VerifyOptions =
     checkpoints.length === 0
-      ? options
+      ? verifying
       : {
-          ...options,
+          ...verifying,
           onLine: (line) => {
             accepted++;
             if (line.lineType.token === "open" && typeof line.value["public_key"] === "string") sessionKey = line.value["public_key"];
@@ -80,21 +95,37 @@ export async function verifyWithCheckpoints(
 
   const trusted = options.trust === undefined ? undefined : new Set(options.trust);
   const findings: CheckpointFinding[] = checkpoints.map((c) => {
-    const base = { label: c.label, origin: c.stated.origin, size: c.stated.size };
+    const base = { label: c.label, origin: c.stated.origin, size: c.stated.size, ...(witnesses === undefined ? {} : { cosigned: [] }) };
     if (verification.verdict.status === "tampered") return { code: "not_reached", ...base };
     // No Session holds "Line 0": a checkpoint of no Lines has no key to be signed by.
     if (c.stated.size === 0) return { code: "unsigned", ...base };
     const at = atSize.get(c.stated.size);
     if (at === undefined) return { code: "truncated", ...base };
     if (at.key === undefined || (trusted !== undefined && !trusted.has(at.key))) return { code: "unsigned", ...base };
-    const opening = openCheckpoint(c.bytes, [Buffer.from(at.key, "hex")]);
+    // A cosignature by a given witness key that does not check refuses the note (SPEC §19.3).
+    const opening = openCheckpoint(c.bytes, [Buffer.from(at.key, "hex")], witnesses);
     if (opening.code !== "opened") return { code: "unsigned", ...base };
-    return { code: opening.checkpoint.root.equals(at.root) ? "matches" : "mismatch", ...base };
+    const cosigned = witnesses === undefined ? {} : { cosigned: opening.cosigned.map((w) => w.witness.name) };
+    return { code: opening.checkpoint.root.equals(at.root) ? "matches" : "mismatch", ...base, ...cosigned };
   });
   if (verification.verdict.status === "tampered") return { verification, findings };
 
   const broken = firstBreak(checkpoints, findings, atSize, accepted);
   if (broken !== undefined) return { verification: { ...verification, verdict: { status: "tampered", reason: broken }, trust: "unpinned" }, findings };
+
+  // Witnesses required: the first checkpoint, in the order given, cosigned by too few (SPEC §19.4).
+  const short = findings.find((f) => (f.cosigned?.length ?? 0) < minWitnesses);
+  if (short !== undefined) {
+    const reason = {
+      code: "too_few_witnesses",
+      checkpoint: short.label,
+      origin: short.origin,
+      size: short.size,
+      cosigned: short.cosigned?.length ?? 0,
+      required: minWitnesses,
+    } as const;
+    return { verification: { ...verification, verdict: { status: "indeterminate", reason }, trust: "unpinned" }, findings };
+  }
 
   // "Covers every Line": its size is the number of Lines the walk accepted (SPEC §19.4).
   const whole = findings.find((f) => f.code === "matches" && f.size === accepted);

@@ -3,6 +3,9 @@ import { messageOf, replaceFileDurably } from "@aegis/format/internal";
 import { signCheckpoint } from "./checkpoint.js";
 import { leafHash, type TreeHasher } from "./merkle.js";
 import { defaultOrigin, recordTree } from "./record-tree.js";
+import type { NoteVerifier } from "./keys.js";
+import type { PushResult } from "./witness/push.js";
+import { Witnessing } from "./witness/witnessing.js";
 
 /**
  * A writer that checkpoints its own record (SPEC §19.5): every `everyLines` durable Lines,
@@ -26,6 +29,15 @@ export interface CheckpointingOptions {
   readonly onCheckpoint?: (note: string, size: number) => void;
   /** Told of a checkpoint that could not be written; the record is unaffected. Default: ignored. */
   readonly onError?: (error: Error) => void;
+  /**
+   * Witnesses to push each checkpoint to, in the background (SPEC §19.6): its verifier key
+   * (type 0x04) and the prefix its `add-checkpoint` is under. What each last cosigned is kept
+   * in `<record>.witnesses`; after the close, the sidecar carries the final checkpoint's
+   * cosignatures.
+   */
+  readonly witnesses?: readonly { readonly verifier: NoteVerifier; readonly url: string }[];
+  /** Told of each push's end: a cosignature, evidence against the record, or a fault. */
+  readonly onWitness?: (result: PushResult) => void;
 }
 
 /** A writer with its checkpoints. Close it, not its writer, so the last checkpoint covers the close. */
@@ -66,7 +78,11 @@ export async function openCheckpointedWriter(
     // The open Line is durable and in the file: the walk sees it and every Line before it.
     const walked = await recordTree(path);
     if (walked.verification.verdict.status === "tampered") throw new RangeError(`${path} is Tampered; it is not checkpointed`);
-    checkpointer = new Checkpointer(writerOptions.key, walked.tree, options.origin ?? defaultOrigin(walked.firstLineHash), options, path);
+    const witnessing =
+      options.witnesses === undefined || options.witnesses.length === 0
+        ? undefined
+        : await Witnessing.open(options.witnesses, path, walked.tree, options.onWitness ?? (() => undefined));
+    checkpointer = new Checkpointer(writerOptions.key, walked.tree, options.origin ?? defaultOrigin(walked.firstLineHash), options, path, witnessing);
   } catch (error) {
     await writer.close().catch(() => undefined);
     throw error;
@@ -83,10 +99,14 @@ export async function openCheckpointedWriter(
       } finally {
         active.stop();
       }
-      return active.checkpoint();
+      const last = await active.checkpoint();
+      return last === undefined ? last : active.cosigned(last);
     },
   };
 }
+
+/** How long the close waits for the witnesses' cosignatures of the final checkpoint. */
+const SETTLE_MS = 15_000;
 
 class Checkpointer {
   readonly sidecar: string;
@@ -108,6 +128,7 @@ class Checkpointer {
     private readonly origin: string,
     private readonly options: CheckpointingOptions,
     path: string,
+    private readonly witnessing: Witnessing | undefined,
   ) {
     this.tree = tree;
     this.durable = tree.snapshot();
@@ -120,7 +141,9 @@ class Checkpointer {
 
   /** A Line appended: into the tree now, into the durable tree once it is on disk. */
   line(line: AppendedLine): void {
-    this.tree.add(leafHash(line.text));
+    const leaf = leafHash(line.text);
+    this.tree.add(leaf);
+    this.witnessing?.leaf(leaf);
     const upTo = this.tree.snapshot();
     void line.durable.then((ok) => {
       // Durability comes in order (one group commit after another); keep the largest.
@@ -161,8 +184,33 @@ class Checkpointer {
       this.covered = tree.size;
       this.latest = note;
       this.options.onCheckpoint?.(note, tree.size);
+      this.witnessing?.push(note, tree.size);
       return note;
     });
     return this.writing;
+  }
+
+  /**
+   * The final checkpoint with the witnesses' cosignatures of it, written to the sidecar: the
+   * pushes are waited for, within {@link SETTLE_MS}; those that did not cosign are left out.
+   */
+  async cosigned(note: string): Promise<string> {
+    if (this.witnessing === undefined) return note;
+    const witnessing = this.witnessing;
+    let timer: NodeJS.Timeout | undefined;
+    const lines = await Promise.race([
+      witnessing.settle(this.covered),
+      new Promise<string[]>((resolve) => (timer = setTimeout(() => resolve([]), SETTLE_MS))),
+    ]).finally(() => clearTimeout(timer));
+    if (lines.length === 0) return note;
+    const whole = `${note}${lines.join("")}`;
+    try {
+      await replaceFileDurably(this.sidecar, Buffer.from(whole, "utf8"));
+    } catch (error) {
+      this.options.onError?.(new Error(`checkpoint ${this.sidecar}: ${messageOf(error)}`, { cause: error }));
+      return note;
+    }
+    this.latest = whole;
+    return whole;
   }
 }

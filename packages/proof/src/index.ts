@@ -10,18 +10,9 @@
  *
  * @packageDocumentation
  */
-export { TreeHasher, leafHash, verifyConsistency, type LeafRange } from "./merkle.js";
+export { TreeHasher, leafHash, verifyConsistency } from "./merkle.js";
 export { MAX_NOTE_BYTES, NoteFormatError, isKeyName, parseNote, type Note, type NoteFault, type NoteSignature } from "./note.js";
-export {
-  SIGNATURE_TYPE,
-  VerifierKeyError,
-  formatVerifierKey,
-  noteVerifier,
-  parseVerifierKey,
-  type NoteVerifier,
-  type SignatureType,
-  type VerifierKeyFault,
-} from "./keys.js";
+export { SIGNATURE_TYPE, VerifierKeyError, formatVerifierKey, noteVerifier, parseVerifierKey, type NoteVerifier, type VerifierKeyFault } from "./keys.js";
 export { cosignCheckpoint, openCheckpoint, readCheckpointText, signCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 export { formatTlogProof, parseTlogProof, type TlogProof } from "./tlog-proof.js";
 export { defaultOrigin, recordInclusionProof, recordTree, type RecordTree, type RecordTreeOptions } from "./record-tree.js";
@@ -29,3 +20,5 @@ export { verifyWithCheckpoints, type CheckpointFinding, type CheckpointedVerific
 export { openCheckpointedWriter, type CheckpointedWriter, type CheckpointingOptions } from "./checkpointing.js";
 export { callLines, lineNumber, proveLines, type LineChoice, type LineProofs } from "./prove.js";
 export { checkProof, describeProofCheck, type ProofCheck } from "./proof-check.js";
+export { pushCheckpoint, type PushResult } from "./witness/push.js";
+export { serveWitness } from "./witness/serve.js";

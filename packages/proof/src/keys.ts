@@ -14,10 +14,9 @@ import { decodeBase64, isKeyName } from "./note.js";
 /** C2SP signature type bytes this package understands. */
 export const SIGNATURE_TYPE = { ed25519: 0x01, cosignatureV1: 0x04 } as const;
 /** A signature type this package understands. */
-export type SignatureType = (typeof SIGNATURE_TYPE)[keyof typeof SIGNATURE_TYPE];
 
 /** SHA-256(name || 0x0A || type || public key)[:4], big-endian. */
-export function noteKeyId(name: string, type: SignatureType, publicKey: Uint8Array): number {
+export function noteKeyId(name: string, type: NoteVerifier["type"], publicKey: Uint8Array): number {
   return createHash("sha256")
     .update(name)
     .update(Buffer.from([0x0a, type]))
@@ -33,7 +32,7 @@ export interface NoteVerifier {
   /** The 4-byte key ID, as a number, that its signatures start with. */
   readonly keyId: number;
   /** 0x01 for a log's signature, 0x04 for a witness's cosignature. */
-  readonly type: SignatureType;
+  readonly type: (typeof SIGNATURE_TYPE)[keyof typeof SIGNATURE_TYPE];
   /** The 32-byte Ed25519 public key. */
   readonly publicKey: Buffer;
   /** The key as the strict Ed25519 rule reads it (SPEC §8.5). */
@@ -75,7 +74,7 @@ function hex8(id: number): string {
  *
  * @throws VerifierKeyError `bad_name`, `not_a_key`.
  */
-export function noteVerifier(name: string, type: SignatureType, publicKey: Uint8Array): NoteVerifier {
+export function noteVerifier(name: string, type: NoteVerifier["type"], publicKey: Uint8Array): NoteVerifier {
   if (!isKeyName(name)) throw new VerifierKeyError({ code: "bad_name", name });
   const key = verifyingKey(publicKey);
   if (typeof key === "string") throw new VerifierKeyError({ code: "not_a_key", detail: key.replaceAll("_", " ") });

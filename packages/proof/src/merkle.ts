@@ -54,6 +54,20 @@ export class TreeHasher {
     return copy;
   }
 
+  /**
+   * The perfect subtrees the leaves so far split into, largest first, with their roots: the
+   * tree's frontier. A consistency proof from this size draws on these alone for the leaves
+   * before it (RFC 9162 §2.1.4).
+   */
+  frontier(): { readonly start: number; readonly end: number; readonly hash: Buffer }[] {
+    let start = 0;
+    return this.stack.map((node) => {
+      const range = { start, end: start + node.size, hash: node.hash };
+      start += node.size;
+      return range;
+    });
+  }
+
   /** The root of the leaves added so far; `EMPTY_ROOT` for none. */
   root(): Buffer {
     let root: Buffer | undefined;

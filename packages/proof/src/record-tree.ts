@@ -1,5 +1,5 @@
 import { type LineHash, type Verification, type VerifyOptions, type WalkedLine, verifyRecord } from "@aegis/format";
-import { consistencyRanges, inclusionRanges, leafHash, RangeHasher, TreeHasher, type LeafRange } from "./merkle.js";
+import { consistencyRanges, inclusionRanges, leafHash, RangeHasher, TreeHasher } from "./merkle.js";
 
 /**
  * The tree over a record: Line n (1-based, in file order, over every Session) is leaf n-1,
@@ -42,7 +42,7 @@ export interface RecordTreeOptions extends Pick<VerifyOptions, "trust" | "onProg
   /** The tree's size; default every Line the walk accepted. */
   readonly size?: number;
   /** Subtrees whose roots to compute as well (for proofs). */
-  readonly ranges?: readonly LeafRange[];
+  readonly ranges?: readonly { readonly start: number; readonly end: number }[];
   /** Leaf indexes to prove: each gets its inclusion proof in the tree of `size` (which must be given). */
   readonly inclusions?: readonly number[];
   /** Which Lines to keep, with their leaf data, among the first `size`. */

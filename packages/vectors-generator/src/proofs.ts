@@ -246,6 +246,67 @@ export async function proofVectors(set: VectorSet, source: string): Promise<void
       "A Session cut after its first intent, under a checkpoint of both Lines: Verified, the call still in flight.",
     ],
   ];
+  // SPEC §19.4: checkpoints cosigned by witnesses, and the witnesses required. w1 and w2 are the
+  // proofs' witnesses; w3 (seed of 13s) is one the vectors do not give.
+  const third = SigningKey.fromSeed(new Uint8Array(32).fill(13));
+  const cosign = (note: string, by: SigningKey, name: string, time: bigint): string => cosignCheckpoint(note, by, name, time);
+  const byBoth = cosign(cosign(checkpoint12, witness, "witness.example/w1", 1_780_000_000n), second, "witness.example/w2", 1_780_000_001n);
+  const byW1W3 = cosign(cosign(checkpoint12, witness, "witness.example/w1", 1_780_000_000n), third, "witness.example/w3", 1_780_000_003n);
+  const forgedW2 = (() => {
+    const lines = byBoth.split("\n");
+    const last = lines.at(-2) ?? "";
+    const blob = Buffer.from(last.slice(last.lastIndexOf(" ") + 1), "base64");
+    blob[20] = (blob[20] ?? 0) ^ 1;
+    return [...lines.slice(0, -2), `${last.slice(0, last.lastIndexOf(" ") + 1)}${blob.toString("base64")}`, ""].join("\n");
+  })();
+  const twoNames = cosign(cosign(checkpoint12, witness, "witness.example/w1", 1_780_000_000n), witness, "witness.example/w1-alias", 1_780_000_002n);
+  const witnessed: readonly (readonly [string, Polarity, string, readonly string[], number, string])[] = [
+    [
+      "checkpoint_witnessed",
+      "positive",
+      set.file("proofs/golden-12-w1-w2.checkpoint", byBoth),
+      [witnessKey, secondKey],
+      2,
+      "Go's checkpoint of the golden Session, cosigned by both witnesses given, two required: Verified, each named.",
+    ],
+    [
+      "checkpoint_witness_not_given",
+      "negative",
+      set.file("proofs/golden-12-w1-w3.checkpoint", byW1W3),
+      [witnessKey, secondKey],
+      2,
+      "Cosigned by w1 and by w3, a key not given: one of the two required, Indeterminate too_few_witnesses.",
+    ],
+    [
+      "checkpoint_witness_forged",
+      "negative",
+      set.file("proofs/golden-12-w2-forged.checkpoint", forgedW2),
+      [witnessKey, secondKey],
+      1,
+      "w2's cosignature altered in one bit: a cosignature by a given key that does not check refuses the checkpoint, Tampered checkpoint_unsigned.",
+    ],
+    [
+      "checkpoint_witness_under_two_names",
+      "negative",
+      set.file("proofs/golden-12-w1-alias.checkpoint", twoNames),
+      [witnessKey, aliasKey],
+      2,
+      "One key given under two names, cosigned under each: one witness, too few for two.",
+    ],
+  ];
+  for (const [id, polarity, checkpoint, witnesses, min, description] of witnessed) {
+    const bytes = set.files.get(checkpoint) ?? new Uint8Array();
+    const given: GivenCheckpoint[] = [{ label: checkpoint, bytes, stated: readCheckpointText(parseNote(bytes).text) }];
+    set.add({
+      id,
+      kind: "checkpointed",
+      description,
+      spec: ["19.3", "19.4"],
+      flags: [polarity, "checkpoint"],
+      input: { record: goldenPath, checkpoints: [checkpoint], trust: [key], witnesses, min_witnesses: min },
+      expected: await heldAnswer(set.files.get(goldenPath) ?? new Uint8Array(), given, [key], witnesses, min),
+    });
+  }
   for (const [id, polarity, record, checkpoints, description] of held) {
     const given: GivenCheckpoint[] = [];
     for (const relative of checkpoints) {
@@ -278,12 +339,14 @@ async function heldAnswer(
   bytes: Uint8Array,
   given: readonly GivenCheckpoint[],
   trust: readonly string[],
+  witnesses: readonly string[] | null = null,
+  minWitnesses = 0,
 ): Promise<Extract<Vector, { readonly kind: "checkpointed" }>["expected"]> {
   const dir = await mkdtemp(join(tmpdir(), "aegis-vectors-"));
   try {
     const path = join(dir, "record.aarl");
     await writeFile(path, bytes);
-    return await answerVector({ kind: "checkpointed", record: path, checkpoints: given, trust });
+    return await answerVector({ kind: "checkpointed", record: path, checkpoints: given, trust, witnesses, minWitnesses });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

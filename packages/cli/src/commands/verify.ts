@@ -3,7 +3,7 @@ import { RecordReadError, verifyRecord, type Verification, type VerifyOptions } 
 import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { CheckpointFinding, CheckpointedVerification, GivenCheckpoint } from "@aegis/proof";
+import type { CheckpointFinding, CheckpointedVerification, GivenCheckpoint, NoteVerifier } from "@aegis/proof";
 import { match } from "ts-pattern";
 import type { EnvelopeDamage } from "@aegis/envelope";
 import { AegisCommand, StdoutClosed } from "../command.js";
@@ -29,7 +29,7 @@ export class VerifyCommand extends AegisCommand {
 
       Without \`--key\` or \`--trust-store\` the verdict is \`Verified (unpinned)\`: the file is internally consistent, but anyone could have signed it. With either, every Session must be signed by one of the given keys, and success reads \`Verified (pinned to <key_id>)\`. A trust store with no keys in it pins to nothing.
 
-      With \`--checkpoint\` (repeatable; SPEC §19.4), the record is also held to checkpoints kept apart from it (\`aegis checkpoint\`): each must be signed by the key of the Session holding its last Line (a trusted one, when pinned) and state the root of the record's first Lines. A record with fewer Lines than a checkpoint covers is \`Tampered\` (\`truncated\`), as is one whose Lines do not have the stated root, and two checkpoints of one origin and size with different roots (the record forked). A checkpoint that covers every Line anchors a last Session with no close: \`Verified\`, its calls in flight still listed. One line per checkpoint says what was found.
+      With \`--checkpoint\` (repeatable; SPEC §19.4), the record is also held to checkpoints kept apart from it (\`aegis checkpoint\`): each must be signed by the key of the Session holding its last Line (a trusted one, when pinned) and state the root of the record's first Lines. A record with fewer Lines than a checkpoint covers is \`Tampered\` (\`truncated\`), as is one whose Lines do not have the stated root, and two checkpoints of one origin and size with different roots (the record forked). A checkpoint that covers every Line anchors a last Session with no close: \`Verified\`, its calls in flight still listed. One line per checkpoint says what was found. With \`--witness VKEY\` (repeatable) the witnesses' cosignatures of each checkpoint are counted too (SPEC §19.4), and \`--min-witnesses K\` requires K distinct witnesses among those given on every checkpoint: fewer is \`Indeterminate\` (\`too_few_witnesses\`, exit 3); a cosignature by a given witness that does not check refuses its checkpoint.
 
       With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code, and an Envelope that cannot be read is reported on stderr without changing them either.
 
@@ -43,6 +43,10 @@ export class VerifyCommand extends AegisCommand {
       ["Internal consistency only, as JSON", "aegis verify --json session.aarl"],
       ["Also check the Envelope holds every request and response", "aegis verify --key 3de537a0...4e2c --envelope session.envelope session.aarl"],
       ["Hold the record to a checkpoint kept elsewhere", "aegis verify --key 3de537a0...4e2c --checkpoint /backup/session.checkpoint session.aarl"],
+      [
+        "And require a witness's cosignature on it",
+        "aegis verify --key 3de537a0...4e2c --checkpoint session.checkpoint --witness 'witness.example.org/w1+1a2b3c4d+BA...' --min-witnesses 1 session.aarl",
+      ],
       ["Every record of a fleet, several at once, one JSON line each", "aegis verify --json --recursive --trust-store fleet-keys.txt /var/log/agents/"],
     ],
   });
@@ -51,6 +55,8 @@ export class VerifyCommand extends AegisCommand {
   trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line" });
   envelope = Option.String("--envelope", { description: "Also check an Envelope store or pack holds the bytes the record names" });
   checkpoints = Option.Array("--checkpoint", [], { description: "A checkpoint the record must agree with (repeatable)", arity: 1 });
+  witnesses = Option.Array("--witness", [], { description: "With --checkpoint: a witness's verifier key whose cosignatures count (repeatable)", arity: 1 });
+  minWitnesses = Option.String("--min-witnesses", { description: "With --witness: how many distinct witnesses must have cosigned each checkpoint" });
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text (one per line for several records)" });
   recursive = Option.Boolean("--recursive", false, { description: "Verify every .aarl file under each directory given" });
   threads = Option.String("--threads", {
@@ -71,6 +77,7 @@ export class VerifyCommand extends AegisCommand {
     }
     // With --envelope the record is read twice (verify, then its digests).
     const threads = this.threadCount();
+    this.cosigners = await this.witnessKeys();
     const [only, ...others] = this.records;
     if (only === undefined || others.length > 0 || this.recursive) return this.verifyMany(pinned ? trust : undefined, pinned, threads);
     const checkpoints: GivenCheckpoint[] = [];
@@ -97,7 +104,7 @@ export class VerifyCommand extends AegisCommand {
     try {
       const options = { ...(pinned ? { trust } : {}), ...(threads === undefined ? {} : { threads }), onProgress: (bytes: number) => progress.update(bytes) };
       const source = input.path === STDIN ? { stream: process.stdin, name: input.shown } : input.path;
-      ({ verification: result, findings } = await verifyHeld(source, this.given, options));
+      ({ verification: result, findings } = await verifyHeld(source, this.given, { ...options, ...this.cosigners }));
     } catch (error) {
       if (error instanceof RecordReadError) throw new CliError({ code: "unreadable_record", path: input.shown, detail: ioErrorText(error.cause) });
       throw error;
@@ -111,6 +118,7 @@ export class VerifyCommand extends AegisCommand {
       const doc = {
         ...verifyJson(result, pinned),
         ...(this.given.length === 0 ? {} : { checkpoints: findings }),
+        ...(this.cosigners.witnesses === undefined ? {} : { witnessed: witnessed(findings, this.cosigners.minWitnesses ?? 0) }),
         ...(envelope === undefined ? {} : { envelope: envelope.ok ? { summary: envelope.tally, damage: envelope.damage } : { error: envelope.error } }),
       };
       for (const part of verifyJsonParts(doc, 2)) await this.out(`${part}`);
@@ -134,6 +142,36 @@ export class VerifyCommand extends AegisCommand {
   }
 
   private given: readonly GivenCheckpoint[] = [];
+  private cosigners: Witnessing = {};
+
+  /**
+   * `--witness` and `--min-witnesses` (SPEC §19.4): read only with `--checkpoint`; a K above
+   * the keys given is refused before anything is read, one above the distinct keys among
+   * them is checked and never met (SPEC §19.3).
+   */
+  private async witnessKeys(): Promise<Witnessing> {
+    if (this.witnesses.length === 0) {
+      if (this.minWitnesses !== undefined) throw usage("--min-witnesses is read only with --witness: the witness keys whose cosignatures count");
+      return {};
+    }
+    if (this.checkpoints.length === 0) throw usage("--witness is read only with --checkpoint: witnesses cosign checkpoints");
+    const { parseVerifierKey, SIGNATURE_TYPE, VerifierKeyError } = await import("@aegis/proof");
+    const witnesses = this.witnesses.map((text) => {
+      try {
+        const verifier = parseVerifierKey(text);
+        if (verifier.type !== SIGNATURE_TYPE.cosignatureV1)
+          throw usage(`--witness ${text}: a witness key is of type 0x04 (cosignature/v1), not 0x0${verifier.type.toString(16)}`);
+        return verifier;
+      } catch (error) {
+        if (error instanceof VerifierKeyError) throw usage(`--witness ${JSON.stringify(text)}: ${error.message}`);
+        throw error;
+      }
+    });
+    const min = this.minWitnesses ?? "0";
+    if (!/^(0|[1-9][0-9]*)$/.test(min) || Number(min) > witnesses.length)
+      throw usage(`--min-witnesses ${min}: a number from 0 to the ${witnesses.length} --witness keys given`);
+    return { witnesses, minWitnesses: Number(min) };
+  }
 
   private threadCount(): number | undefined {
     if (this.threads === undefined) return undefined;
@@ -247,11 +285,28 @@ export class VerifyCommand extends AegisCommand {
 async function verifyHeld(
   source: string | { readonly stream: AsyncIterable<Uint8Array>; readonly name: string },
   given: readonly GivenCheckpoint[],
-  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads">,
+  options: Pick<VerifyOptions, "trust" | "onProgress" | "threads"> & Witnessing,
 ): Promise<CheckpointedVerification> {
   if (given.length > 0) return (await import("@aegis/proof")).verifyWithCheckpoints(source, given, options);
   const record = typeof source === "string" ? { path: source } : { lines: source.stream, name: source.name };
   return { verification: await verifyRecord(record, options), findings: [] };
+}
+
+/**
+ * How far the record is anchored by witnesses (SPEC §19.4): the largest checkpoint that
+ * matches the record and is cosigned by at least `min` witnesses given (one, when none is
+ * required); 0 Lines and no checkpoint when none is.
+ */
+function witnessed(findings: readonly CheckpointFinding[], min: number): { readonly lines: number; readonly checkpoint: string | null } {
+  const enough = findings.filter((f) => f.code === "matches" && (f.cosigned?.length ?? 0) >= Math.max(min, 1));
+  const best = enough.reduce<CheckpointFinding | undefined>((a, f) => (a === undefined || f.size > a.size ? f : a), undefined);
+  return { lines: best?.size ?? 0, checkpoint: best?.label ?? null };
+}
+
+/** Witness keys whose cosignatures count, and how many must have cosigned each checkpoint (SPEC §19.4). */
+interface Witnessing {
+  readonly witnesses?: readonly NoteVerifier[];
+  readonly minWitnesses?: number;
 }
 
 /** Which answer is worse, for the exit code of several records: Tampered, then Unreadable, then Indeterminate. */

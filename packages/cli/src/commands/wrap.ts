@@ -9,6 +9,8 @@ import { readSigningKey } from "../signing-key.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, type CliFault } from "../fault.js";
 import { readPolicy } from "../policy-file.js";
+import { witnessTargets } from "../witness-targets.js";
+import { isKeyName } from "@aegis/proof";
 
 export class WrapCommand extends AegisCommand {
   static override paths = [["wrap"]];
@@ -24,7 +26,7 @@ export class WrapCommand extends AegisCommand {
 
       Whoever can connect to the control socket can approve. It is created mode 0600, wrap's own user's alone: an agent running as that user can approve its own parked call, whose id its refusal carries. \`--control-group <NAME|GID>\` makes the socket mode 0660, owned by that group; run wrap as a user of its own (\`sudo -n -u aegis-wrap\` on one fixed script that runs \`aegis wrap ... --control-group approvers\`), with the approvers in the group and the agent's user in neither, and the agent can no longer reach the socket, the record or the Envelope (README, "Approvals an agent cannot give itself").
 
-      With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short.
+      With \`--checkpoints\`, the record is checkpointed as it is written (SPEC §19.5): every 1000 durable Lines, a second after a Line no checkpoint covers, and after the close, a signed checkpoint of every Line on disk replaces \`<audit>.checkpoint\`. After a crash, \`aegis verify --checkpoint <audit>.checkpoint <audit>\` anchors the Session up to it; copy it elsewhere to catch a record later cut short. With \`--witness VKEY@URL\` (repeatable), each checkpoint is also pushed to that witness in the background (SPEC §19.6): a call never waits on a witness. What each witness last cosigned is kept in \`<audit>.witnesses\`, so a restarted wrap resumes from its size; after the close, \`<audit>.checkpoint\` carries the witnesses' cosignatures of the final checkpoint (waited for up to 15 s). A witness's evidence against the record (it holds a larger tree, or refuses the consistency proof) is said on stderr at once.
 
       With \`--url <URL>\` in place of the command, wrap reaches a Streamable HTTP server through the MCP SDK's own client transport (\`@modelcontextprotocol/client\`), and still speaks stdio to the client. \`--header NAME:VALUE\` adds a request header; a credential comes from the environment, \`--header-env NAME:VAR\` (\`--header Authorization:...\` is refused: a command line is visible to every user of the machine). With \`--listen HOST:PORT\`, wrap serves Streamable HTTP to clients at \`http://HOST:PORT/mcp\` instead of stdio, in front of the command or of the \`--url\` server: each client session gets a server (or an HTTP session) of its own, all recorded in the one Session, until SIGINT, SIGTERM or SIGHUP. Every request must carry a bearer token (\`Authorization: Bearer <token>\`), or gets 401 and reaches no server: every user of the machine can reach a loopback port. The token is \`--listen-token-env VAR\`'s value, or else the one in \`<audit>.listen-token\`, a file wrap makes the first time (mode 0600, a random token) and keeps, so a client's configuration stays valid across restarts; wrap prints that path, never the token. Off loopback, \`--listen-token-env\` is required. A request whose Origin is not the listener's own gets 403, and so does one naming another Host on loopback. Every message that crosses HTTP is recorded as the JSON text the SDK writes of it.
 
@@ -69,6 +71,13 @@ export class WrapCommand extends AegisCommand {
   control = Option.String("--control", { description: "Where to listen for approvals (default <audit>.control)" });
   controlGroup = Option.String("--control-group", { description: "Let this group's members approve: the control socket is then theirs too (mode 0660)" });
   checkpoints = Option.Boolean("--checkpoints", false, { description: "Keep a signed checkpoint of the record in <audit>.checkpoint as it grows" });
+  origin = Option.String("--origin", {
+    description: "With --checkpoints: the checkpoints' origin, as witnesses know the log (default: from the record's first Line)",
+  });
+  witnesses = Option.Array("--witness", [], {
+    arity: 1,
+    description: "VKEY@URL: with --checkpoints, push each checkpoint to this witness, in the background (repeatable)",
+  });
   refusal = Option.String("--refusal", {
     description: "How a refused call is answered: tool-result (default) or reference (the Rust reference's JSON-RPC error)",
   });
@@ -105,6 +114,11 @@ export class WrapCommand extends AegisCommand {
 
   protected async run(): Promise<ExitCode> {
     const confine = this.confinement();
+    const witnesses = witnessTargets(this.witnesses, "wrap");
+    if (witnesses.length > 0 && !this.checkpoints) throw usage("--witness is read only with --checkpoints: what is pushed to a witness is a checkpoint");
+    if (this.origin !== undefined && !this.checkpoints) throw usage("--origin is read only with --checkpoints: it names the checkpoints' log");
+    if (this.origin !== undefined && !isKeyName(this.origin))
+      throw usage(`--origin ${JSON.stringify(this.origin)}: an origin is non-empty, with no space and no +`);
     const [command, ...args] = this.child;
     const server = serverOf(command, args, this.url, this.header, this.headerEnv);
     const listen = this.listen === undefined ? undefined : listenOf(this.listen, this.listenTokenEnv);
@@ -134,7 +148,9 @@ export class WrapCommand extends AegisCommand {
         audit: this.audit,
         key,
         ...optional({ envelope: this.envelope, policy, bindings, role: this.role, session: this.session, control: this.control, controlGroup, refusal }),
-        ...(this.checkpoints ? { checkpoints: {} } : {}),
+        ...(this.checkpoints
+          ? { checkpoints: { ...(witnesses.length === 0 ? {} : { witnesses }), ...(this.origin === undefined ? {} : { origin: this.origin }) } }
+          : {}),
         ...(confine === undefined ? {} : { confine }),
         ...(this.otlp ? { otlp: { content: this.otlpContent } } : {}),
         stdin: process.stdin,

@@ -1,4 +1,7 @@
-import { OtlpSetupError, exportSpans, loadOtel, type OtelKit, type SpanPlan } from "@aegis/mcp/internal";
+import { OtlpSetupError, exportSpans, loadOtel, type SpanPlan } from "@aegis/mcp/internal";
+
+/** The OpenTelemetry packages, loaded: what `loadOtel` gives. */
+type OtelKit = Awaited<ReturnType<typeof loadOtel>>;
 import { CliError } from "../fault.js";
 
 /** Spans per OTLP request: the batching processor's default batch. */

@@ -92,7 +92,19 @@ export type IndeterminateReason =
   /** The file holds no non-blank rows. */
   | { readonly code: "empty_chain" }
   /** aegis-ts (SPEC §13.1): a line longer than the verifier's bound; the walk stops there. */
-  | { readonly code: "line_too_long"; readonly line: number; readonly limit: number };
+  | { readonly code: "line_too_long"; readonly line: number; readonly limit: number }
+  /**
+   * aegis-ts (SPEC §19.4): witnesses were required, and a checkpoint is cosigned by fewer
+   * distinct given witness keys than `required` (counted as SPEC §19.3 counts them).
+   */
+  | {
+      readonly code: "too_few_witnesses";
+      readonly checkpoint: string;
+      readonly origin: string;
+      readonly size: number;
+      readonly cosigned: number;
+      readonly required: number;
+    };
 
 /**
  * The answer a verification gives (SPEC §8.6): `verified`, or `tampered` or `indeterminate`
@@ -201,6 +213,10 @@ export function describeIndeterminate(reason: IndeterminateReason): string {
     .with({ code: "missing_line" }, (r) => `session ${r.session_index} skips seq ${r.expected}..${r.found} with the chain intact; a write did not land`)
     .with({ code: "empty_chain" }, () => "no lines to verify")
     .with({ code: "line_too_long" }, (r) => `line ${r.line} is longer than ${r.limit} bytes; not read`)
+    .with(
+      { code: "too_few_witnesses" },
+      (r) => `checkpoint ${r.checkpoint} of ${r.origin} (${r.size} lines) is cosigned by ${r.cosigned} of the ${r.required} witnesses required`,
+    )
     .exhaustive(unmatched);
 }
 
