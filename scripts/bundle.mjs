@@ -39,6 +39,10 @@ const oneFile = {
     });
     b.onResolve({ filter: /^[a-z:_/]+$/ }, (args) => {
       if (!isBuiltin(args.path)) return undefined;
+      // A built-in imported dynamically (`const { request } = await import("http")`, the
+      // OpenTelemetry exporter's) stays Node's own import: a stand-in chunk would answer it
+      // with a namespace that has only a default, and no `request`.
+      if (args.kind === "dynamic-import") return { path: `node:${args.path.replace(/^node:/, "")}`, external: true };
       // The require() in the stand-in below is the one the loader gives each chunk, which
       // hands a built-in to Node's own.
       if (args.namespace === "node-builtin") return { path: args.path, external: true };

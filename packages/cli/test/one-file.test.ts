@@ -124,6 +124,36 @@ describe("dist/aegis.mjs", () => {
     expect(scopes.flatMap((s) => s.spans.map((span) => span.name)).some((name) => name.startsWith("execute_tool "))).toBe(true);
   });
 
+  it("delivers the spans over OTLP/HTTP to a real receiver, Node's http inside it", async () => {
+    const received: { url: string; type: string; bytes: number }[] = [];
+    const receiver = createServer((req, res) => {
+      let bytes = 0;
+      req.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      req.on("end", () => {
+        received.push({ url: req.url ?? "", type: req.headers["content-type"] ?? "", bytes });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const address = receiver.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    try {
+      const child = spawn(process.execPath, [bundle, "export", "--format", "otlp", join(ROOT, "vectors/chains/verified_time_member.aarl")], {
+        cwd: alone,
+        env: { ...process.env, AEGIS_DEBUG: "", OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
+      });
+      let err = "";
+      child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code, err).toBe(0);
+      expect(received.length).toBeGreaterThan(0);
+      expect(received[0]).toMatchObject({ url: "/v1/traces", type: "application/x-protobuf" });
+      expect(received[0]?.bytes).toBeGreaterThan(100);
+    } finally {
+      receiver.close();
+    }
+  }, 60_000);
+
   it("relays calls to a Streamable HTTP server with --url, the v2 MCP client inside it, and records them", async () => {
     const server = spawn(process.execPath, [join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"], {
       env: { ...process.env, PORT: String(await freePort()) },
