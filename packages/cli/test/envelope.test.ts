@@ -242,7 +242,7 @@ describe("found in review", () => {
     expect(existsSync(dir)).toBe(false);
   });
 
-  it("verify --envelope with an Envelope that cannot be read keeps the verdict and its exit code", async () => {
+  it("verify --envelope with an Envelope that cannot be read prints the verdict, and exits 2 (1 when Tampered): a check asked for did not run", async () => {
     const f = await writeFixture();
     const tampered = join(f.dir, "tampered.aarl");
     writeFileSync(tampered, readFileSync(f.record, "utf8").replace('"role":"ops"', '"role":"opz"'));
@@ -250,6 +250,15 @@ describe("found in review", () => {
     expect(run.stdout).toMatch(/^Tampered: /);
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/^error: the Envelope was not checked: .*nonexistent: No such file or directory/);
+    const whole = aegis(["verify", "--envelope", join(f.dir, "nonexistent"), f.record]);
+    expect(whole.stdout).toMatch(/^Verified /);
+    expect(whole.status).toBe(2);
+    const json = aegis(["verify", "--json", "--envelope", join(f.dir, "nonexistent"), f.record]);
+    expect(json.status).toBe(2);
+    expect((JSON.parse(json.stdout) as { envelope: { error: string } }).envelope.error).toContain("No such file or directory");
+    const twice = aegis(["verify", "--envelope", f.store, "--envelope", f.store, f.record]);
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toContain("error: --envelope is given once");
   });
 
   it("envelope --help lists the subcommands; a missing DIGEST is named as such", () => {

@@ -31,7 +31,7 @@ export class VerifyCommand extends AegisCommand {
 
       With \`--checkpoint\` (repeatable; SPEC §19.4), the record is also held to checkpoints kept apart from it (\`aegis checkpoint\`): each must be signed by the key of the Session holding its last Line (a trusted one, when pinned) and state the root of the record's first Lines. A record with fewer Lines than a checkpoint covers is \`Tampered\` (\`truncated\`), as is one whose Lines do not have the stated root, and two checkpoints of one origin and size with different roots (the record forked). A checkpoint that covers every Line anchors a last Session with no close: \`Verified\`, its calls in flight still listed. One line per checkpoint says what was found. With \`--witness VKEY\` (repeatable) the witnesses' cosignatures of each checkpoint are counted too (SPEC §19.4), and \`--min-witnesses K\` requires K distinct witnesses among those given on every checkpoint: fewer is \`Indeterminate\` (\`too_few_witnesses\`, exit 3); a cosignature by a given witness that does not check refuses its checkpoint.
 
-      With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code, and an Envelope that cannot be read is reported on stderr without changing them either.
+      With \`--envelope\`, a last line summarises what the Envelope holds for the digests the record names (\`aegis envelope verify\` lists them one by one); it changes neither the verdict nor the exit code. An Envelope that cannot be read is a check asked for that did not run: it is said on stderr (and as \`envelope.error\` in \`--json\`), the verdict is still printed, and the exit code is 2 unless the record is Tampered (1).
 
       Given several records, or a directory with \`--recursive\` (every \`.aarl\` file under it), verify checks them several at once, one per core, and prints each file's answer in the form above under a \`==> PATH <==\` header, in the order given (a directory's files sorted by path), then a \`summary:\` line; a file that cannot be read is answered \`Unreadable: <why>\` and the others are still checked. \`--json\` then prints one document per line (JSON Lines), each with the file's \`path\`. The exit code is the worst answer: Tampered (1), then Unreadable (2), then Indeterminate (3). Beyond one machine, the same command fans out under any batch scheduler: one file, or one directory, per task.
 
@@ -53,7 +53,7 @@ export class VerifyCommand extends AegisCommand {
 
   keys = Option.Array("--key", [], { description: "A trusted public key, 64 lowercase hex (repeatable)", arity: 1 });
   trustStore = Option.String("--trust-store", { description: "A file of trusted public keys, one per line" });
-  envelope = Option.String("--envelope", { description: "Also check an Envelope store or pack holds the bytes the record names" });
+  envelopes = Option.Array("--envelope", [], { arity: 1, description: "Also check an Envelope store or pack holds the bytes the record names" });
   checkpoints = Option.Array("--checkpoint", [], { description: "A checkpoint the record must agree with (repeatable)", arity: 1 });
   witnesses = Option.Array("--witness", [], { description: "With --checkpoint: a witness's verifier key whose cosignatures count (repeatable)", arity: 1 });
   minWitnesses = Option.String("--min-witnesses", { description: "With --witness: how many distinct witnesses must have cosigned each checkpoint" });
@@ -65,7 +65,13 @@ export class VerifyCommand extends AegisCommand {
   });
   records = Option.Rest({ name: "PATH", required: 1 });
 
+  /** `--envelope`: one, never "the last given wins". */
+  private get envelope(): string | undefined {
+    return this.envelopes[0];
+  }
+
   protected async run(): Promise<ExitCode> {
+    if (this.envelopes.length > 1) throw usage("--envelope is given once: verify checks one Envelope against the record");
     const keys = this.keys.map(checkKeyArgument);
     const pinned = keys.length > 0 || this.trustStore !== undefined;
     const stored = this.trustStore === undefined ? [] : await readTrustStore(this.trustStore);
@@ -138,7 +144,9 @@ export class VerifyCommand extends AegisCommand {
     if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${foreign}\n`);
     const stray = input.path === STDIN ? undefined : await notARecord(result, input.shown, input.path);
     if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
-    return exitCodeOfVerdict(result.verdict);
+    // The Envelope asked for and not checked: an input that could not be read (2), unless the record is Tampered.
+    const code = exitCodeOfVerdict(result.verdict);
+    return envelope?.ok === false && code !== 1 ? 2 : code;
   }
 
   private given: readonly GivenCheckpoint[] = [];
