@@ -70,6 +70,27 @@ describe("aegis keygen writes the public key beside the signing key", () => {
       expect(run.stdout.split("\n")[0]).toBe(`Verified (pinned to ${GOLDEN_KEY_ID})`);
     }
   });
+
+  it("a signing key given as a trust store is refused, naming the file and why (exit 2), not read as public keys", () => {
+    const dir = tempDir();
+    const key = join(dir, "signing.key");
+    keygen(key);
+    const record = join(dir, "r.aarl");
+    // A Session signed by the key, its server gone at once: a record to verify.
+    aegis(["wrap", "--audit", record, "--signing-key", key, "--", "true"]);
+    expect(existsSync(record)).toBe(true);
+    const run = aegis(["verify", "--trust-store", key, record]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(
+      `error: read trust store ${key}: it is a signing key (a seed): the public key file beside it, ${join(dir, "signing.pub")}, holds its public key`,
+    );
+    // Moved away from its public key file, its name still says what it is.
+    const alone = join(tempDir(), "agent.key");
+    copyFileSync(key, alone);
+    expect(aegis(["recheck", "--trust-store", alone, "--policy", "/dev/null", record]).stderr).toContain("it looks like a signing key");
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
 });
 
 describe("--signing-key refuses a public key (SPEC §13.6)", () => {
