@@ -219,7 +219,16 @@ function p99(samples: readonly number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
 }
 
-const SETUPS: readonly Setup[] = ["direct", "wrap", "wrap --envelope", "wrap --policy", "wrap --checkpoints", "+ silent witness", "sdk transport", "recordingTransport"];
+const SETUPS: readonly Setup[] = [
+  "direct",
+  "wrap",
+  "wrap --envelope",
+  "wrap --policy",
+  "wrap --checkpoints",
+  "+ silent witness",
+  "sdk transport",
+  "recordingTransport",
+];
 /** What each setup is compared with: wrap with the server alone, the recording transport with the bare one. */
 const BASELINE: Readonly<Record<Setup, Setup>> = {
   direct: "direct",
