@@ -193,10 +193,16 @@ describe("aegis demo", () => {
     expect(theirs.stdout).toMatch(/^ {2}node \S+ verify --key /m);
   });
 
-  it("runs again over its own directory, and refuses a directory it did not make", () => {
+  it("runs again over its own directory only with --force (its key would be replaced), and refuses a directory it did not make", () => {
     const cwd = tempDir();
     expect(aegis(["demo"], { cwd }).status).toBe(0);
-    expect(aegis(["demo"], { cwd }).status).toBe(0);
+    const key = readFileSync(join(cwd, "aegis-demo", "signing.key"), "utf8");
+    const again = aegis(["demo"], { cwd });
+    expect(again.status).toBe(2);
+    expect(again.stderr).toContain("an earlier demo's directory: running again would replace its record and its signing key; pass --force");
+    expect(readFileSync(join(cwd, "aegis-demo", "signing.key"), "utf8")).toBe(key);
+    expect(aegis(["demo", "--force"], { cwd }).status).toBe(0);
+    expect(readFileSync(join(cwd, "aegis-demo", "signing.key"), "utf8")).not.toBe(key);
     const other = join(cwd, "mine");
     aegis(["keygen", "--out", join(other, "precious.key")]);
     const refused = aegis(["demo", "--out", other], { cwd });

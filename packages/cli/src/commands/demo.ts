@@ -43,15 +43,17 @@ export class DemoCommand extends AegisCommand {
 
       The demo then verifies the record pinned to that key, changes one byte in a copy, and verifies the copy. It signs a checkpoint of the record (\`session.checkpoint\`) and proves the parked call's Lines on their own (\`proofs/\`), checking each proof with the public key alone. It ends with the exact \`aegis verify\` and \`aegis proof verify\` commands a stranger holding only the public key would run, and the \`aegis recheck\` and \`aegis envelope verify\` commands an operator would.
 
-      The output directory must be new, empty, or a directory an earlier demo made.
+      The output directory must be new or empty. One an earlier demo made is replaced, its signing key included, only with \`--force\`, as \`aegis keygen\` replaces a key.
     `,
     examples: [
       ["Run the demo into ./aegis-demo", "aegis demo"],
       ["Choose the directory", "aegis demo --out /tmp/aegis-demo"],
+      ["Run it again over an earlier demo's directory", "aegis demo --force"],
     ],
   });
 
   dir = Option.String("--out", "aegis-demo", { description: "Directory for the record and keys (default: ./aegis-demo)" });
+  force = Option.Boolean("--force", false, { description: "Replace an earlier demo's directory, its signing key included" });
 
   protected async run(): Promise<ExitCode> {
     const dir = resolve(this.dir);
@@ -160,6 +162,13 @@ export class DemoCommand extends AegisCommand {
         const present = await readdir(dir);
         if (present.length > 0 && !present.includes(MARKER)) {
           throw new CliError({ code: "output_dir", path: dir, detail: "the directory is not empty and was not made by aegis demo" });
+        }
+        if (present.length > 0 && !this.force) {
+          throw new CliError({
+            code: "output_dir",
+            path: dir,
+            detail: "an earlier demo's directory: running again would replace its record and its signing key; pass --force to replace them, or choose another --out",
+          });
         }
         for (const name of FILES) await rm(join(dir, name), { force: true, recursive: true });
       }
