@@ -281,3 +281,17 @@ describe("progress", () => {
     expect(readFileSync(out, "utf8")).not.toContain("verifying");
   });
 });
+
+describe("a record of the reference's earlier format", () => {
+  it("says a row with schema_version 1 looks like a version 1 record, which this verifier does not read", () => {
+    const mixed = aegis(["verify", vector("chains/malformed_line_schema_version_1.aarl")]);
+    expect(mixed.status).toBe(1);
+    expect(mixed.stdout).toMatch(/^Tampered: line 4: no line_type\n/);
+    expect(mixed.stderr).toContain("aegis verify: line 4 holds schema_version 1: it looks like a version 1 record");
+    const old = join(tempDir(), "v1.aarl");
+    writeFileSync(old, `${JSON.stringify({ schema_version: 1, kind: "session_open", seq: 0 })}\n`);
+    const run = aegis(["verify", old]);
+    expect(run.stderr).toContain("aegis verify: line 1 holds schema_version 1");
+    expect(aegis(["verify", GOLDEN]).stderr).not.toContain("schema_version 1");
+  });
+});

@@ -144,6 +144,11 @@ export class VerifyCommand extends AegisCommand {
     if (foreign !== undefined) this.context.stderr.write(`aegis verify: ${foreign}\n`);
     const stray = input.path === STDIN ? undefined : await notARecord(result, input.shown, input.path);
     if (stray !== undefined) this.context.stderr.write(`aegis verify: ${stray}\n`);
+    const older = input.path === STDIN ? undefined : await versionOneRow(result, input.path);
+    if (older !== undefined)
+      this.context.stderr.write(
+        `aegis verify: line ${older} holds schema_version 1: it looks like a version 1 record (an earlier format of the reference's), which this verifier does not read; it reads version 2 (SPEC §12)\n`,
+      );
     // The Envelope asked for and not checked: an input that could not be read (2), unless the record is Tampered.
     const code = exitCodeOfVerdict(result.verdict);
     return envelope?.ok === false && code !== 1 ? 2 : code;
@@ -365,6 +370,26 @@ async function recordsUnder(dir: string): Promise<string[]> {
 }
 
 /** What is said of a file that may not be a record at all; its first bytes are read again only then. */
+/**
+ * The row the walk stopped at as malformed, when it says `"schema_version": 1`: a record of the
+ * reference's earlier format, which a new user may hand over (SPEC §12). Read again only then,
+ * and only up to that row, each row bounded as the walk bounds it.
+ */
+async function versionOneRow(v: Verification, path: string): Promise<number | undefined> {
+  if (v.verdict.status !== "tampered" || v.verdict.reason.code !== "malformed_line") return undefined;
+  const wanted = v.verdict.reason.line;
+  const { readRecord } = await import("@aegis/format/internal");
+  try {
+    for await (const row of readRecord(path)) {
+      if (row.row < wanted) continue;
+      return row.code === "object" && row.value["schema_version"] === 1 ? row.row : undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
 async function notARecord(v: Verification, shown: string, path: string): Promise<string | undefined> {
   return mayBeNotARecord(v) ? describeNotARecord(v, shown, await firstBytes(path)) : undefined;
 }
