@@ -260,16 +260,20 @@ function isSyntaxFailure(error: unknown): error is SyntaxFailure {
 /** One line saying what was wrong with the command line, from clipanion's diagnosis. */
 function usageMessage(error: unknown, name: CommandName | undefined, argv: readonly string[], cli: Cli): string {
   if (isSyntaxFailure(error) && error.name === "UnknownSyntaxError") {
-    const reasons = [...new Set((error.candidates ?? []).map((c) => c.reason).filter((r): r is string => r !== null))];
-    if (reasons.length > 0) return reasons.map((r) => humanReason(r, name)).join("; ");
+    const reasons = [...new Set((error.candidates ?? []).map((c) => c.reason).filter((r): r is string => r !== null))].map((r) => humanReason(r, name, cli));
+    // An unknown flag is the mistake; what clipanion then makes of the words after it is not.
+    const flags = reasons.filter((r) => r.startsWith("unknown flag: "));
+    if (reasons.length > 0) return (flags.length > 0 ? flags : reasons).join("; ");
     if (name === undefined) {
       const first = argv[0] ?? "";
       const subs = commandGroups().get(first);
       if (subs !== undefined)
         return argv[1] === undefined
           ? `${first} needs a subcommand: ${subs.join(", ")}`
-          : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})`;
-      return first.startsWith("-") ? `unknown flag: ${first}` : `unknown command: ${first}`;
+          : `unknown subcommand: ${first} ${argv[1]} (one of ${subs.join(", ")})${suggest(nearest(argv[1], subs), first)}`;
+      if (first.startsWith("-")) return `unknown flag: ${first}`;
+      const near = nearest(first, [...commandNames().filter((n) => !n.includes(" ")), ...commandGroups().keys()]);
+      return `unknown command: ${first}${near === undefined ? "" : `; did you mean ${near}?`}`;
     }
     const missing = missingRequired(cli, name, argv);
     if (missing.length > 0) return missing.map((o) => `${name} requires ${o.flag} (${o.description})`).join("; ");
@@ -291,12 +295,56 @@ function missingRequired(cli: Cli, name: CommandName, argv: readonly string[]): 
     .map((o) => ({ flag: o.names.at(-1) ?? "", description: o.description.replace(/^./, (c) => c.toLowerCase()) }));
 }
 
+/** `; did you mean <prefix> <word>?`, or nothing. */
+function suggest(word: string | undefined, prefix: string): string {
+  return word === undefined ? "" : `; did you mean ${prefix} ${word}?`;
+}
+
+/** The one candidate within two edits of `typed` (a typo, a letter swapped), closest first; none when it is not one. */
+function nearest(typed: string, candidates: Iterable<string>): string | undefined {
+  let best: { word: string; distance: number } | undefined;
+  for (const word of new Set(candidates)) {
+    const distance = editDistance(typed, word);
+    if (distance <= 2 && distance < typed.length && (best === undefined || distance < best.distance)) best = { word, distance };
+  }
+  return best?.word;
+}
+
+/** Damerau-Levenshtein distance (adjacent swaps count once): `verfy` is one from `verify`. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => d[i]?.[j] ?? Number.MAX_SAFE_INTEGER;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, at(i - 2, j - 2) + 1);
+      const row = d[i];
+      if (row !== undefined) row[j] = value;
+    }
+  }
+  return at(a.length, b.length);
+}
+
 /** clipanion's reasons, in the reference's words where it has them. */
-function humanReason(reason: string, name: CommandName | undefined): string {
+function humanReason(reason: string, name: CommandName | undefined, cli: Cli): string {
   const invalid = /^Invalid option name \("(--[a-z-]+)=(.*)"\)\.?$/.exec(reason);
   if (invalid !== null) return `${invalid[1] ?? ""} takes no value (got "${invalid[2] ?? ""}")`;
   const unsupported = /^Unsupported option name \("(.*)"\)\.?$/.exec(reason);
-  if (unsupported !== null) return `unknown flag: ${unsupported[1] ?? ""}`;
+  if (unsupported !== null) {
+    const flag = unsupported[1] ?? "";
+    const options =
+      name === undefined
+        ? []
+        : (cli.definitions().find((d) => d.path === `aegis ${name}`)?.options ?? []).flatMap((o) => (o.definition.split(" ")[0] ?? "").split(","));
+    const near = flag.startsWith("--")
+      ? nearest(
+          flag,
+          options.filter((o) => o.startsWith("--")),
+        )
+      : undefined;
+    return `unknown flag: ${flag}${near === undefined ? "" : `; did you mean ${near}?`}`;
+  }
   const extraneous = /^Extraneous positional argument \("(.*)"\)\.?$/.exec(reason);
   if (extraneous !== null) return `unexpected argument: ${extraneous[1] ?? ""}`;
   if (/^Not enough positional arguments/.test(reason)) return `${name ?? "this command"} requires ${positionalOf(name)}`;

@@ -122,6 +122,6 @@ describe("aegis help", () => {
   it("of a command that does not exist is an unknown command, as it would be without help", () => {
     const run = aegis(["help", "verfy"]);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/^error: unknown command: verfy\nhelp: commands: verify, /);
+    expect(run.stderr).toMatch(/^error: unknown command: verfy; did you mean verify\?\nhelp: commands: verify, /);
   });
 });
