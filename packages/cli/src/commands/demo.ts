@@ -167,7 +167,8 @@ export class DemoCommand extends AegisCommand {
           throw new CliError({
             code: "output_dir",
             path: dir,
-            detail: "an earlier demo's directory: running again would replace its record and its signing key; pass --force to replace them, or choose another --out",
+            detail:
+              "an earlier demo's directory: running again would replace its record and its signing key; pass --force to replace them, or choose another --out",
           });
         }
         for (const name of FILES) await rm(join(dir, name), { force: true, recursive: true });
