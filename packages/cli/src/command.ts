@@ -12,6 +12,11 @@ import type { ExitCode } from "./exit-code.js";
 export abstract class AegisCommand extends Command {
   protected abstract run(): Promise<ExitCode>;
 
+  /** `--quiet`, where a command has it: nothing on stdout, the exit code alone. */
+  protected get quietStdout(): boolean {
+    return false;
+  }
+
   async execute(): Promise<ExitCode> {
     try {
       return await this.run();
@@ -35,6 +40,7 @@ export abstract class AegisCommand extends Command {
    * away (`aegis show big.aarl | head`) ends the output quietly: see {@link StdoutClosed}.
    */
   protected async out(text: string | Uint8Array): Promise<void> {
+    if (this.quietStdout) return;
     const stdout = this.context.stdout;
     if (stdoutClosed(stdout)) throw new StdoutClosed();
     try {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -210,6 +210,46 @@ describe("aegis demo", () => {
     expect(refused.stderr).toMatch(/^error: cannot use .*mine: the directory is not empty and was not made by aegis demo\n/);
     expect(readFileSync(join(other, "precious.key"), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
   });
+});
+
+describe("--quiet: the exit code alone", () => {
+  it("verify, recheck, proof verify and vectors print nothing on stdout with -q or --quiet, and exit as without it", () => {
+    const cwd = tempDir();
+    expect(aegis(["demo"], { cwd }).status).toBe(0);
+    const demo = join(cwd, "aegis-demo");
+    const at = (name: string): string => join(demo, name);
+    const publicKey = readFileSync(at("signing.pub"), "utf8").trim().split("\n").at(-1) ?? "";
+    const proofs = join(demo, "proofs");
+    const cases: [string[], number][] = [
+      [["verify", "--trust-store", at("signing.pub"), at("session.aarl")], 0],
+      [["verify", "--json", at("session-tampered.aarl")], 1],
+      [["recheck", "--trust-store", at("signing.pub"), "--policy", at("policy-stricter.yaml"), "--envelope", at("session.envelope"), at("session.aarl")], 1],
+      [
+        [
+          "proof",
+          "verify",
+          "--key",
+          publicKey,
+          ...spawnSync("ls", [proofs], { encoding: "utf8" })
+            .stdout.trim()
+            .split("\n")
+            .map((f) => join(proofs, f)),
+        ],
+        0,
+      ],
+      [["vectors", vector("")], 0],
+    ];
+    for (const [args, status] of cases) {
+      const loud = aegis(args);
+      expect(loud.status, args.join(" ")).toBe(status);
+      expect(loud.stdout).not.toBe("");
+      for (const flag of ["-q", "--quiet"]) {
+        const quiet = aegis([...(args[0] === "proof" ? ["proof", "verify", flag, ...args.slice(2)] : [args[0] ?? "", flag, ...args.slice(1)])]);
+        expect(quiet.status, `${flag} ${args.join(" ")}`).toBe(status);
+        expect(quiet.stdout, `${flag} ${args.join(" ")}`).toBe("");
+      }
+    }
+  }, 120_000);
 });
 
 describe("help and version", () => {

@@ -45,6 +45,12 @@ export class ProofVerifyCommand extends AegisCommand {
   keys = Option.Array("--key", [], { description: "A trusted public key, 64 lowercase hex (repeatable)" });
   witnessKeys = Option.Array("--witness", [], { description: "A witness's verifier key, <name>+<id>+<base64> (repeatable)" });
   minWitnesses = Option.String("--min-witnesses", "0", { description: "How many distinct witness keys must have cosigned each checkpoint (default 0)" });
+  quiet = Option.Boolean("-q,--quiet", false, { description: "Print nothing on stdout: the exit code alone says it" });
+
+  protected override get quietStdout(): boolean {
+    return this.quiet;
+  }
+
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   proofs = Option.Rest({ name: "PROOF", required: 1 });
 

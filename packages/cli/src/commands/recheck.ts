@@ -63,6 +63,12 @@ export class RecheckCommand extends AegisCommand {
     description: "Let the policy alone decide the exit code, even for a record that is not Verified (the reference's behaviour)",
   });
   currentTools = Option.String("--current-tools", { description: "A server's tools/list answer: say, per call, whether its tool's definition changed since" });
+  quiet = Option.Boolean("-q,--quiet", false, { description: "Print nothing on stdout: the exit code alone says it" });
+
+  protected override get quietStdout(): boolean {
+    return this.quiet;
+  }
+
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   record = Option.String({ name: "PATH" });
 

@@ -39,6 +39,12 @@ export class VectorsCommand extends AegisCommand {
     ],
   });
 
+  quiet = Option.Boolean("-q,--quiet", false, { description: "Print nothing on stdout: the exit code alone says it" });
+
+  protected override get quietStdout(): boolean {
+    return this.quiet;
+  }
+
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text" });
   dir = Option.String({ name: "DIR", required: false });
 

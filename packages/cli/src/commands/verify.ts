@@ -57,6 +57,12 @@ export class VerifyCommand extends AegisCommand {
   checkpoints = Option.Array("--checkpoint", [], { description: "A checkpoint the record must agree with (repeatable)", arity: 1 });
   witnesses = Option.Array("--witness", [], { description: "With --checkpoint: a witness's verifier key whose cosignatures count (repeatable)", arity: 1 });
   minWitnesses = Option.String("--min-witnesses", { description: "With --witness: how many distinct witnesses must have cosigned each checkpoint" });
+  quiet = Option.Boolean("-q,--quiet", false, { description: "Print nothing on stdout: the exit code alone says it" });
+
+  protected override get quietStdout(): boolean {
+    return this.quiet;
+  }
+
   json = Option.Boolean("--json", false, { description: "Print one JSON document instead of text (one per line for several records)" });
   recursive = Option.Boolean("--recursive", false, { description: "Verify every .aarl file under each directory given" });
   threads = Option.String("--threads", {
