@@ -224,19 +224,7 @@ describe("--quiet: the exit code alone", () => {
       [["verify", "--trust-store", at("signing.pub"), at("session.aarl")], 0],
       [["verify", "--json", at("session-tampered.aarl")], 1],
       [["recheck", "--trust-store", at("signing.pub"), "--policy", at("policy-stricter.yaml"), "--envelope", at("session.envelope"), at("session.aarl")], 1],
-      [
-        [
-          "proof",
-          "verify",
-          "--key",
-          publicKey,
-          ...spawnSync("ls", [proofs], { encoding: "utf8" })
-            .stdout.trim()
-            .split("\n")
-            .map((f) => join(proofs, f)),
-        ],
-        0,
-      ],
+      [["proof", "verify", "--key", publicKey, ...readdirSync(proofs).map((f) => join(proofs, f))], 0],
       [["vectors", vector("")], 0],
     ];
     for (const [args, status] of cases) {
