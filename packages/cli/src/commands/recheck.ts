@@ -32,7 +32,7 @@ export class RecheckCommand extends AegisCommand {
 
       With \`--as-recorded --policies <DIR>\`, each call is rechecked under the set its outcome names by \`policy_set_hash\`, among the Policy Sets in the directory. \`--envelope\` gives the request bytes that argument matchers need.
 
-      A record that is not Verified (Tampered, or Indeterminate) never passes: its calls are rechecked and printed, but the exit code is 1 and \`--json\`'s conclusion is \`record_not_verified\`, because a verdict about forged calls is no evidence. \`--unverified-ok\` lets the policy's answer alone decide the exit code, as the reference does; \`--require-verified\` refuses such a record before rechecking anything.
+      A record that is not Verified (Tampered, or Indeterminate) never passes, and no verdict line is printed for its calls: a verdict about calls that may be forged is no evidence. The exit code is 1, \`--json\`'s document holds no verdicts, its conclusion is \`record_not_verified\` and its \`error\` says why. \`--unverified-ok\` prints the verdicts and lets the policy's answer alone decide the exit code, as the reference does; \`--require-verified\` refuses such a record before rechecking anything.
 
       Exit codes: 0 every call unchanged, 1 some call changed (or the record is not Verified, or a usage error, or nothing to recheck), 2 the policy, record or Envelope could not be read, 3 some call is indeterminate (outranks 1, not a record that is not Verified).
     `,
@@ -194,6 +194,16 @@ export class RecheckCommand extends AegisCommand {
       // Refused before any verdict is printed: the document holds none.
       const refused = new StreamedDocument("verdicts");
       if (json) await this.out(refused.start(this.jsonHead(verification, pinned, sets)) + refused.end(faultJson(gate)));
+      throw new CliError(gate);
+    }
+    // Verdicts about a record no one can vouch for are not printed, unless asked for (SPEC §16.5, [M16.6]).
+    if (verification.verdict.status !== "verified" && !this.unverifiedOk) {
+      const gate: CliFault = { code: "not_verified", verdict: verdictText, gate: "default" };
+      const refused = new StreamedDocument("verdicts");
+      if (json) await this.out(refused.start(this.jsonHead(verification, pinned, sets)) + refused.end(faultJson(gate)));
+      await spool.replay(async (stream, text) => {
+        if (stream !== "out") this.context.stderr.write(text);
+      });
       throw new CliError(gate);
     }
     if (json) await this.out(document.start(this.jsonHead(verification, pinned, sets)));
