@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, statSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { writeKeyFile } from "@aegis/format/internal";
 import { describe, expect, it } from "vitest";
-import { BIN, KEY, MIRROR, call, tempDir } from "./support.js";
+import { BIN, KEY, call, reachableByOthers, tempDir } from "./support.js";
 import { workspace, wrapMirror, type WrapProcess } from "./wrap-process.js";
 
 /**
@@ -47,7 +47,10 @@ function accounts(): { gid: number; agentUid: number; agentGid: number } {
 
 /** The real CLI, run as `user`. */
 function as(user: string, args: readonly string[]) {
-  const r = spawnSync("runuser", ["-u", user, "--", process.execPath, BIN, ...args], { encoding: "utf8", env: { ...process.env, AEGIS_DEBUG: "" } });
+  const r = spawnSync("runuser", ["-u", user, "--", process.execPath, reachableByOthers().bin, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, AEGIS_DEBUG: "" },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -151,9 +154,22 @@ describe("aegis wrap --control-group: approvals an agent cannot give itself", ()
     const control = join(dir, "c.sock");
     const started = spawnSync(
       "runuser",
-      ["-u", AGENT, "--", process.execPath, BIN, "wrap", "--audit", join(dir, "r.aarl"), "--signing-key", key, "--policy", parkingPolicy(dir)]
+      [
+        "-u",
+        AGENT,
+        "--",
+        process.execPath,
+        reachableByOthers().bin,
+        "wrap",
+        "--audit",
+        join(dir, "r.aarl"),
+        "--signing-key",
+        key,
+        "--policy",
+        parkingPolicy(dir),
+      ]
         // A GID as a number is taken as it is; the agent's user is not in that group.
-        .concat(["--control", control, "--control-group", String(gid), "--", process.execPath, MIRROR]),
+        .concat(["--control", control, "--control-group", String(gid), "--", process.execPath, reachableByOthers().mirror]),
       { encoding: "utf8", input: "", env: { ...process.env, AEGIS_DEBUG: "" } },
     );
     expect(started.status).toBe(1);

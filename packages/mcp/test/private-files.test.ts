@@ -6,7 +6,7 @@ import { PolicySetHash, repairTornTail, type CallResult } from "@aegis/format";
 import { writeKeyFile } from "@aegis/format/internal";
 import { EnvelopeStore, openEnvelope, writePack } from "@aegis/envelope";
 import { openCheckpointedWriter } from "@aegis/proof";
-import { BIN, KEY, call, sha256, tempDir } from "./support.js";
+import { BIN, KEY, call, reachableByOthers, sha256, tempDir } from "./support.js";
 import { workspace, wrapMirror, type Recorded, type WrapProcess } from "./wrap-process.js";
 
 /**
@@ -202,7 +202,7 @@ describe("another local user, under umask 000 (ADR 0017)", () => {
       expect(record.status).not.toBe(0);
       expect(record.stderr).toContain("Permission denied");
       expect(asOther(["ls", envelope]).stderr).toContain("Permission denied");
-      const list = asOther([process.execPath, BIN, "approve", "--list", "--control", control]);
+      const list = asOther([process.execPath, reachableByOthers().bin, "approve", "--list", "--control", control]);
       expect(list.status).toBe(2);
       expect(list.stderr).toContain("permission denied: this user may not connect to the control socket");
 
@@ -219,7 +219,7 @@ describe("another local user, under umask 000 (ADR 0017)", () => {
       chmodSync(control, 0o666);
       expect(asOther(["cat", segment]).stdout).toContain("a secret the agent sent");
       expect(asOther(["cat", w.audit]).status).toBe(0);
-      const opened = asOther([process.execPath, BIN, "approve", "--list", "--control", control]);
+      const opened = asOther([process.execPath, reachableByOthers().bin, "approve", "--list", "--control", control]);
       expect(opened.status, opened.stderr).toBe(0);
     } finally {
       wrap.end();

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +17,28 @@ export const KEY = SigningKey.fromSeed(new Uint8Array(32).fill(7));
 
 export function tempDir(prefix = "aegis-mcp-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+let forOthers: { readonly bin: string; readonly mirror: string } | undefined;
+
+/**
+ * The one file and the mirror server, in a fresh folder every user may enter: a test that runs
+ * them as another user must pass when the checkout sits in a folder only its owner can enter
+ * (a 0700 home or `mktemp -d`, as a CI running as root often has). Built once per test file.
+ */
+export function reachableByOthers(): { readonly bin: string; readonly mirror: string } {
+  if (forOthers !== undefined) return forOthers;
+  const dir = tempDir("aegis-for-others-");
+  chmodSync(dir, 0o755);
+  const bin = join(dir, "aegis.mjs");
+  const built = spawnSync(process.execPath, [join(ROOT, "scripts/bundle.mjs"), bin], { encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`scripts/bundle.mjs ${bin}: exit ${String(built.status)}: ${built.stderr}`);
+  const mirror = join(dir, "mirror-server.mjs");
+  copyFileSync(MIRROR, mirror);
+  chmodSync(bin, 0o644);
+  chmodSync(mirror, 0o644);
+  forOthers = { bin, mirror };
+  return forOthers;
 }
 
 export function openWriter(path: string): Promise<RecordWriter> {
