@@ -197,6 +197,18 @@ describe("aegis recheck: beyond the reference", () => {
     expect(run.stderr).not.toMatch(STACK_TRACE);
   });
 
+  it("a version 2 set whose path_prefix is not absolute is refused when read, naming the rule: exit 2", () => {
+    const policy = join(tempDir(), "relative.yaml");
+    writeFileSync(policy, "version: 2\ndefault: deny\nrules:\n  - { id: read-workspace, action: allow, tool: fs.read, fs: { path_prefix: workspace/ } }\n");
+    const run = aegis(["recheck", "--policy", policy, GOLDEN]);
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(
+      `error: policy parse error: rules[0].fs.path_prefix: "workspace/" can never match a call's path, which is absolute, so rule "read-workspace" never would; begin it with /\n`,
+    );
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
   it("an unreadable record or policy is exit 2", () => {
     expect(aegis(["recheck", "--policy", fixture("unchanged.yaml"), "/nonexistent/r.aarl"]).status).toBe(2);
     expect(aegis(["recheck", "--policy", "/nonexistent/p.yaml", fixture("session_clean.jsonl")]).status).toBe(2);

@@ -169,7 +169,7 @@ function readRule(tree: Tree, node: YamlNode | null, path: string, version: { re
     capability: optional("capability", (n, at) => axis(tree, n, at)),
     role: optional("role", (n, at) => axis(tree, n, at)),
     session: optional("session", (n, at) => axis(tree, n, at)),
-    fs: optional("fs", (n, at) => readFs(tree, n, at)),
+    fs: optional("fs", (n, at) => readFs(tree, n, at, id)),
     net: optional("net", (n, at) => readNet(tree, n, at)),
     args: optional("args", (n, at) => readArgs(tree, n, at)),
   });
@@ -256,13 +256,23 @@ function oneOf<K extends string>(tree: Tree, entries: Entries, keys: readonly K[
   return only;
 }
 
-function readFs(tree: Tree, node: YamlNode | null, path: string): PathMatcher | undefined {
+function readFs(tree: Tree, node: YamlNode | null, path: string, ruleId: string | undefined): PathMatcher | undefined {
   const entries = tree.mapping(node, path, FS_KEYS);
   if (entries === undefined) return undefined;
   const key = oneOf(tree, entries, FS_KEYS, path, true);
   if (key === undefined) return undefined;
   const text = tree.string(entries.get(key) ?? null, member(path, key));
   if (text === undefined) return undefined;
+  // A call's path_canonical is absolute: a matcher that cannot begin with "/" would never
+  // match, and a rule that silently never matches is worse than a refused file (SPEC §15.2).
+  if (!(text.startsWith("/") || (key === "path_glob" && text.startsWith("*")))) {
+    const rule = ruleId === undefined ? "the rule" : `rule ${JSON.stringify(ruleId)}`;
+    const begin = key === "path_glob" ? "/ or *" : "/";
+    return tree.badValue(
+      member(path, key),
+      `${JSON.stringify(text)} can never match a call's path, which is absolute, so ${rule} never would; begin it with ${begin}`,
+    );
+  }
   switch (key) {
     case "path":
       return { code: "exact", path: text };

@@ -210,4 +210,17 @@ describe("version 2 Policy Sets (SPEC §15.2)", () => {
       "rules[1].args[2]: give only one of prefix, exists",
     ]);
   });
+
+  it("[M15.8] refuses an fs matcher that could never match an absolute path, naming the rule", () => {
+    const rule = (id: string, fs: string) => `  - { id: ${id}, action: allow, tool: fs.read, fs: { ${fs} } }`;
+    const text = ["version: 2", "rules:", rule("ws", "path_prefix: workspace/"), rule("n", "path: notes.md"), rule("q", 'path_glob: "?/a.md"')].join("\n");
+    expect(messagesOf(text)).toEqual([
+      `rules[0].fs.path_prefix: "workspace/" can never match a call's path, which is absolute, so rule "ws" never would; begin it with /`,
+      `rules[1].fs.path: "notes.md" can never match a call's path, which is absolute, so rule "n" never would; begin it with /`,
+      `rules[2].fs.path_glob: "?/a.md" can never match a call's path, which is absolute, so rule "q" never would; begin it with / or *`,
+    ]);
+    // What can match an absolute path is read: "/" itself, and globs that begin with * or **.
+    const fine = ["version: 2", "rules:", rule("root", "path_prefix: /"), rule("any", 'path_glob: "**/*.md"'), rule("top", 'path_glob: "*/etc/passwd"')];
+    expect(tryParsePolicySet(fine.join("\n")).ok).toBe(true);
+  });
 });

@@ -70,6 +70,7 @@ export const STATED: Readonly<Record<string, readonly (readonly [string, string 
   refuse_limits_on_deny: ["limits_not_allowed"],
   refuse_v2_key_in_v1: ["version_2_only"],
   refuse_conflicting_fs: ["conflicting_keys"],
+  refuse_relative_fs: ["bad_value", "bad_value", "bad_value"],
   refuse_port_range_inverted: ["bad_value"],
   refuse_bad_pointer: ["bad_value"],
   refuse_yaml_syntax: ["yaml_syntax"],

@@ -262,6 +262,20 @@ const CASES: readonly Case[] = [
     [],
   ],
   [
+    "refuse_relative_fs",
+    ["15.2"],
+    "fs matchers that could never match an absolute path: a relative path_prefix and path, a glob beginning with ?.",
+    [
+      "version: 2",
+      "rules:",
+      "  - { id: a, action: allow, tool: t, fs: { path_prefix: workspace/ } }",
+      "  - { id: b, action: allow, tool: t, fs: { path: notes.md } }",
+      '  - { id: c, action: allow, tool: t, fs: { path_glob: "?/a.md" } }',
+      '  - { id: d, action: allow, tool: t, fs: { path_glob: "*/etc/passwd" } }',
+    ],
+    [],
+  ],
+  [
     "refuse_port_range_inverted",
     ["15.2"],
     "A port range whose min is above its max.",
