@@ -17,6 +17,24 @@ describe("conformance/python", () => {
     expect(run.status).toBe(0);
   });
 
+  it("says how its count relates to aegis vectors': the manifest's vectors, run or not, and the checks beyond them", () => {
+    const python = spawnSync("/usr/bin/python3", [join(ROOT, "conformance/python/run_vectors.py")], { encoding: "utf8" });
+    const ours = spawnSync(process.execPath, [BIN, "vectors"], { encoding: "utf8" });
+    const [, total] = /^(\d+) passed, 0 failed$/m.exec(ours.stdout) ?? [];
+    const manifest = JSON.parse(readFileSync(join(ROOT, "vectors/manifest.json"), "utf8")) as { vectors: unknown[] };
+    expect(Number(total)).toBe(manifest.vectors.length);
+    const line =
+      /^# manifest\.json: (\d+) of its (\d+) vectors passed, 0 failed, (\d+) not run \(kinds [^)]+\); (\d+) more checks from external\/ and built-in cases$/m.exec(
+        python.stderr,
+      );
+    expect(line, python.stderr).not.toBeNull();
+    const [ran, of, notRun, more] = (line ?? []).slice(1).map(Number);
+    expect(of).toBe(manifest.vectors.length);
+    expect((ran ?? 0) + (notRun ?? 0)).toBe(of);
+    const [, all] = /^(\d+) passed, 0 failed$/m.exec(python.stdout) ?? [];
+    expect((ran ?? 0) + (more ?? 0)).toBe(Number(all));
+  });
+
   it("passes its own tests of readings no vector pins", () => {
     const run = spawnSync("/usr/bin/python3", [join(ROOT, "conformance/python/test_walk.py")], { encoding: "utf8" });
     // Without PyNaCl (a fresh machine before .ci/run) the one test comparing libsodium's

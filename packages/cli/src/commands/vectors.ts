@@ -29,7 +29,7 @@ export class VectorsCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Run the conformance vectors against this implementation",
     details: `
-      Reads \`manifest.json\` in the directory (by default the vectors this aegis was built with), runs every vector (canonical form, strict Ed25519, record verification, and the other kinds the manifest lists) and compares each answer with the expected one. Prints one line per failing vector with what differed, then \`N passed, N failed\`.
+      Reads \`manifest.json\` in the directory (by default the vectors this aegis was built with), runs every vector (canonical form, strict Ed25519, record verification, and the other kinds the manifest lists) and compares each answer with the expected one. Prints one line per failing vector with what differed, then \`N passed, N failed\`, which counts the manifest's vectors, each once. (conformance/python/run_vectors.py counts more: every case of \`external/\` too, and skips the kinds it does not implement; vectors/README.md says how the two counts relate.)
 
       Exit codes: 0 every vector passed, 1 any failed (or a usage error), 2 the directory holds no readable manifest.
     `,
