@@ -7,6 +7,14 @@ import type { Writable } from "node:stream";
 export class Progress {
   private shown = false;
   private readonly started = Date.now();
+  /**
+   * Ctrl-C while the line shows must not leave it on the terminal under the shell's prompt:
+   * clear it, then die of the same signal, so the exit status still says which (130 for SIGINT).
+   */
+  private readonly onSignal = (signal: NodeJS.Signals): void => {
+    this.finish();
+    process.kill(process.pid, signal);
+  };
 
   constructor(
     private readonly stream: Writable & { isTTY?: boolean },
@@ -22,13 +30,19 @@ export class Progress {
     if (!this.enabled || Date.now() - this.started < 250) return;
     const percent = this.total === 0 ? 100 : Math.min(100, Math.floor((done / this.total) * 100));
     this.stream.write(`\r${this.label}: ${mib(done)} of ${mib(this.total)} (${percent}%)`);
+    if (!this.shown) for (const signal of SIGNALS) process.once(signal, this.onSignal);
     this.shown = true;
   }
 
   finish(): void {
-    if (this.shown) this.stream.write("\r\u001b[2K");
+    if (!this.shown) return;
+    this.stream.write("\r\u001b[2K");
+    this.shown = false;
+    for (const signal of SIGNALS) process.removeListener(signal, this.onSignal);
   }
 }
+
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 function mib(bytes: number): string {
   return bytes >= 1 << 30 ? `${(bytes / (1 << 30)).toFixed(2)} GiB` : `${(bytes / (1 << 20)).toFixed(0)} MiB`;
