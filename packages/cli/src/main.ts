@@ -2,52 +2,8 @@ import { messageOf } from "@aegis/format/internal";
 import { Builtins, Cli, UsageError, type BaseContext, type CommandClass } from "clipanion";
 import { watchForClosedReader } from "./command.js";
 import { exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
+import { withPlaceholders } from "./usage-text.js";
 import { VERSION } from "./version.js";
-
-/** clipanion writes an option's value as `#0`; say what it is. */
-const PLACEHOLDERS: Readonly<Record<string, string>> = {
-  "--key": "<HEX>",
-  "--trust-store": "<PATH>",
-  "--out": "<PATH>",
-  "--call": "<ID>",
-  "--policy": "<YAML>",
-  "--policies": "<DIR>",
-  "--envelope": "<DIR|PACK>",
-  "--reason": "<TEXT>",
-  "--audit": "<PATH>",
-  "--signing-key": "<PATH>",
-  "--bindings": "<YAML>",
-  "--role": "<ROLE>",
-  "--session": "<SESSION>",
-  "--control": "<PATH>",
-  "--control-group": "<NAME|GID>",
-  "--checkpoint": "<FILE>",
-  "--current-tools": "<FILE>",
-  "--witness": "<KEY>",
-  "--min-witnesses": "<N>",
-  "--origin": "<TEXT>",
-  "--size": "<N>",
-  "--line": "<N>",
-  "--threads": "<N>",
-  "--format": "<FORMAT>",
-  "--path": "<PATH>",
-  "--host": "<HOST[:PORT]>",
-  "--before": "<UTC-DATE>",
-  "--record": "<PATH>",
-  "--listen": "<HOST:PORT>",
-  "--name": "<NAME>",
-  "--log": "<ORIGIN=KEY>",
-  "--state": "<DIR>",
-};
-
-/** Where one command's option takes a narrower value than {@link PLACEHOLDERS} says. */
-const COMMAND_PLACEHOLDERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  // Only redaction, and the store wrap writes, are limited to a store directory; every other --envelope also takes a pack.
-  "envelope redact": { "--envelope": "<DIR>" },
-  "envelope expire": { "--envelope": "<DIR>" },
-  wrap: { "--envelope": "<DIR>", "--witness": "<VKEY@URL>" },
-  checkpoint: { "--witness": "<VKEY@URL>" },
-};
 
 class AegisCli extends Cli {
   override usage(...args: Parameters<Cli["usage"]>): string {
@@ -73,13 +29,6 @@ function listedCommand(line: string): string | undefined {
   if (words === null) return undefined;
   const two = `${words[1] ?? ""} ${words[2] ?? ""}`;
   return isCommandName(two) ? two : words[1];
-}
-
-function withPlaceholders(line: string, command: string | undefined): string {
-  const own = command === undefined ? undefined : COMMAND_PLACEHOLDERS[command];
-  return line
-    .replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${own?.[name] ?? PLACEHOLDERS[name] ?? "<VALUE>"}`)
-    .replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
 }
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
@@ -123,6 +72,8 @@ const COMMANDS = {
   export: async () => (await import("./commands/export.js")).ExportCommand,
   "witness keygen": async () => (await import("./commands/witness-keygen.js")).WitnessKeygenCommand,
   "witness serve": async () => (await import("./commands/witness-serve.js")).WitnessServeCommand,
+  completion: async () => (await import("./commands/completion.js")).CompletionCommand,
+  man: async () => (await import("./commands/man.js")).ManCommand,
 } as const satisfies Record<string, () => Promise<CommandClass>>;
 type CommandName = keyof typeof COMMANDS;
 
@@ -167,8 +118,8 @@ function commandNames(): CommandName[] {
 export async function main(argv: readonly string[], context: Partial<BaseContext> = {}): Promise<number> {
   const ctx = { ...Cli.defaultContext, ...context };
   watchForClosedReader(ctx.stdout);
-  // `aegis help` is `aegis --help`; `aegis help verify` is `aegis verify --help`.
-  const args = argv[0] === "help" ? [...argv.slice(1), "--help"] : argv;
+  // `aegis help` is `aegis --help`; `aegis help verify` is `aegis verify --help`; `aegis help --man` is `aegis man`.
+  const args = argv[0] === "help" ? (argv[1] === "--man" && argv.length === 2 ? ["man"] : [...argv.slice(1), "--help"]) : argv;
   if (args.length === 0) return usageFault(ctx, undefined, { code: "usage", message: "no command given", command: "" });
   const subs = commandGroups().get(args[0] ?? "");
   if (subs !== undefined && args.length === 2 && (args[1] === "--help" || args[1] === "-h")) {
@@ -190,6 +141,8 @@ export async function main(argv: readonly string[], context: Partial<BaseContext
 function needed(argv: readonly string[]): CommandName[] {
   const first = argv[0] ?? "";
   if (argv.length === 1 && (first === "--help" || first === "-h")) return commandNames();
+  // What describes every command needs every command.
+  if (first === "completion" || first === "man") return commandNames();
   const name = commandName(argv);
   if (name !== undefined) return [name];
   return (commandGroups().get(first) ?? []).map((sub) => `${first} ${sub}`).filter(isCommandName);

@@ -1,0 +1,213 @@
+import type { CommandEntry } from "./command-list.js";
+
+/** The shells `aegis completion` writes a script for. */
+export const SHELLS = ["bash", "zsh", "fish"] as const;
+export type Shell = (typeof SHELLS)[number];
+
+export function isShell(name: string): name is Shell {
+  return (SHELLS as readonly string[]).includes(name);
+}
+
+/**
+ * A completion script for `shell`, made from the commands' own definitions, so a new command
+ * or flag is completed without anyone editing a script: command names (the second word of
+ * `envelope get` after the first), each command's flags, and files elsewhere.
+ */
+export function completionScript(shell: Shell, commands: readonly CommandEntry[]): string {
+  switch (shell) {
+    case "bash":
+      return bash(commands);
+    case "zsh":
+      return zsh(commands);
+    case "fish":
+      return fish(commands);
+  }
+}
+
+/** The first words typed (`verify`, `envelope`), each once, and the second words of each group. */
+function words(commands: readonly CommandEntry[]): { readonly first: string[]; readonly groups: Map<string, string[]> } {
+  const first: string[] = [];
+  const groups = new Map<string, string[]>();
+  for (const { name } of commands) {
+    const [head = "", sub] = name.split(" ");
+    if (!first.includes(head)) first.push(head);
+    if (sub !== undefined) groups.set(head, [...(groups.get(head) ?? []), sub]);
+  }
+  return { first: [...first, "help"], groups };
+}
+
+/** Single-quoted for a POSIX shell (bash, zsh). */
+function quoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+function bash(commands: readonly CommandEntry[]): string {
+  const { first, groups } = words(commands);
+  const groupCases = [...groups].map(([group, subs]) => `    ${group}) subs=${quoted(subs.join(" "))} ;;`);
+  const flagCases = commands.map((c) => `    ${quoted(c.name)}) flags=${quoted(c.flags.flatMap((f) => f.names).join(" "))} ;;`);
+  const valued = [...new Set(commands.flatMap((c) => c.flags.filter((f) => f.value !== undefined).flatMap((f) => f.names)))].sort();
+  return `# aegis completion for bash. Load it in this shell:  source <(aegis completion bash)
+# or for every shell:  aegis completion bash > ~/.local/share/bash-completion/completions/aegis
+_aegis() {
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} command subs= flags=
+  COMPREPLY=()
+  if [[ $COMP_CWORD -eq 1 ]]; then
+    COMPREPLY=($(compgen -W ${quoted(first.join(" "))} -- "$cur"))
+    return
+  fi
+  command=\${COMP_WORDS[1]}
+  case "$command" in
+${groupCases.join("\n")}
+  esac
+  if [[ -n $subs ]]; then
+    if [[ $COMP_CWORD -eq 2 ]]; then
+      COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+      return
+    fi
+    command="$command \${COMP_WORDS[2]}"
+  fi
+  case "$command" in
+${flagCases.join("\n")}
+    help) COMPREPLY=($(compgen -W ${quoted(first.join(" "))} -- "$cur")); return ;;
+  esac
+  if [[ $command == completion && $cur != -* ]]; then
+    COMPREPLY=($(compgen -W ${quoted(SHELLS.join(" "))} -- "$cur"))
+    return
+  fi
+  # A flag that takes a value: complete a file name, the usual value.
+  case "$prev" in
+    ${valued.join("|")}) compopt -o default 2>/dev/null; return ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  else
+    compopt -o default 2>/dev/null
+  fi
+}
+complete -F _aegis aegis
+`;
+}
+
+/** A zsh `_arguments` description: brackets and colons would end it early. */
+function zshText(text: string): string {
+  return text.replace(/([[\]:\\])/g, "\\$1");
+}
+
+function zsh(commands: readonly CommandEntry[]): string {
+  const { first, groups } = words(commands);
+  const described = (name: string): string => {
+    const entry = commands.find((c) => c.name === name);
+    const text = entry?.description ?? (name === "help" ? "Print the help of aegis or of one command" : `${name} commands`);
+    return quoted(`${name}:${text}`);
+  };
+  const subLists = [...groups].map(
+    ([group, subs]) =>
+      `    ${group}) subs=(${subs.map((s) => quoted(`${s}:${commands.find((c) => c.name === `${group} ${s}`)?.description ?? ""}`)).join(" ")}) ;;`,
+  );
+  const specs = commands.map((c) => {
+    const lines = c.flags.flatMap((f) =>
+      f.names.map((n) => quoted(`${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:_files`}`)),
+    );
+    const operands = c.name === "completion" ? quoted(`1:shell:(${SHELLS.join(" ")})`) : quoted("*:file:_files");
+    return `    ${quoted(c.name)}) args=(${[...lines, operands].join(" ")}) ;;`;
+  });
+  return `#compdef aegis
+# aegis completion for zsh. Load it in this shell:  source <(aegis completion zsh)
+# or for every shell: write it as _aegis in a directory of your $fpath, before compinit runs.
+_aegis() {
+  local -a commands subs args
+  local command
+  if (( CURRENT == 2 )); then
+    commands=(${first.map(described).join(" ")})
+    _describe command commands
+    return
+  fi
+  command=$words[2]
+  case $command in
+${subLists.join("\n")}
+  esac
+  if (( $#subs )); then
+    if (( CURRENT == 3 )); then
+      _describe subcommand subs
+      return
+    fi
+    command="$command $words[3]"
+  fi
+  case $command in
+${specs.join("\n")}
+    help) commands=(${first.map(described).join(" ")}); _describe command commands; return ;;
+  esac
+  _arguments -s $args
+}
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+  _aegis "$@"
+else
+  compdef _aegis aegis
+fi
+`;
+}
+
+/** Single-quoted for fish, where only \\ and ' are special inside. */
+function fishQuoted(text: string): string {
+  return `'${text.replace(/([\\'])/g, "\\$1")}'`;
+}
+
+function fish(commands: readonly CommandEntry[]): string {
+  const { first, groups } = words(commands);
+  const lines: string[] = [];
+  for (const name of first) {
+    const entry = commands.find((c) => c.name === name);
+    const text = entry?.description ?? (name === "help" ? "Print the help of aegis or of one command" : `${name} commands`);
+    lines.push(`complete -c aegis -f -n '__aegis_command_is ""' -a ${name} -d ${fishQuoted(text)}`);
+  }
+  for (const [group, subs] of groups) {
+    for (const sub of subs) {
+      const text = commands.find((c) => c.name === `${group} ${sub}`)?.description ?? "";
+      lines.push(`complete -c aegis -f -n '__aegis_command_is ${group}' -a ${sub} -d ${fishQuoted(text)}`);
+    }
+  }
+  for (const c of commands) {
+    for (const f of c.flags) {
+      const spelled = f.names.map((n) => (n.startsWith("--") ? `-l ${n.slice(2)}` : `-s ${n.slice(1)}`)).join(" ");
+      const value = f.value === undefined ? "" : " -r -F";
+      lines.push(`complete -c aegis -n ${fishQuoted(`__aegis_command_is '${c.name}'`)} ${spelled}${value} -d ${fishQuoted(f.description)}`);
+    }
+  }
+  lines.push(`complete -c aegis -f -n '__aegis_command_is help' -a ${fishQuoted(first.join(" "))}`);
+  lines.push(`complete -c aegis -f -n '__aegis_command_is completion' -a ${fishQuoted(SHELLS.join(" "))}`);
+  const groupTest = [...groups.keys()].join(" ");
+  return `# aegis completion for fish. Load it in this shell:  aegis completion fish | source
+# or for every shell:  aegis completion fish > ~/.config/fish/completions/aegis.fish
+
+# The command typed so far: "" before one, "verify", "envelope" before its second word, "envelope get".
+function __aegis_command
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l command
+    for word in $words
+        string match -q -- '-*' $word; and continue
+        set -a command $word
+        if test (count $command) -eq 1; and not contains -- $word ${groupTest}
+            break
+        end
+        test (count $command) -eq 2; and break
+    end
+    string join ' ' -- $command
+end
+
+function __aegis_command_is
+    set -l command (__aegis_command)
+    test "$command" = "$argv[1]"
+end
+
+# Files once a command is named: its paths. Not where a command's second word is due.
+function __aegis_takes_files
+    set -l command (__aegis_command)
+    test -n "$command"; and not contains -- "$command" ${groupTest} help completion
+end
+
+complete -c aegis -f
+complete -c aegis -n '__aegis_takes_files' -F
+${lines.join("\n")}
+`;
+}
