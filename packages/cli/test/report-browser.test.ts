@@ -179,6 +179,45 @@ describe("aegis report in headless Chromium", () => {
     await closeClean(opened);
   });
 
+  it("no cell cuts its text at 1400 or 800 px: cells wrap and rows grow; a recheck's newly_blocked stands out", async () => {
+    const key = readFileSync(join(demo, "signing.pub"), "utf8").trim().split("\n").at(-1) ?? ""; // SPEC §13.6: the header, then the key
+    const out = join(work, "wrapped.html");
+    const args = ["report", "--key", key, "--policy", join(demo, "policy-stricter.yaml"), "--envelope", join(demo, "session.envelope"), "--out", out];
+    expect(aegis([...args, join(demo, "session.aarl")]).status).toBe(0);
+    for (const width of [1400, 800]) {
+      const page = await browser.newPage({ viewport: { width, height: 1000 } });
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(pathToFileURL(out).href);
+      expect((await pageVerdict(page)).verdict).toBe("verified");
+      const clipped = await page.$$eval(".grid .cell", (cells) =>
+        cells.filter((c) => c.scrollWidth > c.clientWidth + 1 || c.scrollHeight > c.clientHeight + 1).map((c) => `${c.className}: ${c.textContent}`),
+      );
+      expect(clipped, `at ${width} px`).toEqual([]);
+      // Rows that grew push the rows below them down: none overlaps the next.
+      const boxes = await page.$$eval(".grid-body .grid-row", (rows) => rows.map((r) => r.getBoundingClientRect()).map((b) => [b.top, b.bottom] as const));
+      expect(boxes.length).toBe(9);
+      for (let i = 1; i < boxes.length; i++) expect(boxes[i]?.[0], `row ${i} at ${width} px`).toBeGreaterThanOrEqual((boxes[i - 1]?.[1] ?? 0) - 0.5);
+      // Every word of a denial is in its cell, and shown.
+      const denied = await page.locator(".grid-body .is-denied .cell-decision").first().innerText();
+      expect(denied).toBe("denied: no matching rule (default deny)");
+      const recheck = await page.$$eval(".grid-body .cell-recheck", (cells) =>
+        cells.map((c) => ({ text: c.textContent ?? "", weight: getComputedStyle(c).fontWeight, color: getComputedStyle(c).color })),
+      );
+      const blocked = recheck.filter((c) => c.text.startsWith("newly_blocked"));
+      const unchanged = recheck.filter((c) => c.text.startsWith("unchanged"));
+      expect(blocked.length).toBe(2);
+      expect(unchanged.length).toBe(4);
+      for (const c of blocked) {
+        expect(c.weight).toBe("700");
+        expect(unchanged.map((u) => u.color)).not.toContain(c.color);
+      }
+      await page.screenshot({ path: join(SCREENSHOTS, `demo-report-${width}.png`), fullPage: true });
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  });
+
   it("a record with one altered byte shows Tampered at the Line aegis verify names, and the link goes to it", async () => {
     const record = readFileSync(join(demo, "session.aarl"));
     const rows = record.toString("latin1").split("\n");
@@ -204,6 +243,15 @@ describe("aegis report in headless Chromium", () => {
     // that breaks): call-3, whose Line is the row it began on.
     expect(await page.locator(".grid-body .is-active .cell-what").innerText()).toBe("call-3");
     expect(Number(await page.locator(".grid-body .is-active .cell-line").innerText())).toBe(row + 1);
+    // The words say what is struck through: the rows from the break on, and the calls whose outcome is there.
+    const note = await page.locator("#row-count").innerText();
+    const from = Number(/the rows from line (\d+) on, and the calls whose outcome is there/.exec(note)?.[1]);
+    expect(from, note).toBeGreaterThan(0);
+    const struck = await page.$$eval(".grid-body .is-after-break", (rs) =>
+      rs.map((r) => ({ call: r.classList.contains("is-call"), line: Number(r.querySelector(".cell-line")?.textContent) })),
+    );
+    expect(struck.length).toBeGreaterThan(0);
+    for (const row of struck) expect(row.line >= from || row.call, JSON.stringify(row)).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, "tampered-report.png"), fullPage: true });
     await closeClean(opened);
   });

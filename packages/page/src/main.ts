@@ -103,7 +103,7 @@ async function verify(source: RecordSource, keys: readonly string[] | undefined)
 const COLUMNS: readonly Column[] = [
   { key: "line", title: "Line", width: "4em" },
   { key: "time", title: "Time (UTC)", width: "14.5em" },
-  { key: "session", title: "Session", width: "5em" },
+  { key: "session", title: "Session", width: "5.5em" },
   { key: "what", title: "Call", width: "minmax(5em, 1fr)" },
   { key: "tool", title: "Tool", width: "minmax(5em, 1fr)" },
   { key: "decision", title: "Decision", width: "minmax(9em, 1.5fr)" },
@@ -157,7 +157,10 @@ async function run(source: RecordSource, keys: readonly string[] | undefined): P
     "Every row of the record, in file order",
   );
   const count = byId("row-count", HTMLElement);
-  const breakNote = stopped ? `; rows from line ${v.lines} on are struck through: at or after the break, nothing in them is vouched for` : "";
+  // A call's row shows the line it began on; it is struck through when its outcome is at or after the break.
+  const breakNote = stopped
+    ? `; struck through: the rows from line ${v.lines} on, and the calls whose outcome is there: at or after the break, nothing in them is vouched for`
+    : "";
   const filters = renderFilters(account, cells, (rows, total) => {
     count.textContent = `${rows.length === total ? `${total} rows` : `${rows.length} of ${total} rows`}${breakNote}`;
     table.show(rows);

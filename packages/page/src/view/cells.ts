@@ -36,6 +36,8 @@ export interface Cells {
   /** A call's decision axes, for the path and host filters; absent for every other row, and a call with no outcome. */
   readonly axes?: DecisionAxes;
   readonly afterBreak: boolean;
+  /** What `aegis recheck` found for a call, to make a change stand out; absent without a recheck. */
+  readonly recheckCode?: RecheckedCall["code"];
 }
 
 export type RowClass = "call" | "denied" | "parked" | "error" | "in_flight";
@@ -99,8 +101,10 @@ function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "lin
   const at = entry.outcome?.at ?? entry.intent?.at;
   const begun = entry.intent?.time;
   const ended = o?.time;
+  const rechecked = entry.outcome === undefined ? undefined : context.recheckByLine.get(entry.outcome.line);
   const cells = {
     ...base,
+    ...(rechecked === undefined ? {} : { recheckCode: rechecked.code }),
     classes,
     line: String(line),
     session: at === undefined ? NONE : String(at.session_index),
@@ -110,7 +114,7 @@ function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "lin
     duration:
       begun !== undefined && ended !== undefined ? `${Date.parse(ended) - Date.parse(begun)} ms` : o?.wall_ms !== undefined ? `${o.wall_ms} ms (ran)` : NONE,
     // `aegis recheck` reports each call by its outcome's row.
-    recheck: (entry.outcome === undefined ? undefined : context.recheckByLine.get(entry.outcome.line))?.text ?? NONE,
+    recheck: rechecked?.text ?? NONE,
     envelope: envelopeText(context.data, entry),
   };
   if (o === undefined) {

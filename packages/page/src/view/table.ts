@@ -1,14 +1,16 @@
 import { h, replaceChildren } from "./dom.js";
 import type { Cells } from "./cells.js";
+import { RowHeights } from "./row-heights.js";
 
 /** A column of the table: its heading, and which cell it shows. */
 export interface Column {
-  readonly key: Exclude<keyof Cells, "classes" | "afterBreak" | "axes">;
+  readonly key: Exclude<keyof Cells, "classes" | "afterBreak" | "axes" | "recheckCode">;
   readonly title: string;
   /** Width as a CSS grid track. */
   readonly width: string;
 }
 
+/** A row of one line of text: what a row is taken to be until it has been shown and measured. */
 const ROW_HEIGHT = 28;
 /** Rows rendered beyond the visible ones, above and below, so scrolling shows no gap. */
 const OVERSCAN = 12;
@@ -24,6 +26,12 @@ export class VirtualTable {
   private readonly spacer: HTMLElement;
   private readonly body: HTMLElement;
   private rows: readonly number[] = [];
+  /**
+   * Each row shown is as tall as its cells' wrapped text (every word of a long denial can be
+   * read), measured once it is laid out, and kept by the caller's index across filters.
+   */
+  private heights = new RowHeights(new Float64Array(0));
+  private readonly measured = new Map<number, number>();
   private active = 0;
   private printing = false;
   /** Ends the window's listeners: a record dropped next gets a table of its own, and this one must let go. */
@@ -49,13 +57,9 @@ export class VirtualTable {
     );
     this.body = h("div", { class: "grid-body", role: "rowgroup" });
     this.spacer = h("div", { class: "grid-spacer" }, this.body);
-    this.viewport = h("div", { class: "grid-viewport" }, this.spacer);
-    this.element = h(
-      "div",
-      { role: "grid", "aria-label": label, tabindex: 0, class: "grid", "aria-rowcount": 1 },
-      h("div", { role: "rowgroup" }, header),
-      this.viewport,
-    );
+    // The heading scrolls sideways with the rows (a narrow window scrolls the table), and stays on top.
+    this.viewport = h("div", { class: "grid-viewport" }, h("div", { role: "rowgroup", class: "grid-heading" }, header), this.spacer);
+    this.element = h("div", { role: "grid", "aria-label": label, tabindex: 0, class: "grid", "aria-rowcount": 1 }, this.viewport);
     this.viewport.addEventListener("scroll", () => this.render());
     this.element.addEventListener("keydown", (event) => this.key(event));
     this.element.addEventListener("click", (event) => {
@@ -81,10 +85,16 @@ export class VirtualTable {
     this.rows = rows;
     this.active = Math.min(this.active, Math.max(rows.length - 1, 0));
     this.element.setAttribute("aria-rowcount", String(rows.length + 1));
-    this.spacer.style.height = `${rows.length * ROW_HEIGHT}px`;
-    // A short record leaves no empty box under it; a long one scrolls inside the table.
-    this.viewport.style.height = `min(60vh, ${Math.max(rows.length, 3) * ROW_HEIGHT + 2}px)`;
+    this.heights = new RowHeights(Float64Array.from(rows, (index) => this.measured.get(index) ?? ROW_HEIGHT));
+    this.resize();
     this.render();
+  }
+
+  private resize(): void {
+    const total = this.heights.total();
+    this.spacer.style.height = `${total}px`;
+    // A short record leaves no empty box under it; a long one scrolls inside the table.
+    this.viewport.style.height = `min(60vh, ${Math.max(total, 3 * ROW_HEIGHT) + (this.headingHeight() || ROW_HEIGHT) + 2}px)`;
   }
 
   /** Scroll to the row of the caller's index `index`, make it active and give the table focus. */
@@ -98,9 +108,11 @@ export class VirtualTable {
 
   private activate(position: number): void {
     this.active = Math.max(0, Math.min(position, this.rows.length - 1));
-    const top = this.active * ROW_HEIGHT;
+    const top = this.heights.top(this.active);
+    const bottom = top + this.heights.height(this.active);
+    const seen = this.viewport.clientHeight - this.headingHeight();
     if (top < this.viewport.scrollTop) this.viewport.scrollTop = top;
-    else if (top + ROW_HEIGHT > this.viewport.scrollTop + this.viewport.clientHeight) this.viewport.scrollTop = top + ROW_HEIGHT - this.viewport.clientHeight;
+    else if (bottom > this.viewport.scrollTop + seen) this.viewport.scrollTop = bottom - seen;
     this.render();
   }
 
@@ -132,8 +144,8 @@ export class VirtualTable {
       const top = this.viewport.scrollTop;
       // Not laid out yet: the observer renders again once it is; till then, the window's height.
       const height = this.viewport.clientHeight || window.innerHeight;
-      first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
-      last = Math.min(total, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+      first = Math.max(0, this.heights.at(top) - OVERSCAN);
+      last = Math.min(total, this.heights.at(top + height) + 1 + OVERSCAN);
     }
     const template = this.columns.map((c) => c.width).join(" ");
     const rendered: HTMLElement[] = [];
@@ -146,6 +158,7 @@ export class VirtualTable {
         "grid-row",
         ...[...cells.classes].map((c) => `is-${c}`),
         cells.afterBreak ? "is-after-break" : "",
+        cells.recheckCode === undefined ? "" : `recheck-${cells.recheckCode}`,
         position === this.active ? "is-active" : "",
       ];
       rendered.push(
@@ -155,7 +168,7 @@ export class VirtualTable {
             role: "row",
             id,
             class: classes.filter((c) => c !== "").join(" "),
-            style: `grid-template-columns: ${template}; ${this.printing ? "" : `top: ${position * ROW_HEIGHT}px`}`,
+            style: `grid-template-columns: ${template}; ${this.printing ? "" : `top: ${this.heights.top(position)}px`}`,
             "aria-rowindex": position + 2,
             "aria-selected": position === this.active,
             "data-position": position,
@@ -165,8 +178,36 @@ export class VirtualTable {
       );
     }
     replaceChildren(this.body, ...rendered);
+    if (!this.printing) this.measure(rendered, first);
     if (total > 0) this.element.setAttribute("aria-activedescendant", `row-${this.active}`);
     else this.element.removeAttribute("aria-activedescendant");
+  }
+
+  /**
+   * Take the height of each row just rendered, as laid out, and move the rows below any that
+   * grew; the row at the top of the view stays where the reader sees it.
+   */
+  private measure(rendered: readonly HTMLElement[], first: number): void {
+    const anchor = this.heights.at(this.viewport.scrollTop);
+    const into = this.viewport.scrollTop - this.heights.top(anchor);
+    let changed = false;
+    for (const row of rendered) {
+      const position = Number(row.getAttribute("data-position"));
+      const index = this.rows[position];
+      const height = row.offsetHeight;
+      // 0: not laid out (hidden); the estimate stands until it is.
+      if (index === undefined || height === 0) continue;
+      this.measured.set(index, height);
+      if (this.heights.set(position, height)) changed = true;
+    }
+    if (!changed) return;
+    for (const row of rendered) row.style.top = `${this.heights.top(Number(row.getAttribute("data-position")))}px`;
+    this.resize();
+    if (anchor >= first) this.viewport.scrollTop = this.heights.top(anchor) + into;
+  }
+
+  private headingHeight(): number {
+    return this.viewport.firstElementChild instanceof HTMLElement ? this.viewport.firstElementChild.offsetHeight : ROW_HEIGHT;
   }
 
   /** Printing shows the rows as a plain list, the first {@link PRINTED_ROWS} of those shown. */
