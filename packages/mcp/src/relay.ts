@@ -1,6 +1,5 @@
-import { unmatched } from "@aegis/format/internal";
+import { unreachable } from "@aegis/format/internal";
 import type { Readable, Writable } from "node:stream";
-import { match } from "ts-pattern";
 import { FrameSplitter, isBlankFrame, type FrameEvent } from "./frames.js";
 import { RequestDigest } from "@aegis/format";
 import type { FrameVerdict } from "./frame-verdict.js";
@@ -175,26 +174,33 @@ export class Relay {
   private enqueue(verdict: Promise<FrameVerdict>, frame: Buffer | undefined): void {
     this.queued++;
     if (this.queued >= MAX_QUEUED_FRAMES) this.ends.clientIn.pause();
-    this.forwarding = this.forwarding
-      .then(() => verdict)
-      .then((v) => this.act(v, frame))
-      .finally(() => {
-        this.queued--;
-        this.resumeClient();
-      });
+    // Verdicts never reject (the recorder turns its failures into a "failed" verdict).
+    this.forwarding = this.forwarding.then(async () => {
+      this.act(await verdict, frame);
+      this.queued--;
+      this.resumeClient();
+    });
   }
 
+  /** On every client frame's path: a switch the compiler checks, not a matcher built per frame. */
   private act(verdict: FrameVerdict, frame: Buffer | undefined): void {
-    match(verdict)
-      .with({ code: "forward" }, () => frame !== undefined && this.toServer(frame))
-      .with({ code: "answer" }, (v) => this.toClient(v.frame))
-      .with({ code: "drop" }, () => undefined)
-      .with({ code: "failed" }, (v) => {
-        if (v.frame !== undefined) this.toClient(v.frame);
+    switch (verdict.code) {
+      case "forward":
+        if (frame !== undefined) this.toServer(frame);
+        return;
+      case "answer":
+        this.toClient(verdict.frame);
+        return;
+      case "drop":
+        return;
+      case "failed":
+        if (verdict.frame !== undefined) this.toClient(verdict.frame);
         // No call may run without its record: read nothing more, and let the server go.
         this.happen({ code: "record_failed" });
-      })
-      .exhaustive(unmatched);
+        return;
+      default:
+        return unreachable(verdict);
+    }
   }
 
   private toServer(frame: Buffer): void {
