@@ -84,6 +84,14 @@ describe("packages/cli/README.md", () => {
   });
 });
 
+describe("aegis wrap --help", () => {
+  it("starts servers as installed programs in its examples, never through npx (docs/mcp.md says why)", () => {
+    const help = aegis(["wrap", "--help"]).stdout;
+    expect(help).toContain("Examples");
+    expect(help).not.toMatch(/\bnpx\b/);
+  });
+});
+
 describe("README.md", () => {
   it("is a front door: at most 400 lines, what aegis is, status, install, a recipe per reader", () => {
     expect(readme.split("\n").length).toBeLessThanOrEqual(400);
@@ -161,6 +169,20 @@ describe("every README and docs page", () => {
     // Installing or running @aegis/* from the registry: nothing of the scope is published.
     expect(text).not.toMatch(/\b(?:npx|npm\s+(?:install|i|add|exec)|pnpm\s+add|yarn\s+add)\b[^\n`]*\s@aegis\//);
     expect(text).not.toMatch(/\b(?:is|are)\s+(?:now\s+)?(?:on|published\s+(?:on|to))\s+npm\b/i);
+  });
+
+  it.each(pages())("%s: a block that packs into a folder makes it first, and git ignores it (issue 50.11)", (page) => {
+    const ignored = read(".gitignore").split("\n");
+    for (const block of read(page).matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)) {
+      const commands = block[1] ?? "";
+      for (const m of commands.matchAll(/npm pack[^\n]*--pack-destination\s+(\S+)/g)) {
+        const folder = m[1] ?? "";
+        const made = commands.indexOf(`mkdir -p ${folder}`);
+        expect(made, `${page}: mkdir -p ${folder} before npm pack`).toBeGreaterThanOrEqual(0);
+        expect(made).toBeLessThan(m.index);
+        expect(ignored, `${page}: ${folder}/ in .gitignore`).toContain(`/${folder}/`);
+      }
+    }
   });
 
   it.each(pages())("%s: every relative link reaches a file that exists", (page) => {
