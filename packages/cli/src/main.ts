@@ -33,7 +33,7 @@ function listedCommand(line: string): string | undefined {
 
 /** Re-align the option list, whose column clipanion computed for the `#0` spelling. */
 function alignOptions(text: string): string {
-  const option = /^ {2}(--\S+(?: <[A-Z|:[\]-]+>)?) {2,}(\S.*)$/;
+  const option = /^ {2}((?:-[a-z],)?--\S+(?: <[^<>\s]+>)?) {2,}(\S.*)$/;
   const lines = text.split("\n");
   const width = Math.max(0, ...lines.map((l) => option.exec(l)?.[1]?.length ?? 0));
   return lines

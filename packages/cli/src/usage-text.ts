@@ -32,6 +32,14 @@ const PLACEHOLDERS: Readonly<Record<string, string>> = {
   "--name": "<NAME>",
   "--log": "<ORIGIN=KEY>",
   "--state": "<DIR>",
+  "--allow-read": "<PATH>",
+  "--allow-write": "<PATH>",
+  "--allow-net": "<HOST:PORT>",
+  "--url": "<URL>",
+  "--header": "<NAME:VALUE>",
+  "--header-env": "<NAME:VAR>",
+  "--listen-token-env": "<VAR>",
+  "--refusal": "<STYLE>",
 };
 
 /** Where one command's option takes a narrower value than {@link PLACEHOLDERS} says. */
@@ -41,6 +49,7 @@ const COMMAND_PLACEHOLDERS: Readonly<Record<string, Readonly<Record<string, stri
   "envelope expire": { "--envelope": "<DIR>" },
   wrap: { "--envelope": "<DIR>", "--witness": "<VKEY@URL>" },
   checkpoint: { "--witness": "<VKEY@URL>" },
+  "witness serve": { "--key": "<FILE>" },
 };
 
 /** The value an option of `command` takes, as its help names it (`--key` of verify: `<HEX>`). */
@@ -51,5 +60,5 @@ export function placeholderOf(option: string, command: string | undefined): stri
 
 /** A usage line with each `--option #0` spelled `--option <VALUE>`, as `--help` prints it. */
 export function withPlaceholders(line: string, command: string | undefined): string {
-  return line.replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${placeholderOf(name, command)}`).replace(/<(--[a-z-]+ <[A-Z|:[\]-]+>)>/g, "$1");
+  return line.replace(/(--[a-z-]+) #0/g, (_whole, name: string) => `${name} ${placeholderOf(name, command)}`).replace(/<(--[a-z-]+ <[^<>\s]+>)>/g, "$1");
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -71,6 +71,13 @@ describe("aegis completion", () => {
     expect(complete("aegis", "verify", "--th")).toEqual(["--threads"]);
     expect(complete("aegis", "wrap", "--allow-")).toEqual(["--allow-read", "--allow-write", "--allow-net", "--allow-exec-support"]);
     expect(complete("aegis", "completion", "")).toEqual(["bash", "zsh", "fish"]);
+    // A value a shell cannot know (a key in hex, a number) gets nothing, not file names; a directory, directories.
+    expect(complete("aegis", "verify", "--key", "")).toEqual([]);
+    expect(complete("aegis", "verify", "--threads", "")).toEqual([]);
+    const dir = tempDir();
+    mkdirSync(join(dir, "state"));
+    writeFileSync(join(dir, "state.txt"), "");
+    expect(complete("aegis", "witness", "serve", "--state", `${dir}/sta`)).toEqual([`${dir}/state`]);
     // A file name is bash's own default completion: nothing of ours.
     expect(complete("aegis", "verify", "sess")).toEqual([]);
   });
@@ -91,6 +98,7 @@ describe("aegis completion", () => {
     expect(complete("aegis envelope get --")).toEqual(["--audit", "--envelope", "--help", "--reason", "--signing-key"]);
     expect(complete("aegis verify --th")).toEqual(["--threads"]);
     expect(complete("aegis completion ")).toEqual(["bash", "fish", "zsh"]);
+    expect(complete("aegis verify --key ")).toEqual([]);
     // Once a command is named, files.
     const dir = tempDir();
     writeFileSync(join(dir, "session.aarl"), "");
@@ -110,6 +118,8 @@ describe("aegis completion", () => {
     const listed = tab("aegis envelope ", "*verify*--*Check that the Envelope*");
     for (const sub of ["expire", "get", "pack", "redact", "verify"]) expect(listed).toMatch(new RegExp(`${sub} +-- `));
     expect(tab("aegis verify --thr", "*--threads*")).toContain("aegis verify --threads");
+    // A repeatable flag is offered again once given.
+    expect(tab("aegis verify --key abc --ke", "*--key abc --key*")).toContain("aegis verify --key abc --key");
   });
 
   it("an unknown shell is a usage error naming the three", () => {
@@ -133,6 +143,8 @@ describe("aegis help --man", () => {
     expect(shown.stderr).toBe("");
     const text = shown.stdout.replace(/.\u0008/g, "");
     expect(text).toMatch(/^AEGIS\(1\) +User Commands +AEGIS\(1\)$/m);
+    // Paragraphs, options and examples: no run of blank lines where a label ended in a newline.
+    expect(text).not.toMatch(/\n\s*\n\s*\n\s*\n/);
     for (const [name, flags] of COMMANDS) {
       expect(text, name).toContain(`   aegis ${name}\n`);
       for (const flag of flags) expect(text, `${name} ${flag}`).toContain(flag);

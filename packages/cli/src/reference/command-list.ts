@@ -7,6 +7,10 @@ export interface CommandFlag {
   readonly names: readonly string[];
   /** What it takes (`<HEX>`), or undefined for a switch. */
   readonly value: string | undefined;
+  /** What a shell should offer for its value: file names, directory names, or nothing it can know. */
+  readonly completes: "file" | "directory" | "nothing";
+  /** Given more than once, each counts (its help says "repeatable"). */
+  readonly repeatable: boolean;
   readonly description: string;
 }
 
@@ -23,7 +27,11 @@ export interface CommandEntry {
   readonly examples: readonly (readonly [label: string, command: string])[];
 }
 
-const HELP: CommandFlag = { names: ["-h", "--help"], value: undefined, description: "Print this command's help" };
+const HELP: CommandFlag = { names: ["-h", "--help"], value: undefined, completes: "nothing", repeatable: false, description: "Print this command's help" };
+
+/** The values that name a file, and those that name a directory; any other value is typed. */
+const FILE_VALUES: ReadonlySet<string> = new Set(["<PATH>", "<FILE>", "<YAML>", "<DIR|PACK>"]);
+const DIRECTORY_VALUES: ReadonlySet<string> = new Set(["<DIR>"]);
 
 /** The commands a command line has registered (clipanion's own `--help` and `--version` left out), in registration order. */
 export function commandEntries(definitions: readonly Definition[]): CommandEntry[] {
@@ -34,7 +42,10 @@ export function commandEntries(definitions: readonly Definition[]): CommandEntry
       const [spelling = "", takes] = o.definition.split(" ");
       const names = spelling.split(",");
       const long = names[names.length - 1] ?? spelling;
-      return { names, value: takes === undefined ? undefined : placeholderOf(long, name), description: o.description ?? "" };
+      const value = takes === undefined ? undefined : placeholderOf(long, name);
+      const completes = value === undefined ? "nothing" : FILE_VALUES.has(value) ? "file" : DIRECTORY_VALUES.has(value) ? "directory" : "nothing";
+      const description = o.description ?? "";
+      return { names, value, completes, repeatable: description.includes("(repeatable)"), description };
     });
     const synopsis = withPlaceholders(d.usage.replace(/^\$ /, "").split("\n")[0] ?? "", name);
     return [

@@ -1,4 +1,4 @@
-import type { CommandEntry } from "./command-list.js";
+import type { CommandEntry, CommandFlag } from "./command-list.js";
 
 /** The shells `aegis completion` writes a script for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -44,12 +44,23 @@ function quoted(text: string): string {
 function bash(commands: readonly CommandEntry[]): string {
   const { first, groups } = words(commands);
   const groupCases = [...groups].map(([group, subs]) => `    ${group}) subs=${quoted(subs.join(" "))} ;;`);
-  const flagCases = commands.map((c) => `    ${quoted(c.name)}) flags=${quoted(c.flags.flatMap((f) => f.names).join(" "))} ;;`);
-  const valued = [...new Set(commands.flatMap((c) => c.flags.filter((f) => f.value !== undefined).flatMap((f) => f.names)))].sort();
+  // Per command: its flags, and which of them take a file, a directory or a value a shell cannot know.
+  const taking = (c: CommandEntry, kind: CommandFlag["completes"]): string =>
+    quoted(
+      ` ${c.flags
+        .filter((f) => f.value !== undefined && f.completes === kind)
+        .flatMap((f) => f.names)
+        .join(" ")} `,
+    );
+  const flagCases = commands.map(
+    (c) =>
+      `    ${quoted(c.name)}) flags=${quoted(c.flags.flatMap((f) => f.names).join(" "))} files=${taking(c, "file")} dirs=${taking(c, "directory")} typed=${taking(c, "nothing")} ;;`,
+  );
+
   return `# aegis completion for bash. Load it in this shell:  source <(aegis completion bash)
 # or for every shell:  aegis completion bash > ~/.local/share/bash-completion/completions/aegis
 _aegis() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} command subs= flags=
+  local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD-1]} command subs= flags= files= dirs= typed=
   COMPREPLY=()
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W ${quoted(first.join(" "))} -- "$cur"))
@@ -74,10 +85,16 @@ ${flagCases.join("\n")}
     COMPREPLY=($(compgen -W ${quoted(SHELLS.join(" "))} -- "$cur"))
     return
   fi
-  # A flag that takes a value: complete a file name, the usual value.
-  case "$prev" in
-    ${valued.join("|")}) compopt -o default 2>/dev/null; return ;;
-  esac
+  # A flag's value: a file name, a directory name, or nothing a shell can know (a key, a number).
+  if [[ $files == *" $prev "* ]]; then
+    compopt -o default 2>/dev/null
+    return
+  fi
+  if [[ $dirs == *" $prev "* ]]; then
+    COMPREPLY=($(compgen -d -- "$cur"))
+    return
+  fi
+  [[ $typed == *" $prev "* ]] && return
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   else
@@ -93,6 +110,9 @@ function zshText(text: string): string {
   return text.replace(/([[\]:\\])/g, "\\$1");
 }
 
+/** What zsh offers for a flag's value: a space is no action, so zsh shows the value's name and offers nothing. */
+const ZSH_ACTION: Readonly<Record<CommandFlag["completes"], string>> = { file: "_files", directory: "_files -/", nothing: " " };
+
 function zsh(commands: readonly CommandEntry[]): string {
   const { first, groups } = words(commands);
   const described = (name: string): string => {
@@ -106,7 +126,9 @@ function zsh(commands: readonly CommandEntry[]): string {
   );
   const specs = commands.map((c) => {
     const lines = c.flags.flatMap((f) =>
-      f.names.map((n) => quoted(`${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:_files`}`)),
+      f.names.map((n) =>
+        quoted(`${f.repeatable ? "*" : ""}${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:${ZSH_ACTION[f.completes]}`}`),
+      ),
     );
     const operands = c.name === "completion" ? quoted(`1:shell:(${SHELLS.join(" ")})`) : quoted("*:file:_files");
     return `    ${quoted(c.name)}) args=(${[...lines, operands].join(" ")}) ;;`;
@@ -147,6 +169,13 @@ fi
 `;
 }
 
+/** What fish offers for a flag's value. */
+const FISH_VALUE: Readonly<Record<CommandFlag["completes"], string>> = {
+  file: " -r -F",
+  directory: " -r -f -a '(__fish_complete_directories)'",
+  nothing: " -r -f",
+};
+
 /** Single-quoted for fish, where only \\ and ' are special inside. */
 function fishQuoted(text: string): string {
   return `'${text.replace(/([\\'])/g, "\\$1")}'`;
@@ -169,7 +198,7 @@ function fish(commands: readonly CommandEntry[]): string {
   for (const c of commands) {
     for (const f of c.flags) {
       const spelled = f.names.map((n) => (n.startsWith("--") ? `-l ${n.slice(2)}` : `-s ${n.slice(1)}`)).join(" ");
-      const value = f.value === undefined ? "" : " -r -F";
+      const value = f.value === undefined ? "" : FISH_VALUE[f.completes];
       lines.push(`complete -c aegis -n ${fishQuoted(`__aegis_command_is '${c.name}'`)} ${spelled}${value} -d ${fishQuoted(f.description)}`);
     }
   }

@@ -58,5 +58,6 @@ function roff(text: string): string {
     .replace(/\\/g, "\\e")
     .replace(/-/g, "\\-")
     .replace(/`([^`]+)`/g, "\\fB$1\\fR");
-  return /^[.']/.test(escaped) ? `\\&${escaped}` : escaped;
+  // On every line: a line of the text that began with a dot or a quote would be read as a request.
+  return escaped.replace(/^(?=[.'])/gm, "\\&");
 }
