@@ -212,6 +212,19 @@ describe("aegis report in headless Chromium", () => {
         expect(c.weight).toBe("700");
         expect(unchanged.map((u) => u.color)).not.toContain(c.color);
       }
+      // The keys move by the rows' real heights, and the active row ends whole in view, under the heading.
+      const activeInView = (): Promise<boolean> =>
+        page.$eval(".grid-viewport", (viewport) => {
+          const row = viewport.querySelector(".grid-body .is-active")?.getBoundingClientRect();
+          const heading = viewport.querySelector(".grid-heading")?.getBoundingClientRect();
+          const view = viewport.getBoundingClientRect();
+          return row !== undefined && heading !== undefined && row.top >= heading.bottom - 1.5 && row.bottom <= view.top + viewport.clientHeight + 1.5;
+        });
+      await page.focus(".grid");
+      for (const key of ["End", "Home", "PageDown", "PageDown", "PageUp", "ArrowDown"]) {
+        await page.keyboard.press(key);
+        expect(await activeInView(), `${key} at ${width} px`).toBe(true);
+      }
       await page.screenshot({ path: join(SCREENSHOTS, `demo-report-${width}.png`), fullPage: true });
       expect(errors).toEqual([]);
       await page.close();

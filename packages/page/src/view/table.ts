@@ -108,12 +108,38 @@ export class VirtualTable {
 
   private activate(position: number): void {
     this.active = Math.max(0, Math.min(position, this.rows.length - 1));
+    // Rendering measures the rows around the target, which may move it: look again until it
+    // stays in view. A row is measured once, and each pass measures the rows it shows, so
+    // this settles in a few passes; the bound is for a layout that never does.
+    for (let pass = 0; pass < 10; pass++) {
+      const scrollTop = this.viewport.scrollTop;
+      const target = this.scrollFor(this.active, scrollTop);
+      if (pass > 0 && target === scrollTop) return;
+      this.viewport.scrollTop = target;
+      this.render();
+    }
+  }
+
+  /** Where to scroll so the row at `position` shows whole below the heading, or its start when it is taller than the view. */
+  private scrollFor(position: number, scrollTop: number): number {
+    const top = this.heights.top(position);
+    const height = this.heights.height(position);
+    const seen = this.seenHeight();
+    if (top < scrollTop || height > seen) return top;
+    if (top + height > scrollTop + seen) return top + height - seen;
+    return scrollTop;
+  }
+
+  /** The height of the rows' part of the view, under the heading. */
+  private seenHeight(): number {
+    return Math.max(ROW_HEIGHT, this.viewport.clientHeight - this.headingHeight());
+  }
+
+  /** The row a page up or down from the active one: by the rows' heights, and at least one row. */
+  private pageFrom(direction: 1 | -1): number {
     const top = this.heights.top(this.active);
-    const bottom = top + this.heights.height(this.active);
-    const seen = this.viewport.clientHeight - this.headingHeight();
-    if (top < this.viewport.scrollTop) this.viewport.scrollTop = top;
-    else if (bottom > this.viewport.scrollTop + seen) this.viewport.scrollTop = bottom - seen;
-    this.render();
+    const target = this.heights.at(Math.max(0, top + direction * this.seenHeight()));
+    return direction === 1 ? Math.max(target, this.active + 1) : Math.min(target, this.active - 1);
   }
 
   private open(): void {
@@ -122,10 +148,10 @@ export class VirtualTable {
   }
 
   private key(event: KeyboardEvent): void {
-    const page = Math.max(1, Math.floor(this.viewport.clientHeight / ROW_HEIGHT) - 1);
-    const moves: Readonly<Record<string, number>> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
-    const move = moves[event.key];
-    if (move !== undefined) this.activate(this.active + move);
+    if (event.key === "ArrowDown") this.activate(this.active + 1);
+    else if (event.key === "ArrowUp") this.activate(this.active - 1);
+    else if (event.key === "PageDown") this.activate(this.pageFrom(1));
+    else if (event.key === "PageUp") this.activate(this.pageFrom(-1));
     else if (event.key === "Home") this.activate(0);
     else if (event.key === "End") this.activate(this.rows.length - 1);
     else if (event.key === "Enter" || event.key === " ") this.open();
@@ -178,7 +204,7 @@ export class VirtualTable {
       );
     }
     replaceChildren(this.body, ...rendered);
-    if (!this.printing) this.measure(rendered, first);
+    if (!this.printing) this.measure(rendered);
     if (total > 0) this.element.setAttribute("aria-activedescendant", `row-${this.active}`);
     else this.element.removeAttribute("aria-activedescendant");
   }
@@ -187,14 +213,15 @@ export class VirtualTable {
    * Take the height of each row just rendered, as laid out, and move the rows below any that
    * grew; the row at the top of the view stays where the reader sees it.
    */
-  private measure(rendered: readonly HTMLElement[], first: number): void {
+  private measure(rendered: readonly HTMLElement[]): void {
     const anchor = this.heights.at(this.viewport.scrollTop);
     const into = this.viewport.scrollTop - this.heights.top(anchor);
     let changed = false;
     for (const row of rendered) {
       const position = Number(row.getAttribute("data-position"));
       const index = this.rows[position];
-      const height = row.offsetHeight;
+      // Unrounded: offsetHeight rounds, and rows would overlap or part by half a pixel.
+      const height = row.getBoundingClientRect().height;
       // 0: not laid out (hidden); the estimate stands until it is.
       if (index === undefined || height === 0) continue;
       this.measured.set(index, height);
@@ -203,7 +230,7 @@ export class VirtualTable {
     if (!changed) return;
     for (const row of rendered) row.style.top = `${this.heights.top(Number(row.getAttribute("data-position")))}px`;
     this.resize();
-    if (anchor >= first) this.viewport.scrollTop = this.heights.top(anchor) + into;
+    this.viewport.scrollTop = this.heights.top(anchor) + into;
   }
 
   private headingHeight(): number {
@@ -214,6 +241,11 @@ export class VirtualTable {
   private print(on: boolean): void {
     this.printing = on;
     this.element.classList.toggle("is-printing", on);
+    // The inline heights would hold the printed rows in one screenful of box.
+    if (on) {
+      this.viewport.style.height = "";
+      this.spacer.style.height = "";
+    } else this.resize();
     this.render();
   }
 }
