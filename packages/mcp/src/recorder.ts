@@ -306,9 +306,7 @@ export class McpRecorder {
     this.notify({ code: "answer_dropped", bytes: frame.length, why });
     if (!record || this.failure !== undefined) return;
     const code = why.code === "unreadable" ? why.unreadable.code : why.code;
-    // Behind the outcomes of answers that came before it (see end()).
-    const dropped = ANSWER_LEFT.then(() => this.unrun(DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, droppedAnswer(code)));
-    this.tracked(dropped).catch((error: unknown) => this.fail(error));
+    this.tracked(this.unrun(DROPPED_ANSWER_TOOL, PASSTHROUGH_POLICY_SET_HASH, frame, droppedAnswer(code))).catch((error: unknown) => this.fail(error));
   }
 
   private end(call: PendingCall, how: CallResult, response: Buffer | undefined): void {
@@ -319,10 +317,8 @@ export class McpRecorder {
     // An answer has already gone to the client: its outcome shares the next intent's fsync.
     const write = (): Promise<Appended> =>
       response === undefined ? writer.endCall(call.callId, withSpec) : writer.endCall(call.callId, { ...withSpec, response }, { sync: "soon" });
-    // In the order answers came, unless the definition it names is still being kept. An
-    // answer's outcome is sealed and signed just after this turn, once the answer has left
-    // (the relay writes at the turn's end): the client does not wait for its signature.
-    const ended = waiting !== undefined ? waiting.then(write) : response === undefined ? write() : ANSWER_LEFT.then(write);
+    // Appended now, in the order answers came, unless the definition it names is still being kept.
+    const ended = waiting === undefined ? write() : waiting.then(write);
     this.tracked(ended).catch((error: unknown) => {
       if (isEnvelopeRefusal(error)) this.notify({ code: "envelope_refused", callId: call.callId, detail: messageOf(error) });
       else this.fail(error);
@@ -395,12 +391,6 @@ export class McpRecorder {
     return this.failure;
   }
 }
-
-/**
- * Settled: what is chained on it runs in a microtask, after the turn's `process.nextTick`
- * work (the relay's corked writes), in the order chained.
- */
-const ANSWER_LEFT: Promise<void> = Promise.resolve();
 
 /** The Envelope did not keep a response: the outcome was still written, naming it. */
 function isEnvelopeRefusal(error: unknown): boolean {

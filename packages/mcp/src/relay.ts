@@ -217,10 +217,14 @@ export class Relay {
     }
   }
 
-  private toClient(frame: Buffer): void {
+  /**
+   * `now`: a server's answer leaves at once, before the recorder seals and signs its outcome
+   * (which it does as soon as this returns), so the client never waits for the signature.
+   */
+  private toClient(frame: Buffer, when: "now" | "turn_end" = "turn_end"): void {
     if (this.clientOut.code === "closed") return;
     const clientOut = this.ends.clientOut;
-    if (!writeFrame(clientOut, frame) && this.clientOut.code === "open") {
+    if (!writeFrame(clientOut, frame, when) && this.clientOut.code === "open") {
       this.clientOut = { code: "full" };
       this.ends.serverOut.pause();
       clientOut.once("drain", () => {
@@ -246,7 +250,7 @@ export class Relay {
       }
       if (isBlankFrame(event.bytes)) continue;
       // Only what the record can name reaches the client (SPEC §17.2).
-      this.options.recorder.observe(event.bytes, (frame) => this.toClient(frame));
+      this.options.recorder.observe(event.bytes, (frame) => this.toClient(frame, "now"));
     }
   }
 
@@ -297,11 +301,12 @@ const corked = new WeakSet<Writable>();
 
 /**
  * Write a frame and its `\n`; false when the stream asks the writer to wait for `drain`.
- * Frames written in one turn of the event loop (several answers in one chunk, several
- * requests made durable by one fsync) leave in one write: each write wakes the reader.
+ * Frames written `turn_end` in one turn of the event loop (several requests made durable by
+ * one fsync) leave in one write: each write wakes the reader. A frame written `now` leaves at
+ * once, behind any held in this turn.
  */
-function writeFrame(stream: Writable, frame: Buffer): boolean {
-  if (!corked.has(stream)) {
+function writeFrame(stream: Writable, frame: Buffer, when: "now" | "turn_end" = "turn_end"): boolean {
+  if (when === "turn_end" && !corked.has(stream)) {
     corked.add(stream);
     stream.cork();
     process.nextTick(() => {
