@@ -29,9 +29,11 @@ export class Progress {
   update(done: number): void {
     if (!this.enabled || Date.now() - this.started < 250) return;
     const percent = this.total === 0 ? 100 : Math.min(100, Math.floor((done / this.total) * 100));
-    this.stream.write(`\r${this.label}: ${mib(done)} of ${mib(this.total)} (${percent}%)`);
+    // The handlers go in before the first byte: a Ctrl-C pressed the moment the line appears
+    // would otherwise meet the default disposition and kill us with the line still showing.
     if (!this.shown) for (const signal of SIGNALS) process.once(signal, this.onSignal);
     this.shown = true;
+    this.stream.write(`\r${this.label}: ${mib(done)} of ${mib(this.total)} (${percent}%)`);
   }
 
   finish(): void {
