@@ -26,7 +26,7 @@ export { JsonSyntaxError, isJsonObject, parseJson } from "./wire/json.js";
 export { isLineTime, readLineBody } from "./wire/line-read.js";
 export { checkLineSignature, sealLine } from "./crypto/signing.js";
 // The one-file build's entry hands a worker thread it started to this (ADR 0023).
-export { runWorkerThread } from "./verify/worker-url.js";
+export { runWorkerThread } from "./verify/worker-entry.js";
 export { resealLines, type LooseLine, type ResealOptions } from "./write/reseal.js";
 export { RECORDED_REASON } from "./write/recorded-reasons.js";
 // Public types the shared helpers above take, so aegis's packages can import from one place.

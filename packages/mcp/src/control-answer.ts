@@ -1,5 +1,5 @@
 import type { ApprovedScope, FsGrant, HttpGrant, NetGrant } from "@aegis/format";
-import type { ControlErrorCode, ControlRequest, ControlResponse } from "./control.js";
+import type { ControlErrorCode, ControlRequest, ControlResponse } from "./control-messages.js";
 import type { ListedArguments, ParkSummary } from "./park-summary.js";
 
 /**

@@ -15,15 +15,8 @@ export { recordingTransport, type RecordingOptions, type RecordingTransport } fr
 export type { ParkAnswer, ParkRefusal, ParkState } from "./parks.js";
 export type { RelayEnd } from "./relay.js";
 export type { Json } from "./message.js";
-export {
-  ControlError,
-  ControlRequestError,
-  requestControl,
-  type ControlErrorCode,
-  type ControlRequest,
-  type ControlRequestFault,
-  type ControlResponse,
-} from "./control.js";
+export { ControlError, ControlRequestError, requestControl, type ControlRequestFault } from "./control.js";
+export { type ControlErrorCode, type ControlRequest, type ControlResponse } from "./control-messages.js";
 export { type ListedArguments, type ParkSummary } from "./park-summary.js";
 export { type Unanswered } from "./outcomes.js";
 export { type RefusalStyle } from "./refusal.js";

@@ -1,22 +1,12 @@
 import { parentPort } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
-import type { FileVerification } from "./many-files.js";
+import type { FileAnswer, FileRequest } from "./many-files.js";
 
 /**
  * A thread of `verifyRecordFiles`: verifies each file it is sent, start to end, on this
  * thread (the other threads are verifying other files), and answers with the result.
  */
-export interface FileRequest {
-  readonly id: number;
-  readonly path: string;
-  readonly trust: readonly string[] | undefined;
-  /** Refuse the file, without blocking, unless it is a regular file (one found by walking a directory). */
-  readonly regularOnly: boolean;
-}
-
-export type FileAnswer = { readonly id: number; readonly result: FileVerification } | { readonly id: number; readonly failure: string };
-
 const port = parentPort;
 if (port === null) throw new Error("file-worker runs as a worker thread");
 port.on("message", (request: FileRequest) => {

@@ -3,7 +3,6 @@ import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
 import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
-import type { FileAnswer, FileRequest } from "./file-worker.js";
 import { startWorker } from "./worker-url.js";
 
 /** One file's answer among many: its verification, or why it could not be read. */
@@ -128,3 +127,15 @@ class FilePool {
     return { worker, load: 0 };
   }
 }
+
+/** What `verifyRecordFiles` sends a thread of file-worker.ts: one file to verify. */
+export interface FileRequest {
+  readonly id: number;
+  readonly path: string;
+  readonly trust: readonly string[] | undefined;
+  /** Refuse the file, without blocking, unless it is a regular file (one found by walking a directory). */
+  readonly regularOnly: boolean;
+}
+
+/** What the thread answers: the file's result, or a failure of the thread itself. */
+export type FileAnswer = { readonly id: number; readonly result: FileVerification } | { readonly id: number; readonly failure: string };

@@ -7,7 +7,7 @@ import { RecordReadError, progressOf } from "./row-verifier.js";
 import { splitWalk } from "./split-walk.js";
 import { DEFAULT_SPLIT, type SplitTuning } from "./split-tuning.js";
 import type { Verification } from "./verdict.js";
-import type { VerifyOptions } from "./verify.js";
+import type { VerifyOptions } from "./verify-options.js";
 
 /**
  * A record this large is read by the split walk (ADR 0027) when threads are asked for:

@@ -8,7 +8,6 @@ import { detachedString } from "../wire/text.js";
 import type { Row } from "../wire/row-splitter.js";
 import { signatureClaim, type SessionKey } from "../crypto/signing.js";
 import type { IndeterminateReason, Position, SignatureFault, TamperedReason, Verification, Verdict } from "./verdict.js";
-import type { VerifyOptions } from "./verify.js";
 import { UnfinishedCallTally } from "./unfinished-calls.js";
 import { CHECK_NOW, type SignatureChecker, type SignatureStop } from "./signature-checker.js";
 
@@ -33,8 +32,16 @@ export interface WalkedLine {
   readonly canonical: () => Uint8Array | string;
 }
 
-/** What a walk takes of `VerifyOptions`: the trust set and the per-Line callback. */
-export type WalkOptions = Pick<VerifyOptions, "trust" | "onLine">;
+/** What a walk takes: the trust set and the per-Line callback. */
+export interface WalkOptions {
+  /**
+   * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
+   * Present, even empty: every `open` Line's key must be in it (SPEC §8.4).
+   */
+  readonly trust?: readonly string[];
+  /** Called for each accepted Line, in file order. */
+  readonly onLine?: (line: WalkedLine) => void;
+}
 
 /** Why the walk stops at a Line: the tampered verdict itself (SPEC §8.3). */
 type Stop = Extract<Verdict, { status: "tampered" }>;

@@ -1,10 +1,10 @@
-import { Worker, workerData, type WorkerOptions } from "node:worker_threads";
+import { Worker, type WorkerOptions } from "node:worker_threads";
 
 /** The verifier's worker threads: the signature pool's (signature-worker.ts), the row pool's (row-worker.ts) and verifyRecordFiles' (file-worker.ts). */
 export type VerifyWorker = "signature" | "file" | "row";
 
 /** What a thread started by {@link startWorker} is told: which worker it is. */
-interface WorkerData {
+export interface WorkerData {
   readonly aegis_worker: VerifyWorker;
 }
 
@@ -24,25 +24,4 @@ function workerUrl(file: string): URL {
   if (self.endsWith("/verify/worker-url.js")) return new URL(file, self);
   if (self.endsWith("/verify/worker-url.ts")) return new URL(new URL(file, self).href.replace("/src/verify/", "/dist/verify/"));
   return new URL(self);
-}
-
-/**
- * In a thread `startWorker` started from one file, run the worker it names and answer
- * true; anywhere else, do nothing and answer false. The one-file build's entry calls it.
- */
-export async function runWorkerThread(): Promise<boolean> {
-  const name = isWorkerData(workerData) ? workerData.aegis_worker : undefined;
-  if (name === "signature") await import("./signature-worker.js");
-  else if (name === "file") await import("./file-worker.js");
-  else if (name === "row") await import("./row-worker.js");
-  return name !== undefined;
-}
-
-function isWorkerData(data: unknown): data is WorkerData {
-  return (
-    typeof data === "object" &&
-    data !== null &&
-    "aegis_worker" in data &&
-    (data.aegis_worker === "signature" || data.aegis_worker === "file" || data.aegis_worker === "row")
-  );
 }

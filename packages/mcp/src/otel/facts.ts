@@ -4,7 +4,6 @@ import { isRecord, type Json, type JsonRecord } from "../message.js";
 import { readFrame } from "../strict-frame.js";
 import { parseTraceparent, type SpanRef } from "./ids.js";
 import type { CallRecord } from "./follow.js";
-import type { CallFacts } from "./spans.js";
 
 /**
  * What a span takes from a call's verbatim request and response bytes (the Envelope's, or
@@ -36,6 +35,14 @@ export interface ResponseFacts {
   readonly toolError: boolean;
   /** `result` as JSON text: only ever exported when asked for. */
   readonly result?: string;
+}
+
+/** What the span of a call may carry beyond its Lines. */
+export interface CallFacts {
+  readonly request?: RequestFacts;
+  readonly response?: ResponseFacts;
+  /** Put the call's arguments and result on its span (`gen_ai.tool.call.arguments`, `.result`): opt-in, they may hold secrets. */
+  readonly content?: boolean;
 }
 
 /** The facts of a request's bytes; none when they are not one JSON-RPC object. */

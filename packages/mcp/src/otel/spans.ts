@@ -1,5 +1,5 @@
 import { RECORDED_REASON, type OutcomeLine } from "@aegis/format/internal";
-import type { RequestFacts, ResponseFacts } from "./facts.js";
+import type { CallFacts, ResponseFacts } from "./facts.js";
 import type { CallRecord, SessionRecord } from "./follow.js";
 import { callSpanId, sessionSpanId, sessionTraceId, type SpanRef } from "./ids.js";
 
@@ -32,14 +32,6 @@ export interface Untimed {
   /** The Session's index and the Line's seq, as far as known. */
   readonly sessionIndex: number | undefined;
   readonly seq: number;
-}
-
-/** What the span of a call may carry beyond its Lines. */
-export interface CallFacts {
-  readonly request?: RequestFacts;
-  readonly response?: ResponseFacts;
-  /** Put the call's arguments and result on its span (`gen_ai.tool.call.arguments`, `.result`): opt-in, they may hold secrets. */
-  readonly content?: boolean;
 }
 
 /**
