@@ -227,7 +227,11 @@ describe("dist/aegis.mjs", () => {
         },
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "fetch", arguments: { url: `http://127.0.0.1:${port}/granted` } } },
       ];
-      const args = ["wrap", "--audit", "confine.aarl", "--signing-key", "confine.key", "--confine", "--allow-exec-support", "--allow-read", dirname(reach)];
+      // Node's own folder too: under CI's Node 24 (from npm, in a temporary folder) it is no system path.
+      const args = [
+        ...["wrap", "--audit", "confine.aarl", "--signing-key", "confine.key", "--confine", "--allow-exec-support"],
+        ...["--allow-read", dirname(reach), "--allow-read", dirname(process.execPath)],
+      ];
       const wrap = spawn(process.execPath, [bundle, ...args, "--allow-net", `127.0.0.1:${port}`, "--", process.execPath, reach], {
         cwd: alone,
         env: { ...process.env, AEGIS_DEBUG: "" },
