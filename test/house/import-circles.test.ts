@@ -1,26 +1,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-/** Every TypeScript source file of the packages and the vectors, tests left out. */
-function sources(): string[] {
-  const roots = [...readdirSync(join(ROOT, "packages")).map((name) => join(ROOT, "packages", name, "src")), join(ROOT, "vectors/src")];
-  return roots.flatMap((dir) => walk(dir)).filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"));
-}
-
-function walk(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
-}
+import { ROOT, sources } from "./sources.js";
 
 /** A workspace package's entry points, by import specifier, as each package.json exports them. */
 function entries(): Map<string, string> {

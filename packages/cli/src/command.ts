@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { Command } from "clipanion";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "./fault.js";
 import type { ExitCode } from "./exit-code.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * Every aegis command. `execute` never throws: a fault becomes `error:` and `help:` on
@@ -61,8 +62,10 @@ export abstract class AegisCommand extends Command {
 }
 
 /** The reader of stdout went away (EPIPE): nothing more can be said, and nothing is wrong. */
-export class StdoutClosed extends Error {
-  override readonly name = "StdoutClosed";
+export class StdoutClosed extends FaultError<{ readonly code: "stdout_closed" }> {
+  constructor() {
+    super("StdoutClosed", { code: "stdout_closed" }, () => "the reader of standard output went away");
+  }
 }
 
 const closed = new WeakSet<object>();

@@ -1,6 +1,6 @@
 import { unmatched, describeKeyFileFault, describeWriterFault, type KeyFileFault } from "@aegis/format/internal";
 import { match } from "ts-pattern";
-import { type WriterFault } from "@aegis/format";
+import { FaultError, type WriterFault } from "@aegis/format";
 import { describeEnvelopeFault, type EnvelopeFault } from "@aegis/envelope/internal";
 import type { WrapFault } from "@aegis/mcp";
 import type { ExitCode } from "./exit-code.js";
@@ -61,10 +61,9 @@ export type CliFault =
   | { readonly code: "witness"; readonly problem: "key" | "state" | "listen"; readonly detail: string; readonly help: string }
   | { readonly code: "internal"; readonly detail: string };
 
-export class CliError extends Error {
-  override readonly name = "CliError";
-  constructor(readonly fault: CliFault) {
-    super(fault.code);
+export class CliError extends FaultError<CliFault> {
+  constructor(fault: CliFault) {
+    super("CliError", fault, (f) => f.code);
   }
 }
 

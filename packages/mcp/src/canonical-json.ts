@@ -1,4 +1,5 @@
 import type { Json } from "./message.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * RFC 8785 (JCS) over any JSON value (SPEC §17.6): members sorted by UTF-16 code units,
@@ -16,7 +17,11 @@ export function canonicalJson(value: Json): string | undefined {
   }
 }
 
-class NotCanonical extends Error {}
+class NotCanonical extends FaultError<{ readonly code: "lone_surrogate" }> {
+  constructor() {
+    super("NotCanonical", { code: "lone_surrogate" }, () => "a string holds a lone surrogate, which has no canonical form");
+  }
+}
 
 function write(value: Json): string {
   if (value === null) return "null";

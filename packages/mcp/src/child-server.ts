@@ -5,6 +5,7 @@ import type { Readable, Writable } from "node:stream";
 import { errnoOf, messageOf } from "@aegis/format/internal";
 import { pause, settlesWithin } from "./bounded.js";
 import type { Launch } from "./confine/confine.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * A stdio MCP server started as wrap's child (SPEC §17.7): its stdin and stdout are the
@@ -24,13 +25,12 @@ export interface ChildOptions {
 }
 
 /** The server could not be started. Nothing was relayed. */
-export class SpawnError extends Error {
-  override readonly name = "SpawnError";
+export class SpawnError extends FaultError<{ readonly command: string; readonly detail: string }> {
   constructor(
     readonly command: string,
     readonly detail: string,
   ) {
-    super(`could not start ${command}: ${detail}`);
+    super("SpawnError", { command, detail }, (f) => `could not start ${f.command}: ${f.detail}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { ApprovedScope, FsGrant, HttpGrant, NetGrant } from "@aegis/format";
+import { FaultError, type ApprovedScope, type FsGrant, type HttpGrant, type NetGrant } from "@aegis/format";
 import type { ControlErrorCode, ControlRequest, ControlResponse } from "./control-messages.js";
 import type { ListedArguments, ParkSummary } from "./park-summary.js";
 
@@ -30,7 +30,11 @@ export function checkControlAnswer(value: unknown, request: ControlRequest): Con
 }
 
 /** Thrown only inside {@link checkControlAnswer}, which turns it into its `malformed` answer. */
-class Malformed extends Error {}
+class Malformed extends FaultError<{ readonly detail: string }> {
+  constructor(detail: string) {
+    super("Malformed", { detail }, (f) => f.detail);
+  }
+}
 
 type Members = { readonly [key: string]: unknown };
 

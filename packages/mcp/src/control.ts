@@ -49,9 +49,7 @@ const BIND_PREFIX = ".aegis-";
  * Why wrap could not listen on its control socket (SPEC §17.5). wrap then starts no server:
  * {@link runWrap} throws it inside a {@link WrapError} (fault `control`).
  */
-export class ControlError extends Error {
-  /** `"ControlError"`, so that a printed error or stack trace names its class, not `Error`. */
-  override readonly name = "ControlError";
+export class ControlError extends FaultError<{ readonly code: ControlError["code"]; readonly path: string; readonly detail: string }> {
   constructor(
     /**
      * `path_too_long`: over the 107 bytes a Unix socket path may have; `in_use`: another wrap
@@ -64,7 +62,7 @@ export class ControlError extends Error {
     readonly path: string,
     detail: string,
   ) {
-    super(detail);
+    super("ControlError", { code, path, detail }, (f) => f.detail);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Json } from "./message.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * The relay's one reading of a frame (SPEC §17.1): a frame is a message only when every
@@ -69,9 +70,9 @@ function refused(unreadable: Unreadable): FrameReading {
   return { ok: false, unreadable };
 }
 
-class Refusal extends Error {
+class Refusal extends FaultError<Unreadable> {
   constructor(readonly unreadable: Unreadable) {
-    super(unreadable.code);
+    super("Refusal", unreadable, (f) => f.code);
   }
 }
 

@@ -5,6 +5,7 @@ import { settlesWithin } from "./bounded.js";
 import { boundedFetch, type ResponseBound } from "./bounded-fetch.js";
 import { FrameSplitter, isBlankFrame } from "./frames.js";
 import { idKeyOf, isRecord, isResponseShaped, type JsonRecord } from "./message.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * A Streamable HTTP server as the relay's server side (SPEC §17.10): the MCP SDK's own client
@@ -28,8 +29,10 @@ export interface HttpUpstreamOptions {
 }
 
 /** Why the transport could not be made. */
-export class UpstreamError extends Error {
-  override readonly name = "UpstreamError";
+export class UpstreamError extends FaultError<{ readonly detail: string }> {
+  constructor(detail: string) {
+    super("UpstreamError", { detail }, (f) => f.detail);
+  }
 }
 
 const NEWLINE = Buffer.from("\n");

@@ -1,5 +1,5 @@
 import { unmatched } from "@aegis/format/internal";
-import type { RecordWriterError } from "@aegis/format";
+import { FaultError, type RecordWriterError } from "@aegis/format";
 import type { EnvelopeError } from "@aegis/envelope";
 import { match } from "ts-pattern";
 import type { ControlError } from "./control.js";
@@ -26,14 +26,12 @@ export type WrapFault =
   | { readonly code: "otlp"; readonly detail: string };
 
 /** What {@link runWrap} throws when it could not start (SPEC §17.7): match on its `fault`. */
-export class WrapError extends Error {
-  /** `"WrapError"`, so that a printed error or stack trace names its class, not `Error`. */
-  override readonly name = "WrapError";
+export class WrapError extends FaultError<WrapFault> {
   constructor(
     /** What could not be opened or started, as a value to match on by its `code`. */
-    readonly fault: WrapFault,
+    fault: WrapFault,
   ) {
-    super(describeWrapFault(fault));
+    super("WrapError", fault, describeWrapFault);
   }
 }
 

@@ -6,7 +6,7 @@ import { Listener, type Connection } from "./listener.js";
 import type { Notice } from "./notice.js";
 import type { McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
-import { RequestDigest } from "@aegis/format";
+import { FaultError, RequestDigest } from "@aegis/format";
 import { openServer, type ServerSpec } from "./server-side.js";
 
 /**
@@ -44,8 +44,10 @@ interface Live extends Connection {
 }
 
 /** Thrown when the address cannot be listened on: nothing was served. */
-export class ListenError extends Error {
-  override readonly name = "ListenError";
+export class ListenError extends FaultError<{ readonly detail: string }> {
+  constructor(detail: string) {
+    super("ListenError", { detail }, (f) => f.detail);
+  }
 }
 
 export async function serveHttp(serving: Serving): Promise<Served> {

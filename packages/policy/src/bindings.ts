@@ -4,6 +4,7 @@ import { compileGlob, type Glob } from "./glob.js";
 import { parsePointer } from "./pointer.js";
 import { describePolicyProblem, type PolicyProblem } from "./problems.js";
 import { member, readYaml, readYamlText, type Entries, type Tree } from "./yaml-tree.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * Bindings (SPEC §17.4, aegis-ts): how a tool's call binds the parameters a Policy Set
@@ -64,14 +65,12 @@ const NET_KEYS = ["url", "host", "port"] as const;
 export type BindingsParseResult = { readonly ok: true; readonly bindings: Bindings } | { readonly ok: false; readonly problems: readonly PolicyProblem[] };
 
 /** A bindings file that could not be read; the message lists every problem. */
-export class BindingsParseError extends Error {
-  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
-  override readonly name = "BindingsParseError";
+export class BindingsParseError extends FaultError<readonly PolicyProblem[]> {
   constructor(
     /** Every problem, as values to match on; the message gives them as text. */
     readonly problems: readonly PolicyProblem[],
   ) {
-    super(`bindings parse error: ${problems.map(describePolicyProblem).join("; ")}`);
+    super("BindingsParseError", problems, (all) => `bindings parse error: ${all.map(describePolicyProblem).join("; ")}`);
   }
 }
 

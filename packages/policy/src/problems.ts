@@ -1,5 +1,6 @@
 import { unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
+import { FaultError } from "@aegis/format";
 
 /**
  * Why a Policy Set was refused (SPEC §15.1). Every problem in a file is gathered and
@@ -72,13 +73,11 @@ export function describePolicyProblem(problem: PolicyProblem): string {
  * A Policy Set that could not be read. The message is one line, beginning
  * `policy parse error:`, that lists every problem; `problems` holds them as values.
  */
-export class PolicyParseError extends Error {
-  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
-  override readonly name = "PolicyParseError";
+export class PolicyParseError extends FaultError<readonly PolicyProblem[]> {
   constructor(
     /** Every problem, as values to match on; the message gives them as text. */
     readonly problems: readonly PolicyProblem[],
   ) {
-    super(`policy parse error: ${problems.map(describePolicyProblem).join("; ")}`);
+    super("PolicyParseError", problems, (all) => `policy parse error: ${all.map(describePolicyProblem).join("; ")}`);
   }
 }

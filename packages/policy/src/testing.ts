@@ -7,6 +7,7 @@ import type { PolicySet } from "./model.js";
 import { recheck, recheckBytes, type RecheckOptions, type RecheckTarget } from "./recheck.js";
 import { describeRecheckLine, type ChangeCode, type RecheckVerdict } from "./recheck-verdict.js";
 import { RecheckTally, type RecheckSummary } from "./summary.js";
+import { FaultError } from "@aegis/format";
 
 /** A record file: its path, or its bytes. */
 export type RecordSource = string | Uint8Array;
@@ -15,9 +16,7 @@ export type RecordSource = string | Uint8Array;
 export type RecheckUnder = PolicySet | RecheckTarget;
 
 /** Thrown by the assertions below; `verdicts` holds the calls at fault. */
-export class RecheckAssertionError extends Error {
-  /** Names the class in a logged or serialized error, where `instanceof` does not reach. */
-  override readonly name = "RecheckAssertionError";
+export class RecheckAssertionError extends FaultError<{ readonly detail: string }> {
   constructor(
     message: string,
     /** The counts over the whole record. */
@@ -25,7 +24,7 @@ export class RecheckAssertionError extends Error {
     /** The verdicts of the calls at fault that the record holds; empty when it holds no outcome. */
     readonly verdicts: readonly RecheckVerdict[],
   ) {
-    super(message);
+    super("RecheckAssertionError", { detail: message }, (f) => f.detail);
   }
 }
 

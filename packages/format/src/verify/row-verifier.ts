@@ -4,6 +4,7 @@ import type { JsonValue } from "../wire/json.js";
 import { ChainWalk, type WalkOptions } from "./walk.js";
 import { DEFAULT_TUNING, DeferredChecks, type CheckPool, type Tuning } from "./deferred-checks.js";
 import type { Verification } from "./verdict.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * The verifier over rows, wherever they come from and wherever its signatures are checked:
@@ -12,16 +13,14 @@ import type { Verification } from "./verdict.js";
  */
 
 /** The file could not be read: a different answer from any verdict (exit 2 in the CLI). */
-export class RecordReadError extends Error {
-  /** `"RecordReadError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "RecordReadError";
+export class RecordReadError extends FaultError<{ readonly path: string; readonly cause: unknown }> {
   constructor(
     /** The file that could not be read, or the name given to the stream that failed. */
     readonly path: string,
     /** The error the file system or the stream raised. */
     override readonly cause: unknown,
   ) {
-    super(`read ${path}: ${messageOf(cause)}`);
+    super("RecordReadError", { path, cause }, (f) => `read ${f.path}: ${messageOf(f.cause)}`, { cause });
   }
 }
 

@@ -1,5 +1,6 @@
 import { sha256Hex } from "../crypto/sha256.js";
 import { checkHex, describeHexFault, type HexFault } from "./hex.js";
+import { FaultError } from "../fault-error.js";
 
 /**
  * Branded digests (SPEC §2). Each kind is a 64-lowercase-hex string carrying a required
@@ -38,16 +39,14 @@ export type KeyId = string & { readonly [digestKind]: "KeyId" };
  * Thrown by a kind's `parse` (`LineHash.parse`, `KeyId.parse`, ...) for text that is not 64
  * lowercase hex (SPEC §2); `tryParseDigest` returns the fault instead.
  */
-export class DigestParseError extends Error {
-  /** `"DigestParseError"`, the name a stack trace and `String(error)` show. */
-  override readonly name = "DigestParseError";
+export class DigestParseError extends FaultError<HexFault> {
   constructor(
     /** The kind the text was parsed as. */
     readonly kind: DigestKind,
     /** Why the text is not a digest: its length, or the first byte that is not lowercase hex. */
-    readonly fault: HexFault,
+    fault: HexFault,
   ) {
-    super(`${kind}: ${describeHexFault(fault)}`);
+    super("DigestParseError", fault, (f) => `${kind}: ${describeHexFault(f)}`);
   }
 }
 

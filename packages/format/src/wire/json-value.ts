@@ -7,6 +7,7 @@
  * are in the row's order.
  */
 export type JsonValue = string | number | boolean | null | OutOfSpaceNumber | readonly JsonValue[] | JsonObject;
+import { FaultError } from "../fault-error.js";
 /** A JSON array as the strict reader gives it, its elements in the row's order. */
 export type JsonArray = readonly JsonValue[];
 /** A JSON object as the strict reader gives it; a key written twice keeps its last value (SPEC §3.3). */
@@ -28,13 +29,19 @@ export class OutOfSpaceNumber {
   ) {}
 }
 
-export class JsonSyntaxError extends Error {
-  override readonly name = "JsonSyntaxError";
+/** Text that is no JSON value: why, and where, as serde_json says it. */
+export interface JsonSyntaxFault {
+  readonly reason: string;
+  /** 1-based column in UTF-8 bytes, as serde_json counts it. */
+  readonly column: number;
+}
+
+export class JsonSyntaxError extends FaultError<JsonSyntaxFault> {
   constructor(
     readonly reason: string,
     /** 1-based column in UTF-8 bytes, as serde_json counts it. */
     readonly column: number,
   ) {
-    super(`${reason} at line 1 column ${column}`);
+    super("JsonSyntaxError", { reason, column }, (f) => `${f.reason} at line 1 column ${f.column}`);
   }
 }

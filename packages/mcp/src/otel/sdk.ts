@@ -7,6 +7,7 @@ import type { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { SpanPlan } from "./spans.js";
 import { MCP_VERSION } from "../version.js";
+import { FaultError } from "@aegis/format";
 
 /**
  * The official OpenTelemetry JS packages, loaded only when spans are to be exported (SPEC
@@ -17,8 +18,10 @@ import { MCP_VERSION } from "../version.js";
  */
 
 /** Why the OpenTelemetry export could not be set up. */
-export class OtlpSetupError extends Error {
-  override readonly name = "OtlpSetupError";
+export class OtlpSetupError extends FaultError<{ readonly detail: string }> {
+  constructor(detail: string) {
+    super("OtlpSetupError", { detail }, (f) => f.detail);
+  }
 }
 
 /** The OTLP protocols aegis exports over (`OTEL_EXPORTER_OTLP_PROTOCOL`): protobuf by default, as the OpenTelemetry specification says. */
