@@ -1,7 +1,14 @@
-import type { WalkOptions } from "./walk.js";
+import type { WalkedLine } from "./walk.js";
 
 /** How to verify: the trust set and a per-Line callback (what a walk takes), progress, the row bound and threads. */
-export interface VerifyOptions extends WalkOptions {
+export interface VerifyOptions {
+  /**
+   * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
+   * Present, even empty: every `open` Line's key must be in it (SPEC §8.4).
+   */
+  readonly trust?: readonly string[];
+  /** Called for each accepted Line, in file order. */
+  readonly onLine?: (line: WalkedLine) => void;
   /** Called with the number of bytes read so far, every 4 MiB or so. */
   readonly onProgress?: (bytesRead: number) => void;
   /** The row bound; defaults to `MAX_ROW_BYTES`. */

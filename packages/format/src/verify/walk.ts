@@ -32,7 +32,7 @@ export interface WalkedLine {
   readonly canonical: () => Uint8Array | string;
 }
 
-/** What a walk takes: the trust set and the per-Line callback. */
+/** What a walk takes of `VerifyOptions` (verify-options.ts, which imports this file): the trust set and the per-Line callback. */
 export interface WalkOptions {
   /**
    * Public keys (64 lowercase hex) anchored out of band. Absent: an unpinned walk.
