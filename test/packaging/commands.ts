@@ -3,7 +3,7 @@
  * and the release workflow (.github/workflows/release.yml) must run the same, which
  * release.test.ts checks. A package added here is packed, tested and published alike.
  */
-export const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/proof", "packages/mcp", "vectors", "packages/cli"];
+const PUBLISHED = ["packages/format", "packages/envelope", "packages/policy", "packages/proof", "packages/mcp", "vectors", "packages/cli"];
 
 /** `--workspace <dir>` for each published package, in order. */
 export const WORKSPACES: readonly string[] = PUBLISHED.flatMap((w) => ["--workspace", w]);

@@ -7,7 +7,7 @@ import { join } from "node:path";
  * Each block is a whole program, written against the published packages only, and the
  * packaging test compiles it and runs it as a user who copied it would.
  */
-export const README_FILES = [
+const README_FILES = [
   "docs/library.md",
   "packages/format/README.md",
   "packages/envelope/README.md",

@@ -10,7 +10,7 @@ import { VectorsError } from "./vectors-error.js";
  */
 export const MANIFEST_SCHEMA = "aegis.vectors/1";
 
-export interface VectorHeader {
+interface VectorHeader {
   readonly id: string;
   readonly description: string;
   /** SPEC sections, e.g. "8.3". */
@@ -143,7 +143,7 @@ export interface RecheckExpected {
  * One event of a relay transcript (SPEC §17): a frame from either side (as UTF-8 text, or as
  * hex when it is not UTF-8), a human's answer to a park, the record failing, or the end.
  */
-export type RelayEvent =
+type RelayEvent =
   | { readonly client: string }
   | { readonly client_hex: string }
   | { readonly server: string }

@@ -2,7 +2,7 @@ import { describeIoError, readInputFile } from "@aegis/format/internal";
 import { CliError } from "./fault.js";
 
 /** Where group names are looked up (SPEC §17.5): Node cannot ask the system's NSS. */
-export const GROUP_FILE = "/etc/group";
+const GROUP_FILE = "/etc/group";
 /** Read whole, so bounded (SPEC §18); a real /etc/group is a few KiB. */
 const MAX_GROUP_FILE_BYTES = 16 * 1024 * 1024;
 /** The largest group id Linux gives (2^32 - 2; 2^32 - 1 is "no change" to chown). */

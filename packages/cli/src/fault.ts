@@ -305,7 +305,7 @@ const SHOWN_PROBLEMS = 5;
 const PROBLEM_CHARS = 200;
 
 /** The first few problems, each cut short if long, then how many more there are. */
-export function fewProblems(problems: readonly string[]): string {
+function fewProblems(problems: readonly string[]): string {
   const shown = problems.slice(0, SHOWN_PROBLEMS).map((p) => (p.length > PROBLEM_CHARS ? `${p.slice(0, PROBLEM_CHARS)}...` : p));
   const more = problems.length - shown.length;
   return more > 0 ? `${shown.join("; ")}; and ${more} more (${problems.length} problems in all)` : shown.join("; ");

@@ -56,7 +56,7 @@ function renderScope(scope: ApprovedScope): string[] {
 }
 
 /** `text` as a JSON string, its hidden characters escaped. */
-export function quoted(text: string): string {
+function quoted(text: string): string {
   return escapeHidden(JSON.stringify(text));
 }
 

@@ -65,7 +65,7 @@ async function signingKeyIn(path: string, text: string): Promise<string | undefi
 }
 
 /** 16,000 keys and their comments (SPEC §18): far more than any deployment pins. */
-export const MAX_TRUST_STORE_BYTES = 1_048_576;
+const MAX_TRUST_STORE_BYTES = 1_048_576;
 
 /**
  * A `--key` value: the 64-hex public key, checked before anything is read; or the text of a

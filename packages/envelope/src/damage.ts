@@ -29,9 +29,6 @@ export type EnvelopeDamage =
    */
   | { readonly code: "not_regular_file"; readonly path: string; readonly kind: FileKind };
 
-/** Every `code` an {@link EnvelopeDamage} can carry. */
-export type EnvelopeDamageCode = EnvelopeDamage["code"];
-
 /**
  * One line saying what damage was found, where (file and byte offset) and what it cost,
  * for a person: `aegis` prints it on stderr after `note:` or `error:`.

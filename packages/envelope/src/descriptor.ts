@@ -14,7 +14,7 @@ import { DESCRIPTOR_BYTES, DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, FORMAT_VERSION, SA
  *   16  16 store id: random, the salt of every frame check in the store
  *   32  32 SHA-256(bytes 0..32)
  */
-export function encodeDescriptor(salt: Uint8Array): Buffer {
+function encodeDescriptor(salt: Uint8Array): Buffer {
   const out = Buffer.alloc(DESCRIPTOR_BYTES);
   out.write(DESCRIPTOR_MAGIC, 0, "latin1");
   out.writeUInt16BE(FORMAT_VERSION, 8);

@@ -281,12 +281,12 @@ export async function catalogRecord(record: IndexRecord, handle: FileHandle, tar
   }
 }
 
-export type TombstoneRead =
+type TombstoneRead =
   | { readonly ok: true; readonly digest: string; readonly redactedAt: string; readonly reason: string; readonly size: number }
   | { readonly ok: false; readonly detail: string };
 
 /** Read and check the tombstone frame at `offset`. */
-export async function readTombstone(handle: FileHandle, salt: Uint8Array, offset: number): Promise<TombstoneRead> {
+async function readTombstone(handle: FileHandle, salt: Uint8Array, offset: number): Promise<TombstoneRead> {
   const prefix = Buffer.alloc(FRAME_PREFIX_BYTES);
   if ((await readAt(handle, prefix, offset)) < FRAME_PREFIX_BYTES) return { ok: false, detail: "the tombstone frame is cut short" };
   const lengths = readPrefix(prefix);

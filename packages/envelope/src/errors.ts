@@ -17,9 +17,6 @@ export type EnvelopeFault =
   | { readonly code: "bad_digest"; readonly text: string; readonly detail: string }
   | { readonly code: "exists"; readonly path: string };
 
-/** Every `code` an {@link EnvelopeFault} can carry; each is stable, so a caller may key its own table by them. */
-export type EnvelopeFaultCode = EnvelopeFault["code"];
-
 /**
  * What the Envelope throws for a failure a user can cause or meet: a store another writer
  * holds, a path that is no Envelope, a full disk. Match on `fault`

@@ -45,7 +45,7 @@ export function reasonFault(reason: string): string | undefined {
   return undefined;
 }
 
-export function isRfc3339Utc(text: string): boolean {
+function isRfc3339Utc(text: string): boolean {
   return RFC3339_UTC.test(text) && !Number.isNaN(Date.parse(text));
 }
 

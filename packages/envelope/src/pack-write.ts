@@ -13,7 +13,7 @@ import type { EntryDigest, EnvelopeSource } from "./source.js";
 // Writing a pack (SPEC §14.9); pack-read.ts opens one.
 
 /** A pack's header (SPEC §14.9; its layout in layout.ts): magic, version, zeros, the pack id. */
-export function encodePackHeader(id: Uint8Array): Buffer {
+function encodePackHeader(id: Uint8Array): Buffer {
   const out = Buffer.alloc(PACK_HEADER_BYTES);
   out.write(PACK_MAGIC, 0, "latin1");
   out.writeUInt16BE(FORMAT_VERSION, 8);

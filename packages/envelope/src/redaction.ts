@@ -16,9 +16,6 @@ export type RedactOutcome =
   | { readonly code: "missing" }
   | { readonly code: "reason_refused"; readonly detail: string };
 
-/** Every `code` a {@link RedactOutcome} can carry. */
-export type RedactOutcomeCode = RedactOutcome["code"];
-
 /**
  * Overwrite an entry's value with zeros where it lies, and sync the file (SPEC §14.8). In
  * place, not by copying the segment: on a file system that overwrites in place the old

@@ -31,7 +31,7 @@ export interface ControlHandler {
 }
 
 /** A path a Unix socket can have: Linux keeps at most 107 bytes of it. */
-export const MAX_SOCKET_PATH_BYTES = 107;
+const MAX_SOCKET_PATH_BYTES = 107;
 const MAX_REQUEST_BYTES = 64 * 1024;
 /**
  * The most bytes of answer `aegis approve` reads (SPEC §17.5, §18): whatever listens at the
@@ -234,7 +234,7 @@ function parseRequest(line: string): ControlRequest | undefined {
  * One line saying why an answer to a parked call was refused, for a person: the control
  * socket sends it as the refusal's `message`, which `aegis approve` prints.
  */
-export function describeRefusal(refusal: ParkRefusal): string {
+function describeRefusal(refusal: ParkRefusal): string {
   return match(refusal)
     .with({ code: "unknown_approval" }, (r) => `no call is parked under ${r.approvalId} in this wrap`)
     .with({ code: "already_decided" }, (r) => `${r.approvalId} was already ${describeState(r.state)}`)

@@ -40,7 +40,7 @@ function keyOf(id: Json | undefined): string | undefined {
  * A tool name the record can carry: well-formed Unicode, at most this many UTF-8 bytes. A
  * longer one, or one with a lone surrogate, names no tool (SPEC §17.2).
  */
-export const MAX_TOOL_NAME_BYTES = 4096;
+const MAX_TOOL_NAME_BYTES = 4096;
 
 function recordableName(name: Json | undefined): string | undefined {
   if (typeof name !== "string" || !name.isWellFormed()) return undefined;

@@ -53,7 +53,7 @@ export type Unanswered =
  * states what is true of the end. The first two are the reference's words, so that a record
  * reads the same whichever relay wrote it.
  */
-export function unansweredReason(why: Unanswered): string {
+function unansweredReason(why: Unanswered): string {
   return match(why)
     .with({ code: "child_exited" }, () => "child exited before responding")
     .with({ code: "grace_expired" }, () => "client closed stdin; child did not answer within the shutdown grace")
@@ -84,7 +84,7 @@ function axesOf(governance: Governance): DecisionAxes {
  * The grant a relayed call ran under: none. wrap mints no authority and confines nothing,
  * so the record says so (`deny_all`: no fs, no net, every ceiling 0).
  */
-export function passthroughGrant(toolId: string, callId: string): CapabilityGrant {
+function passthroughGrant(toolId: string, callId: string): CapabilityGrant {
   return { grant_id: grantIdOf(callId), tool_id: toolId, max_memory_bytes: 0, max_wall_ms: 0, max_output_bytes: 0 };
 }
 

@@ -12,7 +12,7 @@ import type { Park } from "./parks.js";
  * The canonical form is cut on a character boundary at or below it, and the full size is
  * given beside the cut, so that a person never takes a part for the whole.
  */
-export const MAX_LISTED_ARGUMENT_BYTES = 4096;
+const MAX_LISTED_ARGUMENT_BYTES = 4096;
 
 /**
  * A parked call's `params.arguments` as `list` shows them (SPEC §17.5); wire names.

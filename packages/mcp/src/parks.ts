@@ -150,7 +150,7 @@ export async function recordParkAnswer(
 }
 
 /** The authority approving this call grants: its tool, its paths by access, its endpoint. */
-export function scopeOf(toolId: string, derived: Derived): ApprovedScope {
+function scopeOf(toolId: string, derived: Derived): ApprovedScope {
   const read = derived.paths.filter((p) => p.access === "read").map((p) => p.resolved);
   const write = derived.paths.filter((p) => p.access === "write").map((p) => p.resolved);
   const endpoint = derived.axes.net;
@@ -164,7 +164,7 @@ export function scopeOf(toolId: string, derived: Derived): ApprovedScope {
 }
 
 /** Does a scope cover this call? Paths are covered by an equal path or a directory above them. */
-export function covers(scope: ApprovedScope, toolId: string, derived: Derived): boolean {
+function covers(scope: ApprovedScope, toolId: string, derived: Derived): boolean {
   if (scope.tool_id !== toolId) return false;
   if (scope.fs !== undefined) {
     if (derived.paths.length === 0) return false;

@@ -26,7 +26,7 @@ export interface ListingChange {
 }
 
 /** The digest of one tool definition: SHA-256 of its RFC 8785 form. */
-export function pinTool(definition: JsonRecord): PinnedTool | undefined {
+function pinTool(definition: JsonRecord): PinnedTool | undefined {
   const name = definition["name"];
   if (typeof name !== "string") return undefined;
   const text = canonicalJson(definition);

@@ -22,7 +22,7 @@ export type Planned =
   | { readonly code: "duplicate"; readonly element: Extract<ClientElement, { code: "call" | "malformed_call" | "request" | "list_tools" }> }
   | { readonly code: "malformed"; readonly element: Extract<ClientElement, { code: "malformed_call" }> };
 
-export type CallElement = Extract<ClientElement, { code: "call" | "call_notification" }>;
+type CallElement = Extract<ClientElement, { code: "call" | "call_notification" }>;
 
 /** What planning a frame asks of the recorder. */
 export interface PlanContext {

@@ -11,9 +11,9 @@ import type { Json } from "./message.js";
  * client can be written against them; members are in sorted order, as the reference (its
  * ADR 0015) writes them.
  */
-export const REFUSAL_CODE = -32042;
+const REFUSAL_CODE = -32042;
 /** The `error.message` of every refusal written as a JSON-RPC error (SPEC §17.3): it never varies. */
-export const REFUSAL_MESSAGE = "aegis wrap refused this tools/call";
+const REFUSAL_MESSAGE = "aegis wrap refused this tools/call";
 /**
  * The `_meta` member of a refusal written as a tool result (SPEC §17.3): a name under a
  * reverse-DNS prefix of aegis-ts's own, as MCP asks of `_meta` keys that are not the
@@ -53,7 +53,7 @@ export type RefusalCode =
   | "UNREADABLE_FRAME";
 
 /** What aegis-ts adds to a refusal beyond its code: the rule, the reason, the park's id. */
-export interface RefusalDetail {
+interface RefusalDetail {
   /** The `id` of the Policy Set's rule that decided; absent when the set's default did, or no rule was involved. */
   readonly rule?: string;
   /** Why, in words: the Policy Set's reason, or wrap's own. */
@@ -128,7 +128,7 @@ function toolResult(refusal: Refusal): { readonly [key: string]: Json } {
  * not run, and, for a park, how it is approved and what to do then (SPEC §17.3). The model
  * reads them, so they say what it can do about the refusal.
  */
-export function refusalText(refusal: Refusal): string {
+function refusalText(refusal: Refusal): string {
   const { rule, reason, approval_id: approvalId } = refusal.detail;
   const head = match(refusal.code)
     .with("POLICY_DENIED", () => "the Policy Set denied it")

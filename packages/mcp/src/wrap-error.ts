@@ -36,7 +36,7 @@ export class WrapError extends FaultError<WrapFault> {
 }
 
 /** One line saying why wrap could not start, for a person: `aegis wrap` prints it after `error:`. */
-export function describeWrapFault(fault: WrapFault): string {
+function describeWrapFault(fault: WrapFault): string {
   return match(fault)
     .with({ code: "writer" }, (f) => f.error.message)
     .with({ code: "envelope" }, (f) => f.error.message)

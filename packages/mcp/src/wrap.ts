@@ -11,7 +11,7 @@ import { WrapError } from "./wrap-error.js";
 import type { WrapOptions } from "./wrap-options.js";
 import { SignalStop, relayStdio, serveSessions, start, type GuardedListen, type Ran } from "./wrap-start.js";
 
-export { WrapError, describeWrapFault, type WrapFault } from "./wrap-error.js";
+export { WrapError, type WrapFault } from "./wrap-error.js";
 export type { WrapOptions } from "./wrap-options.js";
 
 /** How a wrap ended: the Session is closed and the server has exited or been killed. */

@@ -11,7 +11,7 @@ import type { Socket } from "node:net";
  */
 
 /** An attribute's value, as the tests compare them. */
-export type Value = string | number | boolean;
+type Value = string | number | boolean;
 
 /** One span as received, the same shape whatever the wire form. */
 export interface ReceivedSpan {
@@ -63,7 +63,7 @@ interface OtlpSpan {
   readonly status?: { readonly code?: number; readonly message?: string };
 }
 /** An `ExportTraceServiceRequest`, or one line of the Collector's file form. */
-export interface OtlpRequest {
+interface OtlpRequest {
   readonly resourceSpans?: readonly {
     readonly resource?: { readonly attributes?: readonly OtlpKeyValue[] };
     readonly scopeSpans?: readonly { readonly scope?: { readonly name?: string; readonly version?: string }; readonly spans?: readonly OtlpSpan[] }[];
@@ -80,7 +80,7 @@ const generated = createRequire(import.meta.url)("otlp-transformer-protobufjs/bu
 const REQUEST = generated.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 /** Decode an OTLP/HTTP protobuf body with the generated OTLP decoder. */
-export function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
+function decodeProtobuf(body: Uint8Array): ReceivedSpan[] {
   const object = REQUEST.toObject(REQUEST.decode(body), { longs: String, bytes: String, enums: Number, defaults: false }) as OtlpRequest;
   return spansOf(object, (id) => Buffer.from(id, "base64").toString("hex"));
 }

@@ -21,7 +21,7 @@ export interface Account {
 }
 
 export type CallEntry = Extract<Entry, { kind: "call" }>;
-export type DecisionEntry = Extract<Entry, { kind: "decision" }>;
+type DecisionEntry = Extract<Entry, { kind: "decision" }>;
 export type SessionEntry = Extract<Entry, { kind: "session" }>;
 
 /** Read every row of `bytes`; rows from `breakLine` on are marked as not vouched for. */

@@ -25,7 +25,12 @@ export function readingPiece(bytes: Uint8Array | undefined): void {
   if (text.length === bytes.length) piece = { bytes, text };
 }
 
-/** `decodeUtf8` of `bytes`: a slice of the piece's text when they are a range of an ASCII piece. */
+/**
+ * `decodeUtf8` of `bytes`: a slice of the piece's text when they are a range of an ASCII piece.
+ * Imported by no file of ours by this name: build.mjs puts this module in place of the format's.
+ *
+ * @public
+ */
 export function decodeUtf8(bytes: Uint8Array): string | undefined {
   const p = piece;
   if (p !== undefined && bytes.buffer === p.bytes.buffer) {

@@ -127,7 +127,7 @@ const K_AT = 8;
  * The search runs back from the end over the `k`s (the browser's own loop), most of which
  * are `key_id`'s.
  */
-export function lastKey(piece: Uint8Array): string | undefined {
+function lastKey(piece: Uint8Array): string | undefined {
   for (let k = piece.lastIndexOf(0x6b); k >= K_AT; k = piece.lastIndexOf(0x6b, k - 1)) {
     const start = k - K_AT;
     const end = start + PUBLIC_KEY.length;

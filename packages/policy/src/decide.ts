@@ -71,9 +71,6 @@ export type Decision =
   /** Refused: the rule's window is full (SPEC §15.6). */
   | (DecisionCommon & { readonly code: "rate_limited" });
 
-/** The four verdicts, for a caller that needs only which one it is. */
-export type DecisionCode = Decision["code"];
-
 /**
  * Decide one call under `set`.
  *
@@ -189,7 +186,7 @@ export function mintApprovalId(): string {
  * The words for an unbound parameter (`decision_axes.fs`, `decision_axes.net`, or "the
  * request bytes"), as a fail-closed denial's reason names it (SPEC §15.5).
  */
-export function describeParameter(parameter: UnboundParameter): string {
+function describeParameter(parameter: UnboundParameter): string {
   return match(parameter)
     .with("fs", () => "decision_axes.fs")
     .with("net", () => "decision_axes.net")
@@ -210,7 +207,7 @@ function recordedAxes(axes: CallAxes): CallAxes {
   return out;
 }
 
-export function requestView(bytes: Uint8Array | undefined): RequestView {
+function requestView(bytes: Uint8Array | undefined): RequestView {
   if (bytes === undefined) return { code: "unavailable" };
   return { code: "available", document: parseRequestJson(bytes) };
 }

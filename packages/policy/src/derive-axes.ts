@@ -10,7 +10,7 @@ import type { Bindings, NetBinding, PathAccess, ToolBinding } from "./bindings.j
 // bindings file; this derives what one call names under it.
 
 /** The binding for a tool: an exact name first, then the first glob in file order that matches. */
-export function bindingFor(bindings: Bindings, toolId: string): ToolBinding | undefined {
+function bindingFor(bindings: Bindings, toolId: string): ToolBinding | undefined {
   return bindings.tools.find((b) => b.glob === undefined && b.tool === toolId) ?? bindings.tools.find((b) => b.glob?.test(toolId) === true);
 }
 
@@ -30,7 +30,7 @@ export type UnresolvedBinding =
   | { readonly code: "unknown_port"; readonly pointer: string };
 
 /** A path the call named, resolved: lexically here, and then (by the caller) on the disk. */
-export interface BoundPath {
+interface BoundPath {
   /** As the request gave it: what `decision_axes.fs.path_raw` records. */
   readonly raw: string;
   /** Absolute and resolved: what `decision_axes.fs.path_canonical` records and an approval's scope holds. */

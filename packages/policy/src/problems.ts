@@ -34,9 +34,6 @@ export type PolicyProblem =
   | { readonly code: "limits_not_allowed"; readonly path: string }
   | { readonly code: "conflicting_keys"; readonly path: string; readonly keys: readonly string[] };
 
-/** Each kind of problem's stable code (SPEC §15.1, §18), for a caller that matches on it rather than on the text. */
-export type PolicyProblemCode = PolicyProblem["code"];
-
 const FEATURE_TEXT = {
   alias: "aliases are not allowed",
   anchor: "anchors are not allowed",

@@ -18,7 +18,7 @@ import type { ArgumentMatcher, ArgumentValue, DefaultAction, Limits, NetMatcher,
 export const PROJECTION_TAG = "aegis-ts/policy-set/1";
 
 /** A value in the projection: no numbers, since every number is written as a decimal string (SPEC §15.4). */
-export type Projected = string | boolean | readonly Projected[] | { readonly [key: string]: Projected };
+type Projected = string | boolean | readonly Projected[] | { readonly [key: string]: Projected };
 
 /** What the projection reads of a set: a `PolicySet`, or its parts before the parser seals them with their hash. */
 export interface ProjectionSource {
@@ -31,7 +31,7 @@ export interface ProjectionSource {
 }
 
 /** The projection as a value (SPEC §15.4). */
-export function projectPolicySet(set: ProjectionSource): { readonly [key: string]: Projected } {
+function projectPolicySet(set: ProjectionSource): { readonly [key: string]: Projected } {
   return {
     projection: PROJECTION_TAG,
     version: String(set.version),

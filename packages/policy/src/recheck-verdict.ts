@@ -51,9 +51,6 @@ export type ToolSpecCheck =
   /** The outcome names no definition: nothing to compare. */
   | { readonly code: "unpinned"; readonly current?: ToolSpecDigest };
 
-/** `ToolSpecCheck`'s tag: the word after `tool_spec` in a report line that compares definitions (SPEC §16.5). */
-export type ToolSpecCheckCode = ToolSpecCheck["code"];
-
 /** Why a recorded decision could not be re-evaluated (SPEC §16.3). */
 export type RecheckIndeterminate =
   | {
@@ -120,7 +117,7 @@ export type RecheckVerdict =
     });
 
 /** Each verdict's tag, the first word of its report line's clause (SPEC §16.4). */
-export type RecheckVerdictCode = RecheckVerdict["code"];
+type RecheckVerdictCode = RecheckVerdict["code"];
 /** The verdicts that say the set now decides a call otherwise than recorded. */
 export type ChangeCode = Exclude<RecheckVerdictCode, "unchanged" | "indeterminate">;
 

@@ -26,7 +26,7 @@ export type ReadYaml =
  * what exhausts the process: composing YAML costs ~100x the text in memory, and recursion
  * per level of nesting.
  */
-export const YAML_LIMITS = {
+const YAML_LIMITS = {
   /** Bytes of text (of UTF-8; a string is bounded by its length, which is not more). */
   bytes: 1_048_576,
   /** Collections nested in one another, the document's own one included. */

@@ -20,7 +20,7 @@ export interface Checkpoint {
 }
 
 /** The note text of a checkpoint, final newline included. */
-export function checkpointText(checkpoint: Checkpoint): string {
+function checkpointText(checkpoint: Checkpoint): string {
   return [checkpoint.origin, String(checkpoint.size), checkpoint.root.toString("base64"), ...checkpoint.extensions].map((l) => `${l}\n`).join("");
 }
 

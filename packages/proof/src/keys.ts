@@ -55,7 +55,7 @@ export class VerifierKeyError extends FaultError<VerifierKeyFault> {
 }
 
 /** The words of a {@link VerifierKeyFault}. */
-export function describeVerifierKeyFault(fault: VerifierKeyFault): string {
+function describeVerifierKeyFault(fault: VerifierKeyFault): string {
   return match(fault)
     .with({ code: "bad_name" }, (f) => `key name ${JSON.stringify(f.name)} is empty or holds a space or a plus`)
     .with({ code: "malformed" }, (f) => f.detail)

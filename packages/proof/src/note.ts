@@ -54,7 +54,7 @@ export class NoteFormatError extends FaultError<NoteFault> {
 }
 
 /** The words of a {@link NoteFault}. */
-export function describeNoteFault(fault: NoteFault): string {
+function describeNoteFault(fault: NoteFault): string {
   return match(fault)
     .with({ code: "too_large" }, (f) => `${f.size} bytes, over the ${MAX_NOTE_BYTES}-byte limit for a note`)
     .with({ code: "not_utf8" }, () => "not UTF-8")

@@ -8,11 +8,6 @@ import { consistencyRanges, inclusionRanges, leafHash, RangeHasher, TreeHasher }
  * record that breaks at Line k has a tree of k-1 leaves, whatever follows.
  */
 
-/** The leaf hash of a Line as the verifier's walk saw it. */
-export function lineLeaf(line: WalkedLine): Buffer {
-  return leafHash(line.canonical());
-}
-
 /** The tree of a record's first Lines, and what the verifier said of the whole file. */
 export interface RecordTree {
   /** The verifier's verdict on the whole file. */

@@ -44,7 +44,7 @@ export class ProofFormatError extends FaultError<ProofFormatFault> {
 }
 
 /** The words of a {@link ProofFormatFault}. */
-export function describeProofFormatFault(fault: ProofFormatFault): string {
+function describeProofFormatFault(fault: ProofFormatFault): string {
   return match(fault)
     .with({ code: "too_large" }, (f) => `${f.size} bytes, over the limit for a proof`)
     .with({ code: "bad_header" }, () => `the first line is not ${TLOG_PROOF_HEADER}`)

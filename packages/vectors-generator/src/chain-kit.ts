@@ -10,18 +10,18 @@ import { RECORDED_REASON, resealLines, type LooseLine, type ResealOptions, insec
 import { answerVector, type Vector } from "@aegis/vectors/oracle";
 import type { Polarity } from "./vector-set.js";
 
-export const DEV = insecureDevKey();
+const DEV = insecureDevKey();
 /** The second key of the rotation vectors: the seed of 32 bytes 0x09. */
 export const ROTATED = SigningKey.fromSeed(new Uint8Array(32).fill(9));
 export const DEV_PUBLIC = DEV.publicKeyHex;
 export const ROTATED_PUBLIC = ROTATED.publicKeyHex;
-export const POLICY = PolicySetHash.of("test-policy-set");
+const POLICY = PolicySetHash.of("test-policy-set");
 /** The identity point's encoding: a public key of small order. */
 export const IDENTITY = Uint8Array.from([1, ...new Array<number>(31).fill(0)]);
 /** y = 2: no x satisfies the curve equation. */
 export const NOT_A_POINT = Uint8Array.from([2, ...new Array<number>(31).fill(0)]);
 
-export function outcome(callId: string, tool = "fs.read"): OutcomePayload {
+function outcome(callId: string, tool = "fs.read"): OutcomePayload {
   return {
     call_id: callId,
     tool_id: tool,

@@ -18,7 +18,7 @@ export interface ScriptedCall {
 }
 
 /** Fixed so that a store, a tombstone and a pack come out byte for byte the same every run. */
-export const STORE_ID = Uint8Array.from({ length: 16 }, (_, i) => i + 1);
+const STORE_ID = Uint8Array.from({ length: 16 }, (_, i) => i + 1);
 export const PACK_ID = Uint8Array.from({ length: 16 }, (_, i) => 0xa0 + i);
 export const REDACTED_AT = new Date("2026-01-02T03:04:05.000Z");
 

@@ -17,10 +17,10 @@ import { match } from "ts-pattern";
 import { CliError } from "../fault.js";
 
 /** The tool an access record names for every read (SPEC §14.11). */
-export const ACCESS_TOOL = "aegis.envelope.get";
+const ACCESS_TOOL = "aegis.envelope.get";
 
 /** `SHA-256("aegis-envelope-access-v0")`: no Policy Set decides a read; this stand-in names none (SPEC §14.11). */
-export const ACCESS_POLICY_SET_HASH: PolicySetHash = PolicySetHash.of("aegis-envelope-access-v0");
+const ACCESS_POLICY_SET_HASH: PolicySetHash = PolicySetHash.of("aegis-envelope-access-v0");
 
 const CALL_ID = "call-1";
 
@@ -31,7 +31,7 @@ export interface AccessCall {
 }
 
 /** How a read ended: what the Envelope answered, or why it could not be asked. */
-export type AccessEnd = { readonly code: "answered"; readonly read: EnvelopeRead } | { readonly code: "failed"; readonly detail: string };
+type AccessEnd = { readonly code: "answered"; readonly read: EnvelopeRead } | { readonly code: "failed"; readonly detail: string };
 
 /** The operating-system user this process runs as, by name; `uid <n>` when the name cannot be found. */
 function osUser(): string {

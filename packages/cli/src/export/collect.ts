@@ -9,7 +9,7 @@ import { STDIN, type RecordInput } from "../record-input.js";
  * The most calls one export holds: every span waits until the record's verdict is known, so
  * that a Tampered record exports nothing (SPEC §18).
  */
-export const MAX_EXPORTED_CALLS = 250_000;
+const MAX_EXPORTED_CALLS = 250_000;
 
 /** A record read for its spans: the verdict, and what was followed on the way, in file order. */
 export interface ReadForSpans {

@@ -64,7 +64,7 @@ export async function envelopeData(path: string, source: EnvelopeSource, name: s
   return { source: name, digests, tally, damage };
 }
 
-export const EMBEDDED_ENVELOPE_BYTES = 64 * 1024 * 1024;
+const EMBEDDED_ENVELOPE_BYTES = 64 * 1024 * 1024;
 
 function heldEntry(read: EnvelopeRead, room: number): HeldEntry {
   return match(read)

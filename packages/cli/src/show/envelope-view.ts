@@ -9,7 +9,7 @@ import type { Entry } from "./entries.js";
  * as text when they are UTF-8 (a JSON-RPC message is), else as base64; or why there are
  * none. Every read re-hashes, so `present` bytes are the ones the record names.
  */
-export type HeldBytes =
+type HeldBytes =
   | { readonly status: "present"; readonly size: number; readonly text: string }
   | { readonly status: "present"; readonly size: number; readonly base64: string }
   | { readonly status: "missing" }

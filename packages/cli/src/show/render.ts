@@ -191,7 +191,7 @@ function netText(net: NetGrant): string {
   return `net ${net.http.map((h) => `${h.methods.join("/")} ${h.host}:${h.ports.join("/")}`).join(", ")}`;
 }
 
-export function approvalText(v: ApprovalVerdict): string {
+function approvalText(v: ApprovalVerdict): string {
   return match(v)
     .with({ verdict: "approved" }, (a) => {
       const scope = [

@@ -10,7 +10,7 @@ export function tempDir(prefix = "aegis-envelope-test-"): string {
 export const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 
 /** Every regular file under `dir`, recursively. */
-export function filesUnder(dir: string): string[] {
+function filesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);

@@ -11,7 +11,7 @@ import { checkHex, fromCheckedHex } from "../wire/hex.js";
 import { KeyFileError, type PublicKeyFound } from "./key-file-fault.js";
 import { isPublicKeyFileText, publicKeyPathOf, publicKeysIn } from "./public-key-file.js";
 
-export { KeyFileError, describeKeyFileFault, type KeyFileFault, type PublicKeyFound } from "./key-file-fault.js";
+export { KeyFileError, describeKeyFileFault, type KeyFileFault } from "./key-file-fault.js";
 
 /**
  * Signing key files, compatible with the reference's `aegis keygen`: the 32-byte seed as 64

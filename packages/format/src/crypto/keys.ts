@@ -69,7 +69,7 @@ export class SigningKey {
  * The reference implementation's public, worthless development seed. Its signatures prove
  * only that *some* build wrote a line; it exists so golden vectors are reproducible.
  */
-export const INSECURE_DEV_SEED: Uint8Array = new TextEncoder().encode("aegis-insecure-dev-key-not-real!");
+const INSECURE_DEV_SEED: Uint8Array = new TextEncoder().encode("aegis-insecure-dev-key-not-real!");
 const INSECURE_DEV_KEY_ID = "77a2c2f5952039243c043b69e7e812a2deb69e3271adb3013b8f24d3b8ea40f6";
 
 /** **Insecure**: for tests and vectors only. See `INSECURE_DEV_SEED`. */

@@ -23,7 +23,7 @@ import { KeyFileError } from "./key-file-fault.js";
 export const PUBLIC_KEY_FILE_HEADER = "# aegis ed25519 public key";
 
 /** The text of a public key file: the header, then the key as 64 lowercase hex, each row ending in `\n`. */
-export function publicKeyFileText(publicKeyHex: string): string {
+function publicKeyFileText(publicKeyHex: string): string {
   return `${PUBLIC_KEY_FILE_HEADER}\n${publicKeyHex}\n`;
 }
 

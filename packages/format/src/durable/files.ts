@@ -10,7 +10,7 @@ import { errnoOf, syncDirectory } from "./sync.js";
  */
 export const PRIVATE_FILE_MODE = 0o600;
 /** The mode of every directory aegis creates for such files (an Envelope store, a proofs directory). */
-export const PRIVATE_DIRECTORY_MODE = 0o700;
+const PRIVATE_DIRECTORY_MODE = 0o700;
 
 /** Read exactly `into.length` bytes at `position`: a single read may return fewer. */
 export async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {

@@ -32,7 +32,7 @@ export class InputFileError extends FaultError<InputFileFault> {
 }
 
 /** The words of a fault, for after `read <path>: `, as the CLI prints them. */
-export function describeInputFileFault(fault: InputFileFault): string {
+function describeInputFileFault(fault: InputFileFault): string {
   return match(fault)
     .with({ code: "not_regular" }, (f) => `not a regular file (${describeFileKind(f.kind)})`)
     .with({ code: "too_large" }, (f) => `${f.size} bytes, over the limit of ${f.limit} bytes`)

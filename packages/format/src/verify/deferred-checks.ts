@@ -42,7 +42,7 @@ export const DEFAULT_TUNING: Tuning = { inline: 8192, inlineWhenRunning: 64, eag
  * A record this large (a file whose size is known) holds tens of thousands of signatures:
  * the threads are started at once instead of after {@link DEFAULT_TUNING}'s `inline` checks.
  */
-export const LARGE_RECORD_BYTES = 16 << 20;
+const LARGE_RECORD_BYTES = 16 << 20;
 
 /** The tuning for a record of `size` bytes, when known. */
 export function tuningFor(size: number | undefined): Tuning {

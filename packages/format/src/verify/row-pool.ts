@@ -12,7 +12,7 @@ import { startWorker } from "./worker-url.js";
  * V8's default lets each isolate grow tens of MiB before it collects, which is what made
  * memory grow with the thread count (issue 31, ADR 0027).
  */
-export const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
+const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
 
 /** A piece to read: `length` bytes at the start of `bytes`, which is handed over and comes back with the answer. */
 export type PieceToRead = Omit<PieceRequest, "id">;
@@ -102,7 +102,7 @@ export function sharedRowPool(threads: number, cores: number = availableParallel
 }
 
 /** The row pool of exactly `threads` threads (tests). */
-export function rowPoolOf(threads: number): RowPool {
+function rowPoolOf(threads: number): RowPool {
   let pool = pools.get(threads);
   if (pool === undefined) {
     pool = new RowPool(threads);

@@ -14,7 +14,7 @@ import type { VerifyOptions } from "./verify-options.js";
  * below it, starting the threads costs more than they save, and the walk of row-verifier.ts
  * (signatures only on threads, after its first few thousand) is kept.
  */
-export const SPLIT_MIN_BYTES = 4 << 20;
+const SPLIT_MIN_BYTES = 4 << 20;
 
 /** True when a record of `size` bytes (undefined: not a regular file) is verified by the split walk on `threads` threads. */
 export function splits(size: number | undefined, threads: number): boolean {

@@ -29,7 +29,7 @@ export const MAX_LISTED_UNFINISHED_CALLS = 100;
  * `aegis show`: past them, the call that has waited longest is taken as unfinished.
  */
 export const MAX_WAITING_CALLS = 100_000;
-export const MAX_WAITING_CHARS = 32 * 1024 * 1024;
+const MAX_WAITING_CHARS = 32 * 1024 * 1024;
 
 /** Where the tally stood at a point of the walk: enough to give the answer as it was there. */
 export interface UnfinishedMark {

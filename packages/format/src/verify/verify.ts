@@ -9,7 +9,7 @@ import type { VerifyOptions } from "./verify-options.js";
 import { progressOf, walkRows } from "./row-verifier.js";
 import { splits, verifySplitFile } from "./split-file.js";
 
-export { RecordReadError, RowVerifier, nextRows, progressOf } from "./row-verifier.js";
+export { RecordReadError } from "./row-verifier.js";
 export type { VerifyOptions } from "./verify-options.js";
 
 /**

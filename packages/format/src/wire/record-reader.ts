@@ -1,5 +1,4 @@
 import { JsonSyntaxError, isJsonObject, parseJson, type JsonObject, type JsonValue } from "./json.js";
-import { readLineBody, type TypedLineResult } from "./line-read.js";
 import { readRow } from "./row-read.js";
 import { RowSplitter, type Row } from "./row-splitter.js";
 import { decodeUtf8 } from "./text.js";
@@ -41,11 +40,6 @@ export interface RecordReadOptions {
 /** `readRecord` over a record held in memory. */
 export function readRecordBytes(bytes: Uint8Array, options: RecordReadOptions = {}): AsyncGenerator<RecordRow> {
   return recordRows(rowsOf(bytes), options);
-}
-
-/** A row's Line read for what it says, its signature members not judged. */
-export function bodyOf(row: Extract<RecordRow, { code: "object" }>): TypedLineResult<Record<never, never>> {
-  return readLineBody(row.value);
 }
 
 function* rowsOf(bytes: Uint8Array): Generator<Row> {

@@ -159,11 +159,6 @@ function concat(pieces: readonly Uint8Array[], length: number): Uint8Array {
   return whole;
 }
 
-/** The rows of a stream of bytes, as it comes. `onRead` is told how many bytes have come so far. */
-export async function* streamRows(source: AsyncIterable<Uint8Array>, limit: number = MAX_ROW_BYTES, onRead?: (bytes: number) => void): AsyncGenerator<Row> {
-  for await (const rows of streamRowChunks(source, limit, onRead)) yield* rows;
-}
-
 /** `streamRows`, a chunk's rows at a time. */
 export async function* streamRowChunks(
   source: AsyncIterable<Uint8Array>,

@@ -27,7 +27,7 @@ export function netHelperSource(): string {
 }
 
 /** The helper itself. Every name it uses is its own (see above). */
-export function netHelperMain(config: NetHelperConfig): void {
+function netHelperMain(config: NetHelperConfig): void {
   // `node -e` puts require on the global object; read there, no bundler rewrites it.
   const load = (globalThis as unknown as { readonly require: (id: string) => unknown }).require;
   const net = load("node:net") as typeof import("node:net");

@@ -26,7 +26,7 @@ export interface LinePoint {
 }
 
 /** The Session a call belongs to, as its span names it. */
-export interface SessionRef {
+interface SessionRef {
   readonly index: number | undefined;
   /** The `open` Line's hash: the Session's name, wherever the file is. */
   readonly openLineHash: string;

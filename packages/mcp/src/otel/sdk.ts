@@ -25,7 +25,7 @@ export class OtlpSetupError extends FaultError<{ readonly detail: string }> {
 }
 
 /** The OTLP protocols aegis exports over (`OTEL_EXPORTER_OTLP_PROTOCOL`): protobuf by default, as the OpenTelemetry specification says. */
-export type OtlpProtocol = "http/protobuf" | "http/json";
+type OtlpProtocol = "http/protobuf" | "http/json";
 
 /** What aegis does with the OpenTelemetry packages once they are loaded. */
 export interface OtelKit {

@@ -10,7 +10,7 @@ import { callSpanId, sessionSpanId, sessionTraceId, type SpanRef } from "./ids.j
  */
 
 /** An attribute's value, as OTLP carries it. */
-export type AttributeValue = string | number | boolean;
+type AttributeValue = string | number | boolean;
 
 /** One span, every field decided. */
 export interface SpanPlan {

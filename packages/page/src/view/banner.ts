@@ -114,7 +114,7 @@ function sessionsText(v: Verification, sessions: readonly SessionEntry[]): strin
   return [count, ...opened].join("\n");
 }
 
-export function whereText(where: Exclude<Where, null>): string {
+function whereText(where: Exclude<Where, null>): string {
   if ("line" in where) return `line ${where.line}`;
   if ("seq" in where) return `session ${where.session_index} seq ${where.seq}`;
   return `session ${where.session_index}`;

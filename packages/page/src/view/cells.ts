@@ -142,7 +142,7 @@ function callCells(entry: CallEntry, context: RowContext, base: Omit<Cells, "lin
   };
 }
 
-export function decisionText(o: OutcomeLine): string {
+function decisionText(o: OutcomeLine): string {
   const rule = o.decision_axes.matched_rule;
   const by = rule === undefined ? "" : ` (rule ${rule})`;
   switch (o.policy.status) {
@@ -157,7 +157,7 @@ export function decisionText(o: OutcomeLine): string {
   }
 }
 
-export function outcomeText(o: OutcomeLine): string {
+function outcomeText(o: OutcomeLine): string {
   const e = o.execution;
   switch (e.status) {
     case "success":

@@ -20,7 +20,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
   return element;
 }
 
-export function append(parent: Node, children: readonly Child[]): void {
+function append(parent: Node, children: readonly Child[]): void {
   for (const child of children) {
     if (child === undefined || child === false) continue;
     parent.appendChild(typeof child === "string" ? document.createTextNode(child) : child);

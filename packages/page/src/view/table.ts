@@ -250,4 +250,4 @@ export class VirtualTable {
   }
 }
 
-export const PRINTED_ROWS = 5000;
+const PRINTED_ROWS = 5000;

@@ -6,7 +6,7 @@ import { insecureDevKey } from "@aegis/format/internal";
 import { decide, type CallAxes, type Decision, type PolicySet } from "../../src/index.js";
 import { type LiveState } from "../../src/decide.js";
 
-export const DEV = insecureDevKey();
+const DEV = insecureDevKey();
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "aegis-policy-"));
@@ -25,7 +25,7 @@ export function requestOf(call: TestCall): Uint8Array {
 }
 
 /** The outcome a runtime would write for `call` under `decision`. */
-export function outcomeOf(call: TestCall, decision: Decision): OutcomePayload {
+function outcomeOf(call: TestCall, decision: Decision): OutcomePayload {
   return {
     call_id: call.call_id,
     tool_id: call.tool_id,

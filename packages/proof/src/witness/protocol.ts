@@ -8,7 +8,7 @@ import { MAX_NOTE_BYTES, decodeBase64 } from "../note.js";
  */
 
 /** A witness never takes more than 63 proof lines (C2SP tlog-witness). */
-export const MAX_PROOF_LINES = 63;
+const MAX_PROOF_LINES = 63;
 /** The largest body read: a note, 63 proof lines of 44 characters and an old size line. */
 export const MAX_REQUEST_BYTES = MAX_NOTE_BYTES + MAX_PROOF_LINES * 45 + 32;
 /** The largest answer a client reads: a few cosignature lines, or a size. */

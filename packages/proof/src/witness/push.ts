@@ -44,7 +44,7 @@ export type PushResult = {
 );
 
 /** How long a witness is given to answer one request. */
-export const WITNESS_TIMEOUT_MS = 10_000;
+const WITNESS_TIMEOUT_MS = 10_000;
 
 /**
  * Push `note` (a signed checkpoint) to `witness`, starting from `oldSize` (0 when unknown).
