@@ -122,6 +122,7 @@ const header = [
   "const __aegisUrl = import.meta.url;",
   "const __aegisNodeRequire = __aegisCreateRequire(__aegisUrl);",
   "const __aegisLoaded = new Map();",
+  'const __aegisVm = __aegisNodeRequire("node:vm");',
   'function __aegisRequire(id) { return id.startsWith("./") ? __aegisLoad(id.slice(2)) : __aegisNodeRequire(id); }',
   "function __aegisLoad(name) {",
   "  let module = __aegisLoaded.get(name);",
@@ -132,7 +133,9 @@ const header = [
   '  const body = text.slice(text.indexOf("/*") + 2, text.lastIndexOf("*/")).replaceAll("*%2F", "*/").replaceAll("%25", "%");',
   "  module = { exports: {} };",
   "  __aegisLoaded.set(name, module);",
-  '  new Function("require", "module", "exports", "__aegisUrl", `"use strict";${body}`)(__aegisRequire, module, module.exports, __aegisUrl);',
+  // node:vm, not new Function: it still runs under --disallow-code-generation-from-strings,
+  // and a stack trace names the chunk.
+  '  __aegisVm.compileFunction(`"use strict";${body}`, ["require", "module", "exports", "__aegisUrl"], { filename: `${__aegisUrl}#${name}` })(__aegisRequire, module, module.exports, __aegisUrl);',
   "  return __aegisCjsEntries.has(name) ? module.exports.default : module.exports;",
   "}",
   `const __aegisCjsEntries = new Set(${JSON.stringify(cjsEntries)});`,

@@ -79,6 +79,17 @@ describe("dist/aegis.mjs", () => {
     expect(reason).toMatchObject({ code: "bad_signature", at: { session_index: 0, seq: at } });
   }, 180_000);
 
+  it("runs where code generation from strings is disallowed, on its threads too (issue 51)", async () => {
+    const path = join(work, "no-eval.aarl");
+    await largeRecord(path, 40_000);
+    const flag = "--disallow-code-generation-from-strings";
+    const verified = run([flag, bundle, "verify", "--threads", "2", "--key", largeRecordPublicKey(path), path]);
+    expect(verified.status, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(/^Verified \(pinned to [0-9a-f]{64}\)$/m);
+    // The flag is real: the same Node refuses eval under it.
+    expect(run([flag, "-e", "eval('1')"]).stderr).toContain("Code generation from strings disallowed");
+  }, 180_000);
+
   it("verifies several records at once, one per thread it starts from itself", () => {
     const copies = ["a", "b", "c"].map((name) => {
       const path = join(alone, `${name}.aarl`);
