@@ -1,9 +1,8 @@
-import type { Worker } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
 import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
 import type { Verification } from "./verdict.js";
-import { startWorker } from "./worker-url.js";
+import { WorkerPool } from "./worker-pool.js";
 
 /** One file's answer among many: its verification, or why it could not be read. */
 export type FileVerification =
@@ -72,59 +71,26 @@ async function verifyHere(path: string, trust: readonly string[] | undefined, re
   }
 }
 
+/** The file threads of one `verifyRecordFiles`: started as files come, up to `size`, and closed when it ends. */
 class FilePool {
-  private readonly workers: { readonly worker: Worker; load: number }[] = [];
-  private readonly waiting = new Map<number, { resolve: (result: FileVerification) => void; reject: (error: unknown) => void }>();
-  private nextId = 0;
+  private readonly pool: WorkerPool<FileRequest, FileAnswer>;
 
   constructor(
-    private readonly size: number,
+    size: number,
     private readonly trust: readonly string[] | undefined,
     private readonly regularOnly: ((path: string) => boolean) | undefined,
-  ) {}
-
-  verify(path: string): Promise<FileVerification> {
-    if (this.workers.length < this.size && this.workers.every((w) => w.load > 0)) this.workers.push(this.start());
-    let slot = this.workers[0];
-    for (const w of this.workers) if (slot === undefined || w.load < slot.load) slot = w;
-    if (slot === undefined) throw new Error("file pool has no thread");
-    const chosen = slot;
-    const id = this.nextId++;
-    chosen.load++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, {
-        resolve: (result) => {
-          chosen.load--;
-          resolve(result);
-        },
-        reject,
-      });
-      const request: FileRequest = { id, path, trust: this.trust, regularOnly: this.regularOnly?.(path) === true };
-      chosen.worker.postMessage(request);
-    });
+  ) {
+    this.pool = new WorkerPool("file", size, { grow: true });
   }
 
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  async verify(path: string): Promise<FileVerification> {
+    const answer = await this.pool.send((id) => ({ id, path, trust: this.trust, regularOnly: this.regularOnly?.(path) === true }));
+    if ("result" in answer) return answer.result;
+    throw new Error(`verifying a file failed on its thread: ${answer.failure}`);
   }
 
-  private start(): { readonly worker: Worker; load: number } {
-    const worker = startWorker("file");
-    worker.on("message", (answer: FileAnswer) => {
-      const waiter = this.waiting.get(answer.id);
-      this.waiting.delete(answer.id);
-      if ("result" in answer) waiter?.resolve(answer.result);
-      else waiter?.reject(new Error(`verifying a file failed on its thread: ${answer.failure}`));
-    });
-    const fail = (error: unknown): void => {
-      for (const waiter of this.waiting.values()) waiter.reject(error);
-      this.waiting.clear();
-    };
-    worker.on("error", fail);
-    worker.on("exit", (code) => {
-      if (this.waiting.size > 0) fail(new Error(`a file thread exited (code ${code}) with files outstanding`));
-    });
-    return { worker, load: 0 };
+  close(): Promise<void> {
+    return this.pool.close();
   }
 }
 
