@@ -19,7 +19,6 @@ export default defineConfig({
       { find: /^@aegis\/policy\/internal$/, replacement: src("policy/src/internal.ts") },
       { find: /^@aegis\/mcp$/, replacement: src("mcp/src/index.ts") },
       { find: /^@aegis\/vectors\/oracle$/, replacement: fileURLToPath(new URL("./vectors/src/oracle.ts", import.meta.url)) },
-      { find: /^@aegis\/vectors\/exit-code$/, replacement: fileURLToPath(new URL("./vectors/src/exit-code.ts", import.meta.url)) },
       { find: /^@aegis\/cli\/browser$/, replacement: src("cli/src/browser.ts") },
       { find: /^@aegis\/mcp\/internal$/, replacement: src("mcp/src/internal.ts") },
     ],

@@ -36,7 +36,6 @@ const ENTRY_POINTS = [
   ["cli", "packages/cli", "dist/index.d.ts"],
   ["cli-browser", "packages/cli", "dist/browser.d.ts"],
   ["vectors-oracle", "vectors", "dist/oracle.d.ts"],
-  ["vectors-exit-code", "vectors", "dist/exit-code.d.ts"],
 ];
 
 /** An entry for aegis's own packages, counted with the public ones toward ALL_TOTAL (ADR 0030, ADR 0032). */

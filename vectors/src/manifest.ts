@@ -1,6 +1,6 @@
 import { readJsonFile } from "@aegis/format/internal";
 import { join } from "node:path";
-import type { ExitCode } from "./exit-code.js";
+import type { ExitCode } from "@aegis/format/internal";
 import { VectorsError } from "./vectors-error.js";
 
 /**

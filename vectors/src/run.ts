@@ -1,4 +1,4 @@
-import { unmatched, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
+import { unmatched, exitCodeOfVerdict, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";
@@ -6,12 +6,11 @@ import { isDeepStrictEqual } from "node:util";
 import { match } from "ts-pattern";
 import { RecordWriter, LineHash, SigningKey, describeVerdict, type Verification, verifyRecord } from "@aegis/format";
 import { checkProof, parseNote, parseVerifierKey, readCheckpointText, verifyWithCheckpoints, type GivenCheckpoint } from "@aegis/proof";
-import { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict } from "./exit-code.js";
 import { VectorsError } from "./vectors-error.js";
 import { EnvelopeStore, openEnvelope } from "@aegis/envelope";
 import { RateWindows, decide, describeRecheckLine, recheck, parseBindings, parsePolicySet } from "@aegis/policy";
-import { RecheckTally, loadPolicySet, needsEnvelope, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
-import { checkRecordAgainst, expire, isLoss } from "@aegis/envelope/internal";
+import { RecheckTally, exitCodeOfRecheck, loadPolicySet, needsEnvelope, tryParsePolicySet, matchedRuleId } from "@aegis/policy/internal";
+import { checkRecordAgainst, exitCodeOfEnvelopeCheck, expire, isLoss } from "@aegis/envelope/internal";
 import { type Unanswered } from "@aegis/mcp";
 import { Gate, McpRecorder } from "@aegis/mcp/internal";
 import type {

@@ -1,4 +1,4 @@
-// The rules that give an answer its exit code live beside the vectors, which state them, so
-// that the oracle and every command share one copy (ADR 0032); commands import them from here.
-// Browser-safe: the report page reaches this module through `@aegis/cli/browser` (ADR 0031).
-export { exitCodeOfEnvelopeCheck, exitCodeOfRecheck, exitCodeOfVerdict, type ExitCode } from "@aegis/vectors/exit-code";
+// The CLI's exit codes: the type, and the verdict's rule, from beside the verdict (ADR 0041).
+// Recheck's and the Envelope check's rules come from their packages where used. Browser-safe:
+// the report page reaches this module through `@aegis/cli/browser` (ADR 0031).
+export { exitCodeOfVerdict, type ExitCode } from "@aegis/format/browser";

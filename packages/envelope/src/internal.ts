@@ -7,7 +7,7 @@
  *
  * @packageDocumentation
  */
-export { checkRecordAgainst, digestReferences, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
+export { checkRecordAgainst, digestReferences, exitCodeOfEnvelopeCheck, type EnvelopeTally, type ReferenceCheck } from "./record-references.js";
 export { isLoss } from "./damage.js";
 export { expire } from "./expiry.js";
 /**

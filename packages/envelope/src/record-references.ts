@@ -2,6 +2,7 @@ import type { JsonObject, RequestDigest, ResponseDigest, ToolSpecDigest } from "
 import { readRecord, tryParseDigest, unmatched } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { EnvelopeRead, EnvelopeSource } from "./source.js";
+import type { ExitCode } from "@aegis/format/internal";
 
 // Which Envelope bytes a record names, and what a store or pack holds for each (SPEC §9,
 // §14.1): `aegis envelope verify`, `verify --envelope`, `report`, `envelope pack` and the
@@ -84,6 +85,14 @@ export interface EnvelopeTally {
   readonly missing: number;
   readonly digest_mismatch: number;
   readonly redacted: number;
+}
+
+/**
+ * `aegis envelope verify`'s exit code (SPEC §14): 1 when the Envelope holds bytes that do not
+ * hash to the digest naming them, else 2 when damage lost entries, else 0.
+ */
+export function exitCodeOfEnvelopeCheck(found: { readonly mismatched: number; readonly lost: number }): ExitCode {
+  return found.mismatched > 0 ? 1 : found.lost > 0 ? 2 : 0;
 }
 
 /**

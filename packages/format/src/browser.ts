@@ -57,6 +57,7 @@ export { readRow, type ReadRow } from "./wire/row-read.js";
 export { decodeUtf8, detachedString } from "./wire/text.js";
 export { messageOf } from "./durable/thrown.js";
 export { unmatched } from "./unreachable.js";
+export { exitCodeOfVerdict, type ExitCode } from "./verify/exit-code.js";
 export {
   describeIndeterminate,
   describePosition,

@@ -18,6 +18,7 @@ export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
 export { unmatched, unreachable } from "./unreachable.js";
+export { exitCodeOfVerdict, type ExitCode } from "./verify/exit-code.js";
 export { decodeUtf8, detachedString } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
 export { describeFileKind, kindOf } from "./durable/input-file.js";

@@ -14,4 +14,4 @@ export { matchedRuleId } from "./select.js";
 export { loadBindings } from "./bindings.js";
 export { deriveAxes, describeUnresolved, type Derived, type UnresolvedBinding } from "./derive-axes.js";
 export { compareRecorded, explainIndeterminate, type NowClass } from "./recheck-verdict.js";
-export { RecheckTally, type RecheckConclusion, type RecheckSummary } from "./summary.js";
+export { RecheckTally, exitCodeOfRecheck, type RecheckConclusion, type RecheckSummary } from "./summary.js";

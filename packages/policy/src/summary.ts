@@ -1,4 +1,4 @@
-import { unmatched } from "@aegis/format/internal";
+import { unmatched, type ExitCode } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { RECHECK_INDETERMINATE_CODES, type RecheckIndeterminateCode, type RecheckVerdict } from "./recheck-verdict.js";
 
@@ -86,6 +86,20 @@ export function recheckConclusion(summary: RecheckSummary): RecheckConclusion {
   if (summary.indeterminate > 0) return { code: "indeterminate" };
   if (summary.newly_blocked + summary.newly_allowed + summary.newly_parked > 0) return { code: "changed" };
   return { code: "all_unchanged" };
+}
+
+/**
+ * `aegis recheck`'s exit code (SPEC §16.5): 0 every call unchanged, 1 some call changed, 3 any
+ * indeterminate (which outranks a change). A file with nothing to recheck is 1: the reference
+ * exits 0 there, but a recheck that re-evaluated nothing has shown nothing (issue 5).
+ */
+export function exitCodeOfRecheck(conclusion: RecheckConclusion): ExitCode {
+  return match(conclusion)
+    .with({ code: "nothing_rechecked" }, () => 1 as const)
+    .with({ code: "all_unchanged" }, () => 0 as const)
+    .with({ code: "changed" }, () => 1 as const)
+    .with({ code: "indeterminate" }, () => 3 as const)
+    .exhaustive(unmatched);
 }
 
 /** True when the recheck re-evaluated no outcome at all. */

@@ -8,9 +8,9 @@ import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envel
 import { isLoss } from "@aegis/envelope/internal";
 import { openSource } from "../envelope/source.js";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
-import { RecheckTally, explainIndeterminate } from "@aegis/policy/internal";
+import { RecheckTally, exitCodeOfRecheck, explainIndeterminate } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
-import { exitCodeOfRecheck, type ExitCode } from "../exit-code.js";
+import type { ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
 import { Progress } from "../progress.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
