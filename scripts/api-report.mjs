@@ -40,7 +40,7 @@ const ENTRY_POINTS = [
 
 /** An entry for aegis's own packages, counted with the public ones toward ALL_TOTAL (ADR 0030, ADR 0032). */
 const isInternal = (name) => name.endsWith("-internal") || name.startsWith("vectors-");
-/** An entry the report page bundles (the format's verifier, the CLI's views): printed, not bounded (ADR 0031). */
+/** An entry the report page bundles (the format's verifier, the CLI's views): bounded on its own, at BROWSER_PER_ENTRY names (ADR 0031). */
 const isBrowser = (name) => name.endsWith("-browser");
 
 let failed = 0;
@@ -102,8 +102,10 @@ for (const [name, dir, entry] of ENTRY_POINTS) {
 const PUBLIC_PER_ENTRY = 70;
 const PUBLIC_TOTAL = 250;
 const ALL_TOTAL = 350;
+// A browser entry serves the report page and a verifier in a browser; it is bounded on its own
+// (issue 51), its names counted apart from the others (ADR 0031).
+const BROWSER_PER_ENTRY = 100;
 const counts = ENTRY_POINTS.map(([name]) => [name, exportedNames(name).length]);
-// The browser entries serve the report page: printed, not bounded here (ADR 0030, ADR 0031).
 const sum = (rows) => rows.reduce((total, [, count]) => total + count, 0);
 const publicRows = counts.filter(([name]) => !isInternal(name) && !isBrowser(name));
 const internalRows = counts.filter(([name]) => isInternal(name));
@@ -120,6 +122,12 @@ for (const [name, count] of publicRows) {
   if (count > PUBLIC_PER_ENTRY) {
     failed += 1;
     console.error(`api: ${name} exports ${count} names; a public entry point exports at most ${PUBLIC_PER_ENTRY}`);
+  }
+}
+for (const [name, count] of counts.filter(([entry]) => isBrowser(entry))) {
+  if (count > BROWSER_PER_ENTRY) {
+    failed += 1;
+    console.error(`api: ${name} exports ${count} names; a browser entry point exports at most ${BROWSER_PER_ENTRY}`);
   }
 }
 if (publicTotal > PUBLIC_TOTAL) {

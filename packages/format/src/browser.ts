@@ -27,33 +27,49 @@ export {
   RequestDigest,
   ResponseDigest,
   ToolSpecDigest,
-  DigestParseError,
-  chainsTo,
-  sameDigest,
-  sameHex,
   sha256Hex,
-  tryParseDigest,
   type Digest,
   type DigestKind,
 } from "./wire/digest.js";
-export { checkHex, describeHexFault, fromCheckedHex, toHex, type HexFault } from "./wire/hex.js";
+export { checkHex, fromCheckedHex, type HexFault } from "./wire/hex.js";
+export { OutOfSpaceNumber, type JsonArray, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
+
+export { passesPrechecks, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
+
 export {
-  JsonSyntaxError,
-  OutOfSpaceNumber,
-  isJsonObject,
-  parseJson,
-  type JsonArray,
-  type JsonObject,
-  type JsonValue,
-  type OutOfSpaceKind,
-} from "./wire/json.js";
-export { CanonicalFormError, MAX_SAFE_INTEGER, canonicalize, describeCanonicalFault, tryCanonicalize, type CanonicalFault } from "./wire/canonical.js";
-export { SMALL_ORDER_ENCODINGS, passesPrechecks, verifyStrict, verifyingKey, type PublicKeyFault, type VerifyingKey } from "./crypto/ed25519.js";
-export { ED25519_BACKEND } from "./crypto/ed25519-backend.js";
-export * from "./wire/line-types.js";
-export { readLineBody, readTypedLine, isLineTime, type LineBody, type TypedLine, type TypedLineResult, type Unsigned } from "./wire/line-read.js";
-export { RecordRowReading, readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
-export { readRow, type ReadRow } from "./wire/row-read.js";
+  SCHEMA_VERSION,
+  type KnownLineType,
+  type LineType,
+  type SignatureHex,
+  type PublicKeyHex,
+  type FsGrant,
+  type HttpGrant,
+  type NetGrant,
+  type CapabilityGrant,
+  type PolicyOutcome,
+  type CapabilityOutcome,
+  type ExecutionOutcome,
+  type DecisionAxes,
+  type ApprovedScope,
+  type ApprovalVerdict,
+  type EnvelopeAccess,
+  type IntentPayload,
+  type OutcomePayload,
+  type DecisionPayload,
+  type OpenPayload,
+  type Confinement,
+  type LineHeader,
+  type SignatureBlock,
+  type OpenLine,
+  type IntentLine,
+  type OutcomeLine,
+  type DecisionLine,
+  type CloseLine,
+  type SignedPayload,
+} from "./wire/line-types.js";
+export { readTypedLine, type TypedLine, type TypedLineResult } from "./wire/line-read.js";
+export { readRecordBytes, type RecordReadOptions, type RecordRow } from "./wire/record-reader.js";
+
 export { decodeUtf8, detachedString } from "./wire/text.js";
 export { messageOf } from "./durable/thrown.js";
 export { unmatched } from "./unreachable.js";
@@ -61,7 +77,6 @@ export { exitCodeOfVerdict, type ExitCode } from "./verify/exit-code.js";
 export {
   describeIndeterminate,
   describePosition,
-  describeSignatureFault,
   describeTampered,
   describeVerdict,
   type IndeterminateReason,
@@ -73,11 +88,11 @@ export {
   type Verdict,
   type Verification,
 } from "./verify/verdict.js";
-export { MAX_LISTED_UNFINISHED_CALLS, type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
-export { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "./wire/row-splitter.js";
+export { type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
+export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
 export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
-export { RecordReadError, RowVerifier } from "./verify/row-verifier.js";
-export { DEFAULT_TUNING, type CheckPool, type Tuning } from "./verify/deferred-checks.js";
+export { RecordReadError } from "./verify/row-verifier.js";
+export { type CheckPool, type Tuning } from "./verify/deferred-checks.js";
 export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
 // The split walk's reader of a piece and its answer, shared with `aegis verify`'s row threads
 // (ADR 0027, ADR 0028): the page's workers and main thread read and walk pieces with these.

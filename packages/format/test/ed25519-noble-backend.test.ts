@@ -8,7 +8,8 @@ import { readVectorJson, hex, VECTORS } from "./support/vectors.js";
 vi.mock("../src/crypto/ed25519-backend.js", () => import("../src/crypto/ed25519-backend-noble.js"));
 vi.mock("../src/crypto/sha256.js", () => import("../src/crypto/sha256-noble.js"));
 
-const { ED25519_BACKEND, passesPrechecks, sha256Hex, verifyStrict, verifyingKey } = await import("../src/browser.js");
+const { passesPrechecks, sha256Hex, verifyStrict, verifyingKey } = await import("../src/browser.js");
+const { ED25519_BACKEND } = await import("../src/crypto/ed25519-backend.js");
 const { SigningKey } = await import("../src/crypto/keys.js");
 const node = await vi.importActual<typeof import("../src/crypto/ed25519-backend.js")>("../src/crypto/ed25519-backend.js");
 const nodeSha = await vi.importActual<typeof import("../src/crypto/sha256.js")>("../src/crypto/sha256.js");

@@ -22,7 +22,7 @@ export interface UnfinishedCalls {
 }
 
 /** How many unfinished calls a report names; the count goes on past it (SPEC §13.4). */
-export const MAX_LISTED_UNFINISHED_CALLS = 100;
+const MAX_LISTED_UNFINISHED_CALLS = 100;
 
 /**
  * The bounds on calls waiting for their outcome in one Session (SPEC §18), those of

@@ -157,7 +157,7 @@ export interface Verification {
 }
 
 /** The text of a signature fault (SPEC §8.4): what a `bad_signature` reason's text ends with. */
-export function describeSignatureFault(fault: SignatureFault): string {
+function describeSignatureFault(fault: SignatureFault): string {
   return match(fault)
     .with({ code: "unsigned" }, () => "line carries no signature")
     .with({ code: "key_mismatch" }, (f) => `line was signed under key ${f.found}, not ${f.expected}`)

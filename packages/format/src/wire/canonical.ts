@@ -16,7 +16,7 @@ import { FaultError } from "../fault-error.js";
  */
 
 /** The largest integer in the value space, 2^53 − 1 (SPEC §3.2): one at or above 2^53 is `integer_too_large`. */
-export const MAX_SAFE_INTEGER = 9007199254740991;
+const MAX_SAFE_INTEGER = 9007199254740991;
 
 /**
  * Why a value has no canonical form (SPEC §3.2). `path` names the first such value met in

@@ -20,10 +20,7 @@ export type TypedLine<S extends object = SignatureBlock> =
   | { readonly line_type: "unknown"; readonly token: string; readonly line: JsonObject };
 
 /** A signed Line's members without its `key_id` and `signature`. */
-export type Unsigned<T> = Omit<T, keyof SignatureBlock>;
-
-/** A Line read for what it says, its signature members not judged (recheck, show: `verify` judges them). */
-export type LineBody = TypedLine<Record<never, never>>;
+type Unsigned<T> = Omit<T, keyof SignatureBlock>;
 
 /**
  * What reading a Line as its type gives: the typed Line, or every member that does not fit,

@@ -12,7 +12,7 @@ export const SCHEMA_VERSION = 2;
 /** One of the six `line_type` values SPEC §5.1 defines, the reserved `checkpoint` included. */
 export type KnownLineType = "open" | "intent" | "outcome" | "decision" | "close" | "checkpoint";
 /** The line types this build understands (SPEC §5.1). */
-export const KNOWN_LINE_TYPES: readonly KnownLineType[] = ["open", "intent", "outcome", "decision", "close", "checkpoint"];
+const KNOWN_LINE_TYPES: readonly KnownLineType[] = ["open", "intent", "outcome", "decision", "close", "checkpoint"];
 
 /** A `line_type` token: a known type, or a newer emitter's token kept verbatim (SPEC §5.2). */
 export type LineType = { readonly code: "known"; readonly token: KnownLineType } | { readonly code: "unknown"; readonly token: string };
