@@ -5,7 +5,7 @@ import type { Verification, WalkedLine } from "../src/index.js";
 import { HASH_CHARS, STRIDE, type PieceAnswer } from "../src/verify/piece-answer.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { readPiece } from "../src/verify/row-work.js";
-import { verifySplitBytes } from "../src/verify/split-file.js";
+import { verifySplitBytes } from "./support/tuned.js";
 import { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "../src/verify/split-tuning.js";
 import { verifyChainBytes } from "../src/verify/verify.js";
 import { tempDir, writeSession } from "./support/chains.js";

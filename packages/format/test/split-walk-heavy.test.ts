@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { verifySplitBytes } from "../src/verify/split-file.js";
+import { verifySplitBytes } from "./support/tuned.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { DEFAULT_SPLIT } from "../src/verify/split-tuning.js";
 import { verifyChainBytes } from "../src/verify/verify.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
-import { verifySplitBytes } from "../src/verify/split-file.js";
+import { verifySplitBytes } from "./support/tuned.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, tempDir } from "./support/chains.js";

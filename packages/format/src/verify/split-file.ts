@@ -51,28 +51,3 @@ export async function verifySplitFile(
     await handle.close().catch(() => undefined);
   }
 }
-
-/** The split walk over bytes in memory, read `readBytes` at a time (tests: pieces cut anywhere). */
-export async function verifySplitBytes(
-  bytes: Uint8Array,
-  options: VerifyOptions,
-  threads: number,
-  tuning: SplitTuning,
-  readBytes: number,
-): Promise<Verification> {
-  let at = 0;
-  const source: ByteSource = {
-    read: (into) => {
-      const n = Math.min(into.length, readBytes, bytes.length - at);
-      into.set(bytes.subarray(at, at + n));
-      at += n;
-      return Promise.resolve(n);
-    },
-    readAt: (into, position) => {
-      const n = Math.min(into.length, bytes.length - position);
-      into.set(bytes.subarray(position, position + n));
-      return Promise.resolve(n);
-    },
-  };
-  return splitWalk(source, "bytes", options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
-}

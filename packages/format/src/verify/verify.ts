@@ -1,4 +1,4 @@
-import { MAX_ROW_BYTES, RowSplitter, streamRowChunks, type Row } from "../wire/row-splitter.js";
+import { MAX_ROW_BYTES, RowSplitter, streamRowChunks } from "../wire/row-splitter.js";
 import { readRowChunks } from "../wire/row-file.js";
 import { ChainWalk } from "./walk.js";
 import { stat } from "node:fs/promises";
@@ -76,11 +76,6 @@ export async function tuningOfFile(path: string): Promise<Tuning> {
   return tuningFor(await sizeOf(path));
 }
 
-/** `verifyChainFile`, tuned: tests send a file's checks to the threads from the first. */
-export async function verifyChainFileTuned(path: string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
-  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, poolFor(options), tuning);
-}
-
 /**
  * {@link verifyChainFile} over a stream of bytes (standard input, a socket, a download),
  * read as it comes: memory does not grow with it. `name` names it in a RecordReadError.
@@ -99,18 +94,4 @@ export function verifyChainBytes(bytes: Uint8Array | string, options: VerifyOpti
   for (const row of splitter.push(buffer)) walk.step(row);
   for (const row of splitter.end()) walk.step(row);
   return walk.finish();
-}
-
-/**
- * `verifyChainBytes` through the parallel walk, tuned: tests set `inline` to 0 and a
- * small `batch`, so that a small record's checks go to the threads in many batches.
- */
-export async function verifyChainBytesParallel(bytes: Uint8Array | string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
-  const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
-  const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  function* rows(): Generator<readonly Row[]> {
-    yield [...splitter.push(buffer)];
-    yield [...splitter.end()];
-  }
-  return walkRows(rows(), "bytes", options, poolFor(options), tuning);
 }

@@ -1,0 +1,61 @@
+import { MAX_ROW_BYTES, RowSplitter, type Row } from "../../src/wire/row-splitter.js";
+import { readRowChunks } from "../../src/wire/row-file.js";
+import type { Tuning } from "../../src/verify/deferred-checks.js";
+import type { ByteSource } from "../../src/verify/piece-cutter.js";
+import { sharedRowPool } from "../../src/verify/row-pool.js";
+import { progressOf, walkRows } from "../../src/verify/row-verifier.js";
+import { splitWalk } from "../../src/verify/split-walk.js";
+import type { SplitTuning } from "../../src/verify/split-tuning.js";
+import type { Verification } from "../../src/verify/verdict.js";
+import { poolFor } from "../../src/verify/verify.js";
+import type { VerifyOptions } from "../../src/verify/verify-options.js";
+
+/**
+ * The verifier's walks with their tuning set by a test: checks sent to the threads from the
+ * first row, in many small batches, or a split walk whose pieces are cut anywhere. They live
+ * with the tests, not in the package: no caller of the format tunes a walk.
+ */
+
+/** `verifyChainFile`, tuned: tests send a file's checks to the threads from the first. */
+export async function verifyChainFileTuned(path: string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, poolFor(options), tuning);
+}
+
+/**
+ * `verifyChainBytes` through the parallel walk, tuned: tests set `inline` to 0 and a
+ * small `batch`, so that a small record's checks go to the threads in many batches.
+ */
+export async function verifyChainBytesParallel(bytes: Uint8Array | string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
+  const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
+  const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  function* rows(): Generator<readonly Row[]> {
+    yield [...splitter.push(buffer)];
+    yield [...splitter.end()];
+  }
+  return walkRows(rows(), "bytes", options, poolFor(options), tuning);
+}
+
+/** The split walk over bytes in memory, read `readBytes` at a time (tests: pieces cut anywhere). */
+export async function verifySplitBytes(
+  bytes: Uint8Array,
+  options: VerifyOptions,
+  threads: number,
+  tuning: SplitTuning,
+  readBytes: number,
+): Promise<Verification> {
+  let at = 0;
+  const source: ByteSource = {
+    read: (into) => {
+      const n = Math.min(into.length, readBytes, bytes.length - at);
+      into.set(bytes.subarray(at, at + n));
+      at += n;
+      return Promise.resolve(n);
+    },
+    readAt: (into, position) => {
+      const n = Math.min(into.length, bytes.length - position);
+      into.set(bytes.subarray(position, position + n));
+      return Promise.resolve(n);
+    },
+  };
+  return splitWalk(source, "bytes", options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
+}
