@@ -20,9 +20,10 @@ export type { VerifyOptions } from "./verify-options.js";
  */
 export async function verifyChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
   const threads = threadsOf(options);
+  // Stat'ed once: the size both chooses the walk and tunes it.
   const size = await sizeOf(path);
   if (splits(size, threads)) return verifySplitFile(path, options, threads);
-  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, poolFor(options), await tuningOfFile(path));
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options)), path, options, poolFor(options), tuningFor(size));
 }
 
 /**
@@ -32,14 +33,9 @@ export async function verifyChainFile(path: string, options: VerifyOptions = {})
  */
 export async function verifyFoundChainFile(path: string, options: VerifyOptions = {}): Promise<Verification> {
   const threads = threadsOf(options);
-  if (splits(await sizeOf(path), threads)) return verifySplitFile(path, options, threads, true);
-  return walkRows(
-    readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), true),
-    path,
-    options,
-    poolFor(options),
-    await tuningOfFile(path),
-  );
+  const size = await sizeOf(path);
+  if (splits(size, threads)) return verifySplitFile(path, options, threads, true);
+  return walkRows(readRowChunks(path, options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), true), path, options, poolFor(options), tuningFor(size));
 }
 
 /**
