@@ -8,7 +8,7 @@ import { EnvelopeError, describeDamage, type EnvelopeSource } from "@aegis/envel
 import { isLoss } from "@aegis/envelope/internal";
 import { openSource } from "../envelope/source.js";
 import { describeRecheckLine, recheckRecord, type PolicySet, type RecheckTarget, type RecheckVerdict, type SkippedRow } from "@aegis/policy";
-import { RecheckTally, exitCodeOfRecheck, explainIndeterminate } from "@aegis/policy/internal";
+import { RecheckTally, exitCodeOfRecheck, explainIndeterminate, type RecheckConclusion } from "@aegis/policy/internal";
 import { AegisCommand, StdoutClosed } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError, exitCodeOfFault, renderFault, type CliFault } from "../fault.js";
@@ -83,7 +83,7 @@ export class RecheckCommand extends AegisCommand {
       // Opened before the long walk, so a wrong path fails at once.
       const envelope = this.envelope === undefined ? undefined : await openSource(this.envelope);
       try {
-        return await this.verifyAndRecheck(input, keys, sets, target, envelope, currentTools);
+        return await this.verifyAndRecheck({ input, keys, sets, target, envelope, currentTools });
       } finally {
         await envelope?.close();
       }
@@ -92,37 +92,20 @@ export class RecheckCommand extends AegisCommand {
     }
   }
 
-  private async verifyAndRecheck(
-    input: RecordInput,
-    keys: readonly string[],
-    sets: readonly PolicySet[],
-    target: RecheckTarget,
-    envelope: EnvelopeSource | undefined,
-    currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
-  ): Promise<ExitCode> {
-    for (const d of envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
+  private async verifyAndRecheck(given: RecheckGiven): Promise<ExitCode> {
+    for (const d of given.envelope?.damage ?? []) this.context.stderr.write(`${isLoss(d) ? "error" : "note"}: ${describeDamage(d)}\n`);
     // One read of the record both verifies and rechecks it (a pipe works); what recheck
     // says waits in a spool until the verdict, which is printed first, is known.
-    const spool = new Spool();
-    const document = new StreamedDocument("verdicts");
+    const run: RecheckRun = { ...given, spool: new Spool(), document: new StreamedDocument("verdicts") };
     try {
-      const { verification, tally, specs, fault } = await this.readOnce(input, keys, target, envelope, currentTools, spool, document);
-      return await this.report(input, sets, verification, keys.length > 0, spool, document, tally, specs, fault, currentTools !== undefined);
+      return await this.report(run, await this.readOnce(run));
     } finally {
-      spool.dispose();
+      run.spool.dispose();
     }
   }
 
   /** The one pass: every row walked by the verifier, every outcome rechecked, output spooled. */
-  private async readOnce(
-    input: RecordInput,
-    keys: readonly string[],
-    target: RecheckTarget,
-    envelope: EnvelopeSource | undefined,
-    currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined,
-    spool: Spool,
-    document: StreamedDocument,
-  ): Promise<{ verification: Verification; tally: RecheckTally; specs: SpecTally; fault: CliFault | undefined }> {
+  private async readOnce({ input, keys, target, envelope, currentTools, spool, document }: RecheckRun): Promise<RecheckPass> {
     const tally = new RecheckTally();
     const specs: SpecTally = { unchanged: 0, changed: 0, removed: 0, unpinned: 0 };
     const progress = new Progress(this.context.stderr, "verifying and rechecking", input.size ?? 0);
@@ -174,39 +157,26 @@ export class RecheckCommand extends AegisCommand {
   }
 
   /** The verdict, then what the spool holds, then the summary: as if verify had run first. */
-  private async report(
-    input: RecordInput,
-    sets: readonly PolicySet[],
-    verification: Verification,
-    pinned: boolean,
-    spool: Spool,
-    document: StreamedDocument,
-    tally: RecheckTally,
-    specs: SpecTally,
-    fault: CliFault | undefined,
-    toolsGiven: boolean,
-  ): Promise<ExitCode> {
+  private async report(run: RecheckRun, { verification, tally, specs, fault }: RecheckPass): Promise<ExitCode> {
+    const { spool, document } = run;
+    const pinned = run.keys.length > 0;
+    const toolsGiven = run.currentTools !== undefined;
     const verdictText = describeVerdict(verification);
     this.context.stderr.write(`record: ${verdictText}\n`);
     const json = this.json;
-    if (this.requireVerified && verification.verdict.status !== "verified") {
-      const gate: CliFault = { code: "not_verified", verdict: verdictText, gate: "require_verified" };
-      // Refused before any verdict is printed: the document holds none.
+    const gate = this.gateOf(verification, verdictText);
+    if (gate !== undefined) {
+      // Verdicts about a record no one can vouch for are not printed (SPEC §16.5, [M16.6]): the
+      // document holds none. Without --require-verified, the warnings and notes still are.
       const refused = new StreamedDocument("verdicts");
-      if (json) await this.out(refused.start(this.jsonHead(verification, pinned, sets)) + refused.end(faultJson(gate)));
+      if (json) await this.out(refused.start(this.jsonHead(verification, pinned, run.sets)) + refused.end(faultJson(gate)));
+      if (gate.gate === "default")
+        await spool.replay(async (stream, text) => {
+          if (stream !== "out") this.context.stderr.write(text);
+        });
       throw new CliError(gate);
     }
-    // Verdicts about a record no one can vouch for are not printed, unless asked for (SPEC §16.5, [M16.6]).
-    if (verification.verdict.status !== "verified" && !this.unverifiedOk) {
-      const gate: CliFault = { code: "not_verified", verdict: verdictText, gate: "default" };
-      const refused = new StreamedDocument("verdicts");
-      if (json) await this.out(refused.start(this.jsonHead(verification, pinned, sets)) + refused.end(faultJson(gate)));
-      await spool.replay(async (stream, text) => {
-        if (stream !== "out") this.context.stderr.write(text);
-      });
-      throw new CliError(gate);
-    }
-    if (json) await this.out(document.start(this.jsonHead(verification, pinned, sets)));
+    if (json) await this.out(document.start(this.jsonHead(verification, pinned, run.sets)));
     await spool.replay(async (stream, text) => {
       if (stream === "out") await this.out(text);
       else this.context.stderr.write(text);
@@ -216,32 +186,25 @@ export class RecheckCommand extends AegisCommand {
       if (json) await this.out(document.end({ error: renderFault(fault).error, exit_code: exitCodeOfFault(fault) }));
       throw new CliError(fault);
     }
-    const summary = tally.summary;
     const conclusion = tally.conclusion;
-    const policyExit = exitCodeOfRecheck(conclusion);
-    // A call made under a tool definition that has since changed is a change too; an
-    // indeterminate answer still outranks it.
-    const policyOrSpecExit: ExitCode = policyExit === 0 && specs.changed + specs.removed > 0 ? 1 : policyExit;
-    // Verdicts about a record that does not verify are about calls that may be forged: the
-    // reference passes them; here they fail unless the user asks for the reference's way.
-    const gate: CliFault | undefined =
-      verification.verdict.status === "verified" || this.unverifiedOk ? undefined : { code: "not_verified", verdict: verdictText, gate: "default" };
-    const exit: ExitCode = gate === undefined ? policyOrSpecExit : exitCodeOfFault(gate);
+    const exit = exitOf(conclusion, specs);
     if (toolsGiven)
       this.context.stderr.write(`tool_spec: ${specs.unchanged} unchanged, ${specs.changed} changed, ${specs.removed} removed, ${specs.unpinned} unpinned\n`);
     if (json)
-      await this.out(
-        document.end({
-          summary,
-          ...(toolsGiven ? { tool_specs: specs } : {}),
-          conclusion: gate === undefined ? conclusion.code : "record_not_verified",
-          ...(gate === undefined ? {} : { error: renderFault(gate).error }),
-          exit_code: exit,
-        }),
-      );
-    if (gate !== undefined) throw new CliError(gate);
-    if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: input.shown });
+      await this.out(document.end({ summary: tally.summary, ...(toolsGiven ? { tool_specs: specs } : {}), conclusion: conclusion.code, exit_code: exit }));
+    if (conclusion.code === "nothing_rechecked") throw new CliError({ code: "nothing_rechecked", path: run.input.shown });
     return exit;
+  }
+
+  /**
+   * Why the verdicts of a record that did not verify are withheld: they are about calls that
+   * may be forged. The reference prints them; here `--unverified-ok` asks for that, and
+   * `--require-verified` refuses even then. Undefined when they are printed.
+   */
+  private gateOf(verification: Verification, verdict: string): Extract<CliFault, { code: "not_verified" }> | undefined {
+    if (verification.verdict.status === "verified") return undefined;
+    if (this.requireVerified) return { code: "not_verified", verdict, gate: "require_verified" };
+    return this.unverifiedOk ? undefined : { code: "not_verified", verdict, gate: "default" };
   }
 
   private unreadable(input: RecordInput, cause: unknown): CliError {
@@ -268,6 +231,41 @@ export class RecheckCommand extends AegisCommand {
     if (this.policy === undefined) throw usage("recheck needs --policy <YAML> (or --as-recorded --policies <DIR>)");
     return [await readPolicy(this.policy)];
   }
+}
+
+/** What recheck was given to read the record with. */
+interface RecheckGiven {
+  readonly input: RecordInput;
+  readonly keys: readonly string[];
+  readonly sets: readonly PolicySet[];
+  readonly target: RecheckTarget;
+  readonly envelope: EnvelopeSource | undefined;
+  readonly currentTools: ReadonlyMap<string, ToolSpecDigest> | undefined;
+}
+
+/** A recheck under way: what it was given, and where its output waits until the verdict is known. */
+interface RecheckRun extends RecheckGiven {
+  readonly spool: Spool;
+  readonly document: StreamedDocument;
+}
+
+/** What the one pass over the record found. */
+interface RecheckPass {
+  readonly verification: Verification;
+  readonly tally: RecheckTally;
+  readonly specs: SpecTally;
+  /** Why the pass stopped rechecking (the Envelope failed, the record could not be read), if it did. */
+  readonly fault: CliFault | undefined;
+}
+
+/**
+ * The exit code of a recheck of a verified record (SPEC §16.5): the conclusion's, and a call
+ * made under a tool definition that has since changed or gone is a change too (an
+ * indeterminate answer still outranks it).
+ */
+function exitOf(conclusion: RecheckConclusion, specs: SpecTally): ExitCode {
+  const policy = exitCodeOfRecheck(conclusion);
+  return policy === 0 && specs.changed + specs.removed > 0 ? 1 : policy;
 }
 
 function usage(message: string): CliError {
