@@ -90,16 +90,18 @@ export {
 } from "./verify/verdict.js";
 export { type UnfinishedCall, type UnfinishedCalls } from "./verify/unfinished-calls.js";
 export { MAX_ROW_BYTES } from "./wire/row-splitter.js";
-export { ChainWalk, type WalkOptions, type WalkedLine } from "./verify/walk.js";
+export { type WalkOptions, type WalkedLine } from "./verify/walk.js";
 export { RecordReadError } from "./verify/row-verifier.js";
 export { type CheckPool, type Tuning } from "./verify/deferred-checks.js";
 export { SignatureBatch, checksOf, type EncodedBatch } from "./verify/signature-batch.js";
 // The split walk's reader of a piece and its answer, shared with `aegis verify`'s row threads
 // (ADR 0027, ADR 0028): the page's workers and main thread read and walk pieces with these.
 export { readPiece, readPieceLater, type PieceCheck } from "./verify/row-work.js";
-export { PieceRows, walkPiece } from "./verify/piece-rows.js";
 export type { PieceAnswer } from "./verify/piece-answer.js";
-export { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "./verify/split-tuning.js";
+export { DEFAULT_SPLIT, type SplitTuning } from "./verify/split-tuning.js";
+// The one piece driver (ADR 0027, ADR 0028): the page gives it its record's pieces and its workers.
+export { walkPieces, type PieceReader, type PieceSource } from "./verify/split-walk.js";
+export type { Piece } from "./verify/piece-cutter.js";
 
 /** How {@link verifyRecordBytes} verifies: a walk's trust set and `onLine`, and where signatures go. */
 export interface BytesVerifyOptions extends WalkOptions {

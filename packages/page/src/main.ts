@@ -8,7 +8,7 @@ import { readAccount, type Account } from "./account.js";
 import { keepAwakeWhile } from "./awake.js";
 import { embeddedRecord, wholeRecord, type RecordSource } from "./decode.js";
 import { WorkerPool } from "./pool.js";
-import { splitVerify } from "./split-walk.js";
+import { splitVerify } from "./record-pieces.js";
 import type { Backend } from "./signature-messages.js";
 import { renderBanner, type VerdictFacts } from "./view/banner.js";
 import { cellsOf, rowContext, type Cells } from "./view/cells.js";

@@ -5,7 +5,7 @@
  * canonical form, `line_hash`, the claim of each signature) into the format's answer. What is
  * the page's own is here: the curve check, WebCrypto's where it may answer later, and rows
  * decoded as slices of their piece's text (piece-text.ts). The main thread walks the answers
- * in file order through the format's own walk (split-walk.ts; adr/0028).
+ * in file order through the format's own walk (`walkPieces`, through record-pieces.ts; adr/0028).
  */
 import { fromCheckedHex, readPieceLater, type PieceAnswer, type PieceCheck } from "@aegis/format/browser";
 import { readingPiece } from "./piece-text.js";

@@ -1,5 +1,6 @@
 import type { CheckPool, SignatureBatch } from "@aegis/format/browser";
-import type { PieceReply } from "./split-walk.js";
+import type { PieceReader } from "@aegis/format/browser";
+import type { PieceReply } from "./record-pieces.js";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
 /**
@@ -7,7 +8,7 @@ import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.
  * (a page opened from disk may not load a script file, but may run one made from text).
  * What `@aegis/format` sends its deferred checks to, as Node's worker threads.
  */
-export class WorkerPool implements CheckPool {
+export class WorkerPool implements CheckPool, PieceReader {
   private readonly workers: PageWorker[] = [];
   private nextId = 0;
 
@@ -50,7 +51,7 @@ export class WorkerPool implements CheckPool {
    * back), `budget` of them at most, checking signatures under `hint` until an `open` names
    * another key.
    */
-  read(bytes: ArrayBuffer, length: number, limit: number, hint: string | undefined, budget: number): Promise<PieceReply> {
+  read({ bytes, length, limit, hint, budget }: Parameters<PieceReader["read"]>[0]): Promise<PieceReply> {
     const worker = this.leastLoaded();
     if (worker === undefined) return Promise.reject(new Error("no signature worker"));
     return worker.read(this.nextId++, bytes, length, limit, hint, budget);

@@ -53,6 +53,9 @@ describe("@aegis/page", () => {
     // Rows decoded as slices of their piece's text (build.mjs); SHA-256 is noble's, never a copy of ours.
     expect(worker).toContain("// packages/page/src/piece-text.ts");
     expect(worker).toContain("// packages/format/dist/crypto/sha256-noble.js");
-    expect(readFileSync(join(BUILT, "page.js"), "utf8")).toContain("// packages/page/src/split-walk.ts");
+    // The page's pieces walked by the format's one piece driver, the one aegis verify --threads N uses (issue 51).
+    const page = readFileSync(join(BUILT, "page.js"), "utf8");
+    expect(page).toContain("// packages/page/src/record-pieces.ts");
+    expect(page).toContain("// packages/format/dist/verify/split-walk.js");
   });
 });

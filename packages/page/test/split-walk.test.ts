@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { MAX_ROW_BYTES, PieceRows, fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey } from "@aegis/format/browser";
+import { MAX_ROW_BYTES, fromCheckedHex, verifyRecordBytes, verifyStrict, verifyingKey, type PieceReader } from "@aegis/format/browser";
+// The format's reader of an answer, a row at a time: what the split walk walks the workers' answers with.
+import { PieceRows } from "../../format/src/verify/piece-rows.js";
 import { wholeRecord, type RecordSource } from "../src/decode.js";
 import { readPiece, type CheckOne } from "../src/piece-read.js";
-import { splitVerify, type PieceReader } from "../src/split-walk.js";
+import { splitVerify } from "../src/record-pieces.js";
 
 /**
- * The page's split walk (issue 31, adr/0028) on this thread: the pieces read by the workers'
+ * The page's split walk (issue 31, adr/0028), the format's `walkPieces` over the page's pieces, on this thread: the pieces read by the workers'
  * own code (piece-read.ts), the answers walked by the format's walk. Its verdict must be
  * the sequential walk's, whole, on every chain vector: with pieces of one row and of many,
  * with the record arriving in small chunks, and with every guess of a Session's key wrong.
@@ -30,7 +32,7 @@ const mixed: CheckOne = (keyHex, message, signature) =>
 function reader(hint: (given: string | undefined) => string | undefined = (given) => given): PieceReader {
   return {
     size: 2,
-    read: async (bytes, length, limit, given, budget) => ({
+    read: async ({ bytes, length, limit, hint: given, budget }) => ({
       answer: await readPiece(new Uint8Array(bytes, 0, length), limit, hint(given), mixed, budget),
       bytes,
     }),

@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import type { PieceReply, PieceRequest } from "./row-worker.js";
+import type { PieceReader, PieceToRead } from "./split-walk.js";
 import { WorkerPool } from "./worker-pool.js";
 
 /**
@@ -12,10 +13,8 @@ import { WorkerPool } from "./worker-pool.js";
  */
 const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
 
-/** A piece to read: `length` bytes at the start of `bytes`, which is handed over and comes back with the answer. */
-export type PieceToRead = Omit<PieceRequest, "id">;
-
-export class RowPool {
+/** The split walk's piece reader (split-walk.ts) on worker threads. */
+export class RowPool implements PieceReader {
   private readonly pool: WorkerPool<PieceRequest, PieceReply>;
 
   constructor(readonly size: number) {

@@ -1,10 +1,10 @@
 import { open, type FileHandle } from "node:fs/promises";
 import { openRegularFile } from "../durable/regular-file.js";
 import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
-import type { ByteSource } from "./piece-cutter.js";
+import { PieceCutter, type ByteSource, type Piece } from "./piece-cutter.js";
 import { sharedRowPool } from "./row-pool.js";
 import { RecordReadError, progressOf } from "./row-verifier.js";
-import { splitWalk } from "./split-walk.js";
+import { walkPieces, type PieceSource } from "./split-walk.js";
 import { DEFAULT_SPLIT, type SplitTuning } from "./split-tuning.js";
 import type { Verification } from "./verdict.js";
 import type { VerifyOptions } from "./verify-options.js";
@@ -46,8 +46,43 @@ export async function verifySplitFile(
     readAt: async (into, position) => (await handle.read(into, 0, into.length, position)).bytesRead,
   };
   try {
-    return await splitWalk(source, path, options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
+    return await splitWalkOf(source, path, options, threads, tuning);
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/** The split walk of the record `source` reads, on `threads` of the row pool. `name` names it in a RecordReadError. */
+export async function splitWalkOf(source: ByteSource, name: string, options: VerifyOptions, threads: number, tuning: SplitTuning): Promise<Verification> {
+  const limit = options.maxRowBytes ?? MAX_ROW_BYTES;
+  const pieces = new FilePieces(source, new PieceCutter(source, tuning.pieceBytes, limit, progressOf(options)));
+  return (await walkPieces({ source: pieces, reader: sharedRowPool(threads), name, limit, tuning }, options)).verification;
+}
+
+/** A file's pieces, as the cutter reads them; a piece read again comes from the file again. */
+class FilePieces implements PieceSource {
+  constructor(
+    private readonly source: ByteSource,
+    private readonly cutter: PieceCutter,
+  ) {}
+
+  next(): ReturnType<PieceCutter["next"]> {
+    return this.cutter.next();
+  }
+
+  give(bytes: ArrayBuffer): void {
+    this.cutter.give(bytes);
+  }
+
+  async reread(piece: Piece): Promise<ArrayBuffer> {
+    const bytes = new ArrayBuffer(piece.length);
+    const buffer = Buffer.from(bytes);
+    let got = 0;
+    while (got < piece.length) {
+      const n = await this.source.readAt(buffer.subarray(got), piece.offset + got);
+      if (n === 0) throw new Error(`the record ended at byte ${piece.offset + got}, inside a piece read before: it changed while it was verified`);
+      got += n;
+    }
+    return bytes;
   }
 }

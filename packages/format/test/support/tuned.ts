@@ -2,12 +2,11 @@ import { MAX_ROW_BYTES, RowSplitter, type Row } from "../../src/wire/row-splitte
 import { readRowChunks } from "../../src/wire/row-file.js";
 import type { Tuning } from "../../src/verify/deferred-checks.js";
 import type { ByteSource } from "../../src/verify/piece-cutter.js";
-import { sharedRowPool } from "../../src/verify/row-pool.js";
 import { progressOf, walkRows } from "../../src/verify/row-verifier.js";
-import { splitWalk } from "../../src/verify/split-walk.js";
 import type { SplitTuning } from "../../src/verify/split-tuning.js";
 import type { Verification } from "../../src/verify/verdict.js";
 import { poolFor } from "../../src/verify/verify.js";
+import { splitWalkOf } from "../../src/verify/split-file.js";
 import type { VerifyOptions } from "../../src/verify/verify-options.js";
 
 /**
@@ -57,5 +56,5 @@ export async function verifySplitBytes(
       return Promise.resolve(n);
     },
   };
-  return splitWalk(source, "bytes", options, sharedRowPool(threads), options.maxRowBytes ?? MAX_ROW_BYTES, progressOf(options), tuning);
+  return splitWalkOf(source, "bytes", options, threads, tuning);
 }
