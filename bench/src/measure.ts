@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync } from "node:fs";
+
 /** Small timing helpers: medians of repeated samples, in microseconds. */
 export function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -23,4 +25,25 @@ export function fmt(us: number): string {
 
 export function verdict(ok: boolean): string {
   return ok ? "PASS" : "MISS";
+}
+
+/**
+ * The CPU time a process has used so far, in µs: the sum over every thread it has now (V8's
+ * compiler and collector threads, libuv's pool), from /proc; undefined where it cannot be read.
+ */
+export function processCpuUs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${String(pid)}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${String(pid)}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // A thread that ended between the listing and the read.
+      }
+    }
+    return ns / 1000;
+  } catch {
+    return undefined;
+  }
 }

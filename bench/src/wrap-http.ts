@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { SigningKey } from "@aegis/format";
 import { writeKeyFile } from "@aegis/format/internal";
-import { fmt, median } from "./measure.js";
+import { fmt, median, processCpuUs, verdict } from "./measure.js";
 
 /**
  * `npm run bench:wrap-http`: what `aegis wrap` adds to each tools/call over Streamable HTTP,
@@ -15,8 +15,8 @@ import { fmt, median } from "./measure.js";
  * server-everything's `echo` in its Streamable HTTP mode. Four ways to it:
  *
  * - direct: a client over HTTP to the server;
- * - sdk transport: the MCP SDK's client transport, in process, to the server: what wrap
- *   --url posts through, timed alone, so that what wrap adds beyond it shows;
+ * - sdk transport: the MCP SDK's client transport, in process, to the server: what a client
+ *   library costs, beside which wrap's own client (SPEC §17.10) is read;
  * - wrap --url: a client on stdio to wrap, wrap over HTTP to the server;
  * - wrap --listen --url: a client over HTTP to wrap, wrap over HTTP to the server.
  *
@@ -35,7 +35,19 @@ const argValue = (name: string, fallback: number): number => {
 const SEQUENTIAL = argValue("--calls", 200);
 const IN_FLIGHT_CALLS = argValue("--in-flight-calls", 800);
 const ROUNDS = argValue("--rounds", 3);
+/** Calls made before the sequential ones are timed: wrap is a long-lived proxy, its steady state is what is measured. */
+const WARM_UP = argValue("--warm-up", 2000);
 const IN_FLIGHT = 16;
+
+// The SDK's transport adds an abort listener to one signal on every POST and never removes it:
+// past 1500, Node warns once per POST. Said once here; its cost stays in its figures.
+process.removeAllListeners("warning");
+let warned = false;
+process.on("warning", (warning) => {
+  if (warning.name !== "MaxListenersExceededWarning") console.error(`${warning.name}: ${warning.message}`);
+  else if (!warned) console.error("note: the SDK's transport keeps an abort listener per POST (Node's MaxListenersExceededWarning, said once)");
+  warned = true;
+});
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "packages/cli/bin/aegis.js");
@@ -48,6 +60,8 @@ interface Client {
   request(method: string, params: unknown): Promise<number>;
   notify(method: string): Promise<void>;
   close(): Promise<void>;
+  /** The CPU time used so far by wrap, every thread of it, in µs; undefined where no wrap stands between. */
+  cpuUs(): number | undefined;
 }
 
 const INITIALIZE = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } };
@@ -57,11 +71,16 @@ class HttpClient implements Client {
   private nextId = 1;
   private session: string | undefined;
 
-  /** `token`: the bearer token wrap --listen asks every request for (SPEC §17.10). */
+  /** `token`: the bearer token wrap --listen asks every request for (SPEC §17.10); `wrapPid`: that wrap's process. */
   constructor(
     private readonly url: string,
     private readonly token?: string,
+    private readonly wrapPid?: number,
   ) {}
+
+  cpuUs(): number | undefined {
+    return processCpuUs(this.wrapPid);
+  }
 
   private headers(): Record<string, string> {
     return {
@@ -93,7 +112,7 @@ class HttpClient implements Client {
   }
 }
 
-/** The v2 SDK's Streamable HTTP client transport, in process, with no relay: the part of wrap --url that is the SDK's. */
+/** The v2 SDK's Streamable HTTP client transport, in process, with no relay: a client library's own cost. */
 class TransportClient implements Client {
   private readonly transport: StreamableHTTPClientTransport;
   private readonly waiting = new Map<number, (at: bigint) => void>();
@@ -110,6 +129,10 @@ class TransportClient implements Client {
   async start(): Promise<this> {
     await this.transport.start();
     return this;
+  }
+
+  cpuUs(): number | undefined {
+    return undefined;
   }
 
   async request(method: string, params: unknown): Promise<number> {
@@ -169,6 +192,10 @@ class ProcessClient implements Client {
     return Promise.resolve();
   }
 
+  cpuUs(): number | undefined {
+    return processCpuUs(this.child.pid);
+  }
+
   async close(): Promise<void> {
     const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.stdin.end();
@@ -225,16 +252,24 @@ async function connect(setup: Setup, url: string, round: number): Promise<{ clie
     /listening on (http:\/\/\S+\/mcp)/,
   );
   const token = readFileSync(`${audit}.listen-token`, "utf8").trim();
-  return { client: new HttpClient(wrap.found[1] ?? "", token), done: () => stop(wrap.child) };
+  return { client: new HttpClient(wrap.found[1] ?? "", token, wrap.child.pid), done: () => stop(wrap.child) };
 }
 
 const call = (client: Client): Promise<number> => client.request("tools/call", { name: "echo", arguments: { message: "bench" } });
 
-async function sequential(client: Client, n: number): Promise<number[]> {
-  for (let i = 0; i < 20; i++) await call(client);
+/** Sequential calls: their latencies, and wrap's CPU per call where a wrap stands between, warm and over the warm-up. */
+async function sequential(client: Client, n: number): Promise<{ samples: number[]; cpu: number | undefined; coldCpu: number | undefined }> {
+  const start = client.cpuUs();
+  for (let i = 0; i < WARM_UP; i++) await call(client);
   const samples: number[] = [];
+  const before = client.cpuUs();
   for (let i = 0; i < n; i++) samples.push(await call(client));
-  return samples;
+  const after = client.cpuUs();
+  return {
+    samples,
+    cpu: before === undefined || after === undefined ? undefined : (after - before) / n,
+    coldCpu: start === undefined || before === undefined ? undefined : (before - start) / WARM_UP,
+  };
 }
 
 async function inFlight(client: Client, n: number): Promise<{ samples: number[]; perCall: number }> {
@@ -282,13 +317,15 @@ const port = await freePort();
 const server = await started([SERVER, "streamableHttp"], /listening on port/, { PORT: String(port) });
 const url = `http://127.0.0.1:${port}/mcp`;
 const seq = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
+const cpu = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
+const coldCpu = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 const flight = new Map<Setup, { samples: number[]; perCall: number }[]>(SETUPS.map((s) => [s, []]));
 const fsyncs: number[] = [];
 /** ping is relayed and not recorded: what the hops cost without the record. */
 const pings = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 
 console.log(
-  `aegis wrap over Streamable HTTP: added latency per tools/call (server-everything echo, HTTP mode; ${ROUNDS} rounds of ${SEQUENTIAL} sequential and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`,
+  `aegis wrap over Streamable HTTP: added latency per tools/call (server-everything echo, HTTP mode; ${ROUNDS} rounds of ${SEQUENTIAL} sequential after ${WARM_UP} to warm up, and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`,
 );
 try {
   for (let round = 0; round < ROUNDS; round++) {
@@ -297,7 +334,10 @@ try {
       const { client, done } = await connect(setup, url, round);
       await client.request("initialize", INITIALIZE);
       await client.notify("notifications/initialized");
-      seq.get(setup)?.push(...(await sequential(client, SEQUENTIAL)));
+      const run = await sequential(client, SEQUENTIAL);
+      seq.get(setup)?.push(...run.samples);
+      if (run.cpu !== undefined) cpu.get(setup)?.push(run.cpu);
+      if (run.coldCpu !== undefined) coldCpu.get(setup)?.push(run.coldCpu);
       for (let i = 0; i < SEQUENTIAL; i++) pings.get(setup)?.push(await client.request("ping", {}));
       flight.get(setup)?.push(await inFlight(client, IN_FLIGHT_CALLS));
       await client.close();
@@ -337,11 +377,25 @@ const added = (setup: Setup, against: Setup): string => {
 };
 console.log("\nadded per call, against the same server reached directly over HTTP, and as fsyncs of this run:");
 for (const setup of SETUPS.filter((s) => s !== "direct")) console.log(`  ${setup.padEnd(20)} ${added(setup, "direct")}`);
-console.log("wrap's own part, beyond the SDK transport it posts through:");
+console.log("beside the MCP SDK's client transport (in process, no record):");
 for (const setup of ["wrap --url", "wrap --listen --url"] as const) console.log(`  ${setup.padEnd(20)} ${added(setup, "sdk transport")}`);
 const ping = (setup: Setup): number => median(pings.get(setup) ?? []);
 console.log(
   `\nthe hops alone (a ping, relayed and not recorded), sequential median: ${SETUPS.map((setup) => `${setup} ${fmt(ping(setup))}`).join(", ")}; ` +
     `added by wrap --url ${signed(ping("wrap --url") - ping("direct"))}, by wrap --listen --url ${signed(ping("wrap --listen --url") - ping("direct"))}`,
+);
+console.log(`\nCPU per sequential call (wrap, every thread), warm and over the ${WARM_UP} calls of the warm-up:`);
+for (const setup of SETUPS.filter((s) => (cpu.get(s) ?? []).length > 0))
+  console.log(`  ${setup.padEnd(20)} ${fmt(median(cpu.get(setup) ?? [])).padStart(9)} warm ${fmt(median(coldCpu.get(setup) ?? [])).padStart(9)} warming up`);
+// Issue 49: what must be paid is the intent's fsync, one signature and one strict read each way, and an HTTP hop.
+const addedBy = (setup: Setup): number => median(seqOf(setup)) - directSeq;
+const urlCpu = median(cpu.get("wrap --url") ?? []);
+console.log(`\ntargets (issue 49):`);
+console.log(
+  `  wrap --url: added ${fmt(addedBy("wrap --url"))} <= one fsync + 1.0 ms = ${fmt(fsync + 1000)}: ${verdict(addedBy("wrap --url") <= fsync + 1000)}`,
+);
+console.log(`  wrap --url: CPU ${fmt(urlCpu)} per call <= 1.0 ms: ${verdict(urlCpu <= 1000)}`);
+console.log(
+  `  wrap --listen --url: added ${fmt(addedBy("wrap --listen --url"))} <= one fsync + 2.0 ms = ${fmt(fsync + 2000)}: ${verdict(addedBy("wrap --listen --url") <= fsync + 2000)} (reported)`,
 );
 rmSync(dir, { recursive: true, force: true });

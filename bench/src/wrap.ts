@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { SigningKey, readKeyFile } from "@aegis/format";
 import { writeKeyFile } from "@aegis/format/internal";
 import { recordingTransport } from "@aegis/mcp";
 import { SIGNATURE_TYPE, formatVerifierKey, noteVerifier } from "@aegis/proof";
-import { fmt, median, verdict } from "./measure.js";
+import { fmt, median, processCpuUs, verdict } from "./measure.js";
 
 /**
  * `npm run bench:wrap`: what `aegis wrap` adds to each tools/call, against the same server
@@ -30,6 +30,11 @@ const argValue = (name: string, fallback: number): number => {
 const SEQUENTIAL = argValue("--calls", 300);
 const IN_FLIGHT_CALLS = argValue("--in-flight-calls", 1600);
 const ROUNDS = argValue("--rounds", 3);
+/**
+ * Calls made before the sequential ones are timed: V8 needs a few hundred to compile the
+ * relay's path, and wrap is a long-lived proxy, so the steady state is what is measured.
+ */
+const WARM_UP = argValue("--warm-up", 2000);
 const IN_FLIGHT = 16;
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -112,11 +117,7 @@ class ProcessClient extends RawClient {
 
   /** The CPU time the process (the server, or wrap without its server) has used, in µs: every thread of it. */
   override cpuUs(): number | undefined {
-    try {
-      return Number(readFileSync(`/proc/${String(this.child.pid)}/schedstat`, "utf8").split(" ")[0]) / 1000;
-    } catch {
-      return undefined;
-    }
+    return processCpuUs(this.child.pid);
   }
 
   async close(): Promise<void> {
@@ -181,14 +182,22 @@ async function start(setup: Setup, round: number): Promise<RawClient> {
   return new ProcessClient(process.execPath, [BIN, "wrap", "--audit", audit, "--signing-key", keyPath, ...extra, "--", process.execPath, SERVER, "stdio"]);
 }
 
-/** Sequential calls: their latencies, and the CPU per call of the process the client talks to. */
-async function sequential(client: RawClient, n: number): Promise<{ samples: number[]; cpu: number | undefined }> {
-  for (let i = 0; i < 30; i++) await client.call();
+/**
+ * Sequential calls: their latencies, and the CPU per call of the process the client talks
+ * to, warm (after the warm-up) and cold (over the warm-up, V8's compiling included).
+ */
+async function sequential(client: RawClient, n: number): Promise<{ samples: number[]; cpu: number | undefined; coldCpu: number | undefined }> {
+  const start = client.cpuUs();
+  for (let i = 0; i < WARM_UP; i++) await client.call();
   const samples: number[] = [];
   const before = client.cpuUs();
   for (let i = 0; i < n; i++) samples.push(await client.call());
   const after = client.cpuUs();
-  return { samples, cpu: before === undefined || after === undefined ? undefined : (after - before) / n };
+  return {
+    samples,
+    cpu: before === undefined || after === undefined ? undefined : (after - before) / n,
+    coldCpu: start === undefined || before === undefined ? undefined : (before - start) / WARM_UP,
+  };
 }
 
 /** Closed loop, 16 calls always in flight: latencies, and the wall time per call. */
@@ -259,8 +268,9 @@ const BASELINE: Readonly<Record<Setup, Setup>> = {
   recordingTransport: "sdk transport",
 };
 const seq = new Map<Setup, number[][]>(SETUPS.map((s) => [s, []]));
-/** CPU per sequential call of the process the client talks to: the server direct, else wrap alone. */
+/** CPU per sequential call of the process the client talks to: the server direct, else wrap alone; warm, and over the warm-up. */
 const cpu = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
+const coldCpu = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 const flight = new Map<Setup, { samples: number[]; perCall: number }[]>(SETUPS.map((s) => [s, []]));
 const fsyncs: number[] = [];
 const idleFsyncs: number[] = [];
@@ -268,7 +278,7 @@ const idleFsyncs: number[] = [];
 const pings = new Map<Setup, number[]>(SETUPS.map((s) => [s, []]));
 
 console.log(
-  `aegis wrap: added latency per tools/call (server-everything echo; ${ROUNDS} rounds of ${SEQUENTIAL} sequential and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`,
+  `aegis wrap: added latency per tools/call (server-everything echo; ${ROUNDS} rounds of ${SEQUENTIAL} sequential after ${WARM_UP} to warm up, and ${IN_FLIGHT_CALLS} with ${IN_FLIGHT} in flight)`,
 );
 for (let round = 0; round < ROUNDS; round++) {
   fsyncs.push(fsyncCost(200));
@@ -279,6 +289,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const run = await sequential(client, SEQUENTIAL);
     seq.get(setup)?.push(run.samples);
     if (run.cpu !== undefined) cpu.get(setup)?.push(run.cpu);
+    if (run.coldCpu !== undefined) coldCpu.get(setup)?.push(run.coldCpu);
     for (let i = 0; i < SEQUENTIAL; i++) pings.get(setup)?.push(await client.ping());
     flight.get(setup)?.push(await inFlight(client, IN_FLIGHT_CALLS));
     await client.close();
@@ -333,8 +344,11 @@ const plainSeq = median(all(seq.get("wrap"))) - median(directSeq);
 const plainFlight = median((flight.get("wrap") ?? []).map((r) => r.perCall)) - median(directFlight);
 const idleFsync = median(idleFsyncs);
 const wrapCpu = median(cpu.get("wrap") ?? []);
-console.log(`\nCPU per sequential call (the process the client talks to, every thread; for wrap, without its server):`);
-for (const setup of SETUPS.filter((s) => (cpu.get(s) ?? []).length > 0)) console.log(`  ${setup.padEnd(20)} ${fmt(median(cpu.get(setup) ?? []))}`);
+console.log(
+  `\nCPU per sequential call (the process the client talks to, every thread; for wrap, without its server), warm and over the ${WARM_UP} calls of the warm-up:`,
+);
+for (const setup of SETUPS.filter((s) => (cpu.get(s) ?? []).length > 0))
+  console.log(`  ${setup.padEnd(20)} ${fmt(median(cpu.get(setup) ?? [])).padStart(9)} warm ${fmt(median(coldCpu.get(setup) ?? [])).padStart(9)} warming up`);
 // Issue 49: what must be paid is the intent's fsync (a relayed call's, after the disk was
 // idle), one signature and one strict read each way.
 const seqTarget = idleFsync + 600;

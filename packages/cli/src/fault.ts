@@ -236,7 +236,6 @@ export function renderFault(fault: CliFault): { readonly error: string; readonly
         )
         .with({ code: "spawn" }, () => "check the command after --: it must be a program wrap can start")
         .with({ code: "options" }, () => "give the server after -- or with --url, and a token (--listen-token-env) to listen off loopback")
-        .with({ code: "upstream" }, () => "check --url: wrap reaches it through @modelcontextprotocol/client, which must be installed beside aegis")
         .with({ code: "listen" }, () => "check --listen HOST:PORT: an address of this machine, a port no other process listens on")
         .with(
           { code: "listen_token" },

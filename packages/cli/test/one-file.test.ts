@@ -165,7 +165,7 @@ describe("dist/aegis.mjs", () => {
     }
   }, 60_000);
 
-  it("relays calls to a Streamable HTTP server with --url, the v2 MCP client inside it, and records them", async () => {
+  it("relays calls to a Streamable HTTP server with --url, over its own HTTP client, and records them", async () => {
     const server = spawn(process.execPath, [join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"], {
       env: { ...process.env, PORT: String(await freePort()) },
       stdio: ["ignore", "ignore", "pipe"],

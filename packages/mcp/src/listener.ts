@@ -4,7 +4,6 @@ import { isIP } from "node:net";
 import type { HttpClientSide } from "./http-client-side.js";
 import { isRecord } from "./message.js";
 import { readFrame } from "./strict-frame.js";
-import { reencoded } from "./relay.js";
 
 /**
  * `aegis wrap --listen` (SPEC §17.10): Streamable HTTP served to MCP clients on the user's
@@ -172,7 +171,8 @@ export class Listener {
       res.writeHead(400, json).end(answer);
       return;
     }
-    connection.client.post(reencoded(body.bytes), reading.value, res, accepts(req, "text/event-stream"));
+    // What crosses HTTP is recorded as JSON.stringify writes the value read (SPEC §17.10).
+    connection.client.post(Buffer.from(JSON.stringify(reading.value), "utf8"), reading.value, res, accepts(req, "text/event-stream"));
   }
 
   /** The connection a POST naming no session goes to: a new session for an `initialize`, else the shared one. */

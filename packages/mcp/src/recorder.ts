@@ -83,12 +83,12 @@ export class McpRecorder {
    * frame order; the promise resolves once those intents are durable, with what to do with
    * the frame. A frame whose calls cannot be recorded never reaches the server, and neither
    * does one that is not a message (SPEC §17.1): what wrap cannot read strictly, it refuses
-   * and records.
+   * and records. `read`: the frame's strict reading, when the caller has already read it.
    */
-  admit(frame: Buffer): Promise<FrameVerdict> {
-    let reading: FrameReading | undefined;
+  admit(frame: Buffer, read?: FrameReading): Promise<FrameVerdict> {
+    let reading: FrameReading | undefined = read;
     try {
-      reading = readFrame(frame);
+      reading ??= readFrame(frame);
       return this.admitRead(frame, reading);
     } catch (error) {
       // A bug of ours must not let a frame through, nor end the relay: nothing runs unrecorded.

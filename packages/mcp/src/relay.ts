@@ -23,6 +23,11 @@ export interface RelayEnds {
   readonly clientOut: Writable;
   readonly serverIn: Writable;
   readonly serverOut: Readable;
+  /**
+   * `serverOut` yields one message a chunk, already within the bound (an HTTP server's,
+   * SPEC §17.10), not newline-framed bytes.
+   */
+  readonly serverFramed?: boolean;
 }
 
 export interface RelayOptions {
@@ -40,8 +45,8 @@ export interface RelayOptions {
   readonly sides?: Sides;
   /**
    * Write each client frame that reads strictly as `JSON.stringify` writes its value, before
-   * it is recorded and sent on (SPEC §17.10): a message that crosses HTTP is sent as the SDK's
-   * transport writes it, and the record names exactly the bytes sent.
+   * it is recorded and sent on (SPEC §17.10): what crosses HTTP is that JSON text, and the
+   * record names exactly the bytes sent.
    */
   readonly reencode?: boolean;
 }
@@ -96,7 +101,8 @@ export class Relay {
       this.failed("client_in", error);
       this.clientEnded();
     });
-    serverOut.on("data", (chunk: Buffer) => this.fromServer(this.serverFrames.push(chunk)));
+    if (this.ends.serverFramed === true) serverOut.on("data", (message: Buffer) => this.fromServer([{ code: "frame", bytes: message }]));
+    else serverOut.on("data", (chunk: Buffer) => this.fromServer(this.serverFrames.push(chunk)));
     serverOut.on("end", () => this.serverEnded());
     serverOut.on("error", (error: Error) => {
       this.failed("server_out", error);
@@ -166,8 +172,14 @@ export class Relay {
         continue;
       }
       if (isBlankFrame(event.bytes)) continue;
-      const bytes = this.options.reencode === true ? reencoded(event.bytes) : event.bytes;
-      this.enqueue(this.options.recorder.admit(bytes), bytes);
+      if (this.options.reencode !== true) {
+        this.enqueue(this.options.recorder.admit(event.bytes), event.bytes);
+        continue;
+      }
+      // Read once: the value read is the recorder's reading of the bytes written again too.
+      const reading = readFrame(event.bytes);
+      const bytes = reading.ok ? Buffer.from(JSON.stringify(reading.value), "utf8") : event.bytes;
+      this.enqueue(this.options.recorder.admit(bytes, reading), bytes);
     }
   }
 
@@ -283,15 +295,6 @@ export class Relay {
     if (last !== undefined) this.fromServer([last]);
     this.happen({ code: "server_ended" });
   }
-}
-
-/**
- * A frame that reads strictly, as `JSON.stringify` writes the value read; a frame that does
- * not read is kept as it came, for the recorder to refuse and record by its own bytes.
- */
-export function reencoded(frame: Buffer): Buffer {
-  const reading = readFrame(frame);
-  return reading.ok ? Buffer.from(JSON.stringify(reading.value), "utf8") : frame;
 }
 
 /** Frames up to this size are written with their `\n` in one write (one syscall, not two). */

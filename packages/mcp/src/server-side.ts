@@ -7,8 +7,8 @@ import { HttpUpstream } from "./upstream-http.js";
 
 /**
  * The server a relay pumps (SPEC §17.7, §17.10): a child process on stdio, or a Streamable
- * HTTP endpoint through the SDK's client transport. Either is two byte streams of frames and
- * a way to let it go once the relay has ended.
+ * HTTP endpoint. Either is a stream of frames each way (a child's newline-framed bytes; an
+ * HTTP server's messages, one a chunk) and a way to let it go once the relay has ended.
  */
 export interface ServerSide {
   readonly kind: "child" | "url";
@@ -46,10 +46,7 @@ export interface ServerSurroundings {
   readonly onNotice: (notice: Notice) => void;
 }
 
-/**
- * Start the server. Throws `SpawnError` when a command cannot be started, `UpstreamError`
- * when the SDK's transport cannot be loaded; nothing is relayed then.
- */
+/** Start the server. Throws `SpawnError` when a command cannot be started; nothing is relayed then. */
 export async function openServer(spec: ServerSpec, around: ServerSurroundings): Promise<ServerSide> {
   const { stderr, say } = around;
   if (spec.code === "url") {
@@ -58,7 +55,7 @@ export async function openServer(spec: ServerSpec, around: ServerSurroundings): 
       maxMessageBytes: around.maxFrameBytes,
       onOversize: (bytes: number) => around.onNotice({ code: "oversize_frame", from: "server", bytes, limit: around.maxFrameBytes }),
     };
-    const upstream = await HttpUpstream.open({ url: spec.url, headers: spec.headers, onFailure: say, bound });
+    const upstream = new HttpUpstream({ url: spec.url, headers: spec.headers, onFailure: say, bound });
     return {
       kind: "url",
       serverIn: upstream.serverIn,

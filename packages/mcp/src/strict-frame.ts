@@ -336,3 +336,12 @@ export function describeUnreadable(u: Unreadable): string {
       return `the number ${u.lexeme.length > 40 ? `${u.lexeme.slice(0, 40)}…` : u.lexeme} is beyond what every reader holds exactly`;
   }
 }
+
+/**
+ * A frame that reads strictly, as `JSON.stringify` writes the value read; a frame that does
+ * not read is kept as it came, for the recorder to refuse and record by its own bytes.
+ */
+export function reencoded(frame: Buffer): Buffer {
+  const reading = readFrame(frame);
+  return reading.ok ? Buffer.from(JSON.stringify(reading.value), "utf8") : frame;
+}

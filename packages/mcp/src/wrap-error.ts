@@ -12,8 +12,6 @@ export type WrapFault =
   | { readonly code: "spawn"; readonly command: string; readonly detail: string }
   /** Neither a command nor a URL, or both; `listen` off loopback without a token. */
   | { readonly code: "options"; readonly detail: string }
-  /** The Streamable HTTP server could not be reached through the SDK's transport. */
-  | { readonly code: "upstream"; readonly detail: string }
   /** The address to serve Streamable HTTP on could not be listened on. */
   | { readonly code: "listen"; readonly detail: string }
   /** `listen` without a token, and the token file beside the record could not be made or read, or is not private. */
@@ -42,7 +40,7 @@ function describeWrapFault(fault: WrapFault): string {
     .with({ code: "envelope" }, (f) => f.error.message)
     .with({ code: "control" }, (f) => `control socket ${f.error.path}: ${f.error.message}`)
     .with({ code: "spawn" }, (f) => `could not start ${f.command}: ${f.detail}`)
-    .with({ code: "options" }, { code: "upstream" }, { code: "listen" }, (f) => f.detail)
+    .with({ code: "options" }, { code: "listen" }, (f) => f.detail)
     .with({ code: "listen_token" }, (f) => `${f.path}: ${f.detail}`)
     .with({ code: "checkpoints" }, { code: "confine" }, (f) => f.detail)
     .with({ code: "otlp" }, (f) => `--otlp: ${f.detail}`)

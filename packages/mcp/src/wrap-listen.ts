@@ -64,15 +64,15 @@ export async function serveHttp(serving: Serving): Promise<Served> {
     const server = await openServer(serving.server, serving);
     const client = new HttpClientSide(sessionId === undefined ? {} : { "mcp-session-id": sessionId });
     const relay = new Relay(
-      { clientIn: client.clientIn, clientOut: client.clientOut, serverIn: server.serverIn, serverOut: server.serverOut },
+      { clientIn: client.clientIn, clientOut: client.clientOut, serverIn: server.serverIn, serverOut: server.serverOut, serverFramed: server.kind === "url" },
       {
         recorder,
         maxFrameBytes: serving.maxFrameBytes,
         graceMs: serving.graceMs,
         stopGraceMs: serving.stopGraceMs,
         onNotice: serving.onNotice,
+        // The listener hands the relay each message written as SPEC §17.10 says: nothing to write again.
         sides: { client: "http", server: server.kind },
-        reencode: true,
       },
     );
     let stopping = false;

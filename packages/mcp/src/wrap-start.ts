@@ -13,7 +13,6 @@ import { CallIds, McpRecorder } from "./recorder.js";
 import { Relay, type RelayEnd } from "./relay.js";
 import { SpawnError } from "./child-server.js";
 import { openServer, type ServerSide, type ServerSpec } from "./server-side.js";
-import { UpstreamError } from "./upstream-http.js";
 import { ListenError, serveHttp } from "./wrap-listen.js";
 import type { Resources } from "./resources.js";
 import type { LiveExport } from "./otel/live.js";
@@ -170,7 +169,13 @@ export interface Limits {
 export async function relayStdio(options: WrapOptions, serving: ServerSide, started: Started, stopping: SignalStop | undefined, limits: Limits): Promise<Ran> {
   const recorder = started.newRecorder();
   const relay = new Relay(
-    { clientIn: options.stdin ?? process.stdin, clientOut: options.stdout ?? process.stdout, serverIn: serving.serverIn, serverOut: serving.serverOut },
+    {
+      clientIn: options.stdin ?? process.stdin,
+      clientOut: options.stdout ?? process.stdout,
+      serverIn: serving.serverIn,
+      serverOut: serving.serverOut,
+      serverFramed: serving.kind === "url",
+    },
     // A message that crosses HTTP is written as the SDK's transport writes it (SPEC §17.10).
     { recorder, ...limits, onNotice: started.onNotice, sides: { client: "stdio", server: serving.kind }, reencode: serving.kind === "url" },
   );
@@ -226,7 +231,6 @@ export class SignalStop {
 /** A server that could not be started, or an address that could not be listened on: a WrapError, nothing relayed. */
 function startFault(error: unknown): never {
   if (error instanceof SpawnError) throw new WrapError({ code: "spawn", command: error.command, detail: error.detail });
-  if (error instanceof UpstreamError) throw new WrapError({ code: "upstream", detail: error.message });
   if (error instanceof ListenError) throw new WrapError({ code: "listen", detail: error.message });
   throw error;
 }

@@ -1,11 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { MIRROR, linesOf, verdictOf } from "./support.js";
-import { listening } from "./http-support.js";
+import { hostile, listening } from "./http-support.js";
 import { WrapProcess, workspace, type Recorded } from "./wrap-process.js";
 
 /**
@@ -15,7 +15,6 @@ import { WrapProcess, workspace, type Recorded } from "./wrap-process.js";
  * so is every message it sends. Each test is judged by what real processes did: which server
  * was started, what it received, how wrap exited and how much memory it held.
  */
-const HOSTILE = fileURLToPath(new URL("./fixtures/hostile-http-server.mjs", import.meta.url));
 const SPY = fileURLToPath(new URL("./fixtures/spy-server.mjs", import.meta.url));
 const INIT = JSON.stringify({
   jsonrpc: "2.0",
@@ -261,22 +260,6 @@ describe("aegis wrap --listen: nothing runs once a stop or a DELETE began", () =
     expect((await wrap.finished()).code).toBe(128 + 15);
   }, 60_000);
 });
-
-/** A hostile HTTP server (fixtures/hostile-http-server.mjs) doing `mode`; its URL and log. */
-async function hostile(w: Recorded, mode: string, env: NodeJS.ProcessEnv = {}): Promise<{ readonly url: string; readonly log: string; stop(): void }> {
-  const log = join(w.dir, "hostile.log");
-  const child = spawn(process.execPath, [HOSTILE], { env: { ...process.env, HOSTILE: mode, HOSTILE_LOG: log, ...env }, stdio: ["ignore", "ignore", "pipe"] });
-  let said = "";
-  const port = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (chunk: Buffer) => {
-      said += chunk.toString();
-      const found = /hostile listening on (\d+)/.exec(said)?.[1];
-      if (found !== undefined) resolve(found);
-    });
-    child.once("exit", () => reject(new Error(`the hostile server exited: ${said}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, log, stop: () => void child.kill("SIGKILL") };
-}
 
 /** wrap --url in front of `url`, initialized over stdio as a client does. */
 async function wrapUrl(w: Recorded, url: string): Promise<WrapProcess> {

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { EVERYTHING_SERVER } from "./support.js";
 import { WrapProcess } from "./wrap-process.js";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HTTP_SPY = fileURLToPath(new URL("./fixtures/http-spy-server.mjs", import.meta.url));
@@ -93,4 +94,26 @@ export async function httpSpy(log: string, headers: readonly string[] = []): Pro
       await exited;
     },
   };
+}
+
+const HOSTILE = fileURLToPath(new URL("./fixtures/hostile-http-server.mjs", import.meta.url));
+
+/** A hostile HTTP server (fixtures/hostile-http-server.mjs) doing `mode`; its URL and log. */
+export async function hostile(
+  w: { readonly dir: string },
+  mode: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ readonly url: string; readonly log: string; stop(): void }> {
+  const log = join(w.dir, "hostile.log");
+  const child = spawn(process.execPath, [HOSTILE], { env: { ...process.env, HOSTILE: mode, HOSTILE_LOG: log, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let said = "";
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+      const found = /hostile listening on (\d+)/.exec(said)?.[1];
+      if (found !== undefined) resolve(found);
+    });
+    child.once("exit", () => reject(new Error(`the hostile server exited: ${said}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, log, stop: () => void child.kill("SIGKILL") };
 }
