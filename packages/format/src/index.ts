@@ -12,7 +12,8 @@
 
 // Verifying (SPEC §8).
 export { verifyRecord, type RecordSource } from "./verify/verify-record.js";
-export { RecordReadError, type VerifyOptions } from "./verify/verify.js";
+export { RecordReadError } from "./verify/row-verifier.js";
+export type { VerifyOptions } from "./verify/verify-options.js";
 export type { WalkedLine } from "./verify/walk.js";
 export {
   describeVerdict,

@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 /**
  * `vectors/chains/`: every answer in the manifest must be what the verifier says on the

@@ -36,7 +36,7 @@ vi.mock("node:fs", async (importOriginal) => {
 });
 
 const { RecordWriter, RecordWriterError, RequestDigest } = await import("../src/index.js");
-const { verifyChainFile } = await import("../src/verify/verify.js");
+const { verifyChainFile } = await import("../src/verify/verify-record.js");
 const { DEV, POLICY, outcome, readLines, tempDir } = await import("./support/chains.js");
 
 beforeEach(() => {

@@ -9,7 +9,7 @@ import { equationHolds } from "../src/crypto/ed25519-backend.js";
 import { dalekStrict } from "./support/dalek-oracle.js";
 import { reseal } from "./support/chains.js";
 import { hex } from "./support/vectors.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 /**
  * Steps 1 and 2 of SPEC §8.5, which are ours and not the back end's (adr/0001): S below L,

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { RecordWriter, KeyId, PolicySetHash, RequestDigest, type EnvelopeAccess, type JsonObject } from "../src/index.js";
 import { readTypedLine, parseJson } from "../src/internal.js";
 import { DEV, readLines, tempDir } from "./support/chains.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 const ACCESS: EnvelopeAccess = {
   digest: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",

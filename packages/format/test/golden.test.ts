@@ -5,7 +5,7 @@ import { RecordWriter, KeyId, LineHash, describeVerdict } from "../src/index.js"
 import { canonicalize, readTypedLine, parseJson, insecureDevKey, signingInput } from "../src/internal.js";
 import { tempDir } from "./support/chains.js";
 import { readVector, vectorPath } from "./support/vectors.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 /** The reference's golden Session (its SPEC §11.2) and canonicalization vector (§11.1). */
 const GOLDEN = "external/rust-aegis/golden-session.aarl";

@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
-import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 const CHILD = fileURLToPath(new URL("./support/append-child.mjs", import.meta.url));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Verification } from "../src/index.js";
 import { readVectorJson, vectorPath } from "./support/vectors.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 /**
  * The Rust reference's own verifier fixtures, with the results its tests assert

@@ -3,7 +3,7 @@ import { SigningKey, describeVerdict, type JsonObject } from "../src/index.js";
 import { checkLineSignature, parseJson, sealLine, verifyingKey } from "../src/internal.js";
 import { type SessionKey } from "../src/crypto/signing.js";
 import { DEV, reseal } from "./support/chains.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 /**
  * The signature check of SPEC §8.4, step by step in its order, as recheck and the walk use

@@ -6,7 +6,8 @@ import { canonicalize, tryCanonicalize, JsonSyntaxError, parseJson, insecureDevK
 import { SMALL_ORDER_ENCODINGS } from "../src/crypto/ed25519.js";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
-import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 /**
  * Rules SPEC.md states that no vector pins on its own: the number classes of §3.3 at

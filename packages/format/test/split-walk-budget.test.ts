@@ -7,7 +7,7 @@ import { sharedRowPool } from "../src/verify/row-pool.js";
 import { readPiece } from "../src/verify/row-work.js";
 import { verifySplitBytes } from "./support/tuned.js";
 import { DEFAULT_SPLIT, rowBudget, type SplitTuning } from "../src/verify/split-tuning.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { tempDir, writeSession } from "./support/chains.js";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { verifySplitBytes } from "./support/tuned.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { DEFAULT_SPLIT } from "../src/verify/split-tuning.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { readLines, reseal, tempDir, writeSession } from "./support/chains.js";
 import { join } from "node:path";
 

@@ -8,7 +8,7 @@ import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, tempDir } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 /**
  * The split walk (ADR 0027: rows split, parsed, hashed and their signatures checked on worker

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { RequestDigest, type Verification } from "../src/index.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { verifyChainBytesParallel } from "./support/tuned.js";
 import { MAX_WAITING_CALLS } from "../src/verify/unfinished-calls.js";
 import { sharedPool } from "../src/verify/signature-pool.js";

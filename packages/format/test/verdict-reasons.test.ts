@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SigningKey, describeVerdict, type Verification } from "../src/index.js";
 import { DEV, readLines, reseal, tempDir, writeSession, type Line } from "./support/chains.js";
-import { verifyChainBytes, verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 
 /**
  * One test per verdict reason (SPEC §8): each file is written by our writer, then altered

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LineHash, PrevHash, SigningKey, describeVerdict, type Verification } from "../src/index.js";
 import { canonicalize } from "../src/internal.js";
 import { ChainWalk } from "../src/verify/walk.js";
-import { verifyChainBytes } from "../src/verify/verify.js";
+import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { verifyChainBytesParallel } from "./support/tuned.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { DEV, reseal, type Line } from "./support/chains.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { RecordWriter, RecordWriterError, RequestDigest, ResponseDigest, type EnvelopeSink, type WriterFault } from "../src/index.js";
 import { DEV, POLICY, readLines, tempDir } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, RecordWriterError);
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest } from "../src/index.js";
 import { readTypedLine, isLineTime } from "../src/internal.js";
 import { DEV, POLICY, outcome, readLines, tempDir } from "./support/chains.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -9,7 +9,7 @@ import type { SignedPayload } from "../src/wire/line-types.js";
 import type { UnsignedPayload } from "../src/write/calls.js";
 import { DEV, POLICY, outcome, readLines, tempDir, writeSession } from "./support/chains.js";
 import { faultOf as sharedFaultOf } from "./support/faults.js";
-import { verifyChainFile } from "../src/verify/verify.js";
+import { verifyChainFile } from "../src/verify/verify-record.js";
 
 const faultOf = (promise: Promise<unknown>): Promise<WriterFault> => sharedFaultOf(promise, RecordWriterError);
 

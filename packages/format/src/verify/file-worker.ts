@@ -1,7 +1,8 @@
 import { parentPort } from "node:worker_threads";
 import { describeIoError } from "../durable/io-text.js";
-import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
-import type { FileAnswer, FileRequest } from "./many-files.js";
+import { RecordReadError } from "./row-verifier.js";
+import { verifyChainFile, verifyFoundChainFile } from "./verify-record.js";
+import type { FileAnswer, FileRequest } from "./file-messages.js";
 
 /**
  * A thread of `verifyRecordFiles`: verifies each file it is sent, start to end, on this

@@ -1,13 +1,11 @@
 import { describeIoError } from "../durable/io-text.js";
 import { defaultThreads } from "./signature-pool.js";
-import { RecordReadError, verifyChainFile, verifyFoundChainFile } from "./verify.js";
-import type { Verification } from "./verdict.js";
+import { RecordReadError } from "./row-verifier.js";
+import { verifyChainFile, verifyFoundChainFile } from "./verify-record.js";
+import type { FileAnswer, FileRequest, FileVerification } from "./file-messages.js";
 import { WorkerPool } from "./worker-pool.js";
 
-/** One file's answer among many: its verification, or why it could not be read. */
-export type FileVerification =
-  | { readonly code: "checked"; readonly path: string; readonly verification: Verification }
-  | { readonly code: "unreadable"; readonly path: string; readonly detail: string };
+export type { FileVerification } from "./file-messages.js";
 
 /** How {@link verifyRecordFiles} verifies: the trust set of every file, and how many files at once. */
 export interface ManyFilesOptions {
@@ -93,15 +91,3 @@ class FilePool {
     return this.pool.close();
   }
 }
-
-/** What `verifyRecordFiles` sends a thread of file-worker.ts: one file to verify. */
-export interface FileRequest {
-  readonly id: number;
-  readonly path: string;
-  readonly trust: readonly string[] | undefined;
-  /** Refuse the file, without blocking, unless it is a regular file (one found by walking a directory). */
-  readonly regularOnly: boolean;
-}
-
-/** What the thread answers: the file's result, or a failure of the thread itself. */
-export type FileAnswer = { readonly id: number; readonly result: FileVerification } | { readonly id: number; readonly failure: string };

@@ -1,7 +1,8 @@
 import { RecordRowReading, type RecordRow } from "../wire/record-reader.js";
 import { MAX_ROW_BYTES, streamRowChunks } from "../wire/row-splitter.js";
 import { readRowChunks } from "../wire/row-file.js";
-import { poolFor, tuningOfFile, type VerifyOptions } from "./verify.js";
+import { poolFor, tuningOfFile } from "./check-pool.js";
+import type { VerifyOptions } from "./verify-options.js";
 import { RowVerifier, nextRows, progressOf } from "./row-verifier.js";
 import { DEFAULT_TUNING } from "./deferred-checks.js";
 import type { Verification } from "./verdict.js";

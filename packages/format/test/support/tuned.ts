@@ -5,7 +5,7 @@ import type { ByteSource } from "../../src/verify/piece-cutter.js";
 import { progressOf, walkRows } from "../../src/verify/row-verifier.js";
 import type { SplitTuning } from "../../src/verify/split-tuning.js";
 import type { Verification } from "../../src/verify/verdict.js";
-import { poolFor } from "../../src/verify/verify.js";
+import { poolFor } from "../../src/verify/check-pool.js";
 import { splitWalkOf } from "../../src/verify/split-file.js";
 import type { VerifyOptions } from "../../src/verify/verify-options.js";
 
