@@ -72,10 +72,6 @@ export interface ControlServer {
 }
 
 /**
- * Listen on `path`. A socket left there by a wrap that died is replaced; one that answers
- * belongs to a running wrap, and is refused.
- */
-/**
  * Give the socket, still where no one else can reach it, to `group`, then open it to the
  * group (0660): the group first, so that no member of wrap's own primary group may connect
  * meanwhile. lchown: a link put in its place would not be followed.
@@ -93,6 +89,10 @@ async function openToGroup(socket: string, group: number, path: string): Promise
   }
 }
 
+/**
+ * Listen on `path`. A socket left there by a wrap that died is replaced; one that answers
+ * belongs to a running wrap, and is refused.
+ */
 export async function listenControl(path: string, handler: ControlHandler): Promise<ControlServer> {
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
     throw new ControlError("path_too_long", path, `a Unix socket path holds at most ${MAX_SOCKET_PATH_BYTES} bytes; this one has ${Buffer.byteLength(path)}`);
@@ -173,24 +173,29 @@ function closeServer(server: Server, path: string, open: Set<Socket>): Promise<v
   });
 }
 
+/** How long a peer has to send its whole request line: one deadline, not an idle time a trickle renews. */
+const REQUEST_MS = 10_000;
+
 function serve(socket: Socket, handler: ControlHandler): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  socket.setTimeout(10_000, () => socket.destroy());
+  const deadline = setTimeout(() => socket.destroy(), REQUEST_MS);
+  socket.once("close", () => clearTimeout(deadline));
   socket.on("error", () => socket.destroy());
   socket.on("data", (chunk: Buffer) => {
     size += chunk.length;
     chunks.push(chunk);
-    const text = Buffer.concat(chunks).toString("utf8");
-    const newline = text.indexOf("\n");
     if (size > MAX_REQUEST_BYTES) {
       socket.removeAllListeners("data");
+      clearTimeout(deadline);
       reply(socket, { ok: false, code: "bad_request", message: `a request is one line of at most ${MAX_REQUEST_BYTES} bytes` });
       return;
     }
-    if (newline === -1) return;
+    if (!chunk.includes(0x0a)) return;
     socket.removeAllListeners("data");
-    void handle(text.slice(0, newline), handler).then((response) => reply(socket, response));
+    clearTimeout(deadline);
+    const text = Buffer.concat(chunks).toString("utf8");
+    void handle(text.slice(0, text.indexOf("\n")), handler).then((response) => reply(socket, response));
   });
 }
 
@@ -282,10 +287,13 @@ export function requestControl(path: string, request: ControlRequest, timeoutMs 
     const chunks: Buffer[] = [];
     let size = 0;
     const fail = (fault: ControlRequestFault): void => {
+      clearTimeout(deadline);
       socket.destroy();
       reject(new ControlRequestError(fault));
     };
-    socket.setTimeout(timeoutMs, () => fail({ code: "no_wrap", path, detail: `no answer within ${timeoutMs} ms` }));
+    // The whole answer within timeoutMs: an answer that trickles in does not renew it.
+    const deadline = setTimeout(() => fail({ code: "no_wrap", path, detail: `no whole answer within ${timeoutMs} ms` }), timeoutMs);
+    socket.once("close", () => clearTimeout(deadline));
     socket.once("connect", () => socket.write(`${JSON.stringify(request)}\n`));
     socket.on("data", (chunk: Buffer) => {
       size += chunk.length;

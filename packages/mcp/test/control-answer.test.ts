@@ -1,6 +1,10 @@
+import { mkdtempSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControlRequestError, requestControl, type ControlRequest, type ControlResponse, type ParkSummary } from "../src/index.js";
-import { MAX_ANSWER_BYTES } from "../src/control.js";
+import { MAX_ANSWER_BYTES, listenControl } from "../src/control.js";
 import { endless, fakeControl, type FakeAnswer, type FakeControl } from "./fake-control.js";
 
 /**
@@ -65,6 +69,51 @@ describe("requestControl reads a bounded answer (SPEC §17.5)", () => {
       detail: expect.stringContaining(`over ${MAX_ANSWER_BYTES} bytes`),
     });
   });
+});
+
+/** Write one byte of `text` every `everyMs`, never a line end, until the peer goes away. */
+function trickle(socket: Socket, everyMs: number): void {
+  const timer = setInterval(() => {
+    if (socket.destroyed) clearInterval(timer);
+    else socket.write(" ");
+  }, everyMs);
+  socket.once("close", () => clearInterval(timer));
+}
+
+describe("the control socket's waits are deadlines, not idle times (SPEC §17.5)", () => {
+  it("requestControl gives up on an answer that trickles in, at its deadline", async () => {
+    listening = await fakeControl((socket) => trickle(socket, 20));
+    const started = Date.now();
+    const error = await requestControl(listening.path, LIST, 500).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ControlRequestError);
+    expect(error instanceof ControlRequestError ? error.fault : error).toEqual({
+      code: "no_wrap",
+      path: listening.path,
+      detail: "no whole answer within 500 ms",
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await listening.clientGone;
+  });
+
+  it("wrap's end closes a connection whose request trickles in, 10 s after it opened", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "aegis-ctl-")), "control");
+    const server = await listenControl(path, { answer: () => Promise.reject(new Error("never asked")), pending: () => [] });
+    try {
+      const socket = connect(path);
+      const closed = new Promise<number>((resolve) => socket.once("close", () => resolve(Date.now())));
+      socket.on("error", () => undefined);
+      const opened = Date.now();
+      trickle(socket, 200);
+      const at = await closed;
+      expect(at - opened).toBeGreaterThanOrEqual(9_000);
+      expect(at - opened).toBeLessThan(20_000);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 });
 
 describe("requestControl checks the answer's shape (SPEC §17.5)", () => {
