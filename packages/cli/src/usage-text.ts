@@ -52,6 +52,22 @@ const COMMAND_PLACEHOLDERS: Readonly<Record<string, Readonly<Record<string, stri
   "witness serve": { "--key": "<FILE>" },
 };
 
+/** `export --format`: how the spans leave. */
+export const EXPORT_FORMATS = ["otlp", "otlp-json"] as const;
+/** `wrap --refusal`: the two answers SPEC §17.3 names. */
+export const REFUSAL_STYLES = ["tool-result", "reference"] as const;
+
+/** The options whose value is one of a few words, by command: what a completion script offers. */
+const CHOICES: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  export: { "--format": EXPORT_FORMATS },
+  wrap: { "--refusal": REFUSAL_STYLES },
+};
+
+/** The words an option of `command` takes, when it takes one of a few; undefined when any value goes. */
+export function choicesOf(option: string, command: string): readonly string[] | undefined {
+  return CHOICES[command]?.[option];
+}
+
 /** The value an option of `command` takes, as its help names it (`--key` of verify: `<HEX>`). */
 export function placeholderOf(option: string, command: string | undefined): string {
   const own = command === undefined ? undefined : COMMAND_PLACEHOLDERS[command];

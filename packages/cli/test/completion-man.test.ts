@@ -71,6 +71,10 @@ describe("aegis completion", () => {
     expect(complete("aegis", "verify", "--th")).toEqual(["--threads"]);
     expect(complete("aegis", "wrap", "--allow-")).toEqual(["--allow-read", "--allow-write", "--allow-net", "--allow-exec-support"]);
     expect(complete("aegis", "completion", "")).toEqual(["bash", "zsh", "fish"]);
+    // A group named after help: its second words; a value that is one of a few words: those.
+    expect(complete("aegis", "help", "envelope", "")).toEqual(["verify", "get", "redact", "pack", "expire"]);
+    expect(complete("aegis", "wrap", "--refusal", "")).toEqual(["tool-result", "reference"]);
+    expect(complete("aegis", "export", "--format", "otlp-")).toEqual(["otlp-json"]);
     // A value a shell cannot know (a key in hex, a number) gets nothing, not file names; a directory, directories.
     expect(complete("aegis", "verify", "--key", "")).toEqual([]);
     expect(complete("aegis", "verify", "--threads", "")).toEqual([]);
@@ -98,6 +102,10 @@ describe("aegis completion", () => {
     expect(complete("aegis envelope get --")).toEqual(["--audit", "--envelope", "--help", "--reason", "--signing-key"]);
     expect(complete("aegis verify --th")).toEqual(["--threads"]);
     expect(complete("aegis completion ")).toEqual(["bash", "fish", "zsh"]);
+    expect(complete("aegis help envelope ")).toEqual(["expire", "get", "pack", "redact", "verify"]);
+    expect(complete("aegis help envelope get ")).toEqual([]);
+    expect(complete("aegis wrap --refusal ")).toEqual(["reference", "tool-result"]);
+    expect(complete("aegis export --format ")).toEqual(["otlp", "otlp-json"]);
     expect(complete("aegis verify --key ")).toEqual([]);
     // Once a command is named, files.
     const dir = tempDir();
@@ -118,6 +126,8 @@ describe("aegis completion", () => {
     const listed = tab("aegis envelope ", "*verify*--*Check that the Envelope*");
     for (const sub of ["expire", "get", "pack", "redact", "verify"]) expect(listed).toMatch(new RegExp(`${sub} +-- `));
     expect(tab("aegis verify --thr", "*--threads*")).toContain("aegis verify --threads");
+    expect(tab("aegis wrap --refusal tool-", "*tool-result*")).toContain("aegis wrap --refusal tool-result");
+    expect(tab("aegis help envelope red", "*redact*")).toContain("aegis help envelope redact");
     // A repeatable flag is offered again once given.
     expect(tab("aegis verify --key abc --ke", "*--key abc --key*")).toContain("aegis verify --key abc --key");
   });

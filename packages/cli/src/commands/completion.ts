@@ -11,7 +11,7 @@ export class CompletionCommand extends AegisCommand {
   static override usage = Command.Usage({
     description: "Print a shell completion script for aegis (bash, zsh or fish)",
     details: `
-      Prints a script that completes aegis's commands, each command's flags, and file names where a command takes a file. It is made from the same definitions as \`--help\`, so it knows every command and flag of this aegis.
+      Prints a script that completes aegis's commands (after \`aegis help\` too), each command's flags, the words a flag takes when it takes one of a few (\`--format\`, \`--refusal\`), and file names where a command takes a file. It is made from the same definitions as \`--help\`, so it knows every command and flag of this aegis.
     `,
     examples: [
       ["Complete in this bash", "source <(aegis completion bash)"],

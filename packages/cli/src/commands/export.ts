@@ -12,8 +12,7 @@ import { loadKit, sendSpans, spanLines } from "../export/send.js";
 import { Progress } from "../progress.js";
 import { streamedRecord } from "../record-input.js";
 import { checkKeyArgument, readTrustStore } from "../trust-store.js";
-
-const FORMATS = ["otlp", "otlp-json"] as const;
+import { EXPORT_FORMATS } from "../usage-text.js";
 
 export class ExportCommand extends AegisCommand {
   static override paths = [["export"]];
@@ -54,7 +53,7 @@ export class ExportCommand extends AegisCommand {
   record = Option.String({ name: "RECORD", required: true });
 
   protected async run(): Promise<ExitCode> {
-    const format = FORMATS.find((f) => f === this.format);
+    const format = EXPORT_FORMATS.find((f) => f === this.format);
     if (format === undefined) throw usage(`--format takes otlp or otlp-json, got ${JSON.stringify(this.format)}`);
     if (format === "otlp" && this.outFile !== undefined) throw usage("--out is for --format otlp-json: --format otlp sends to OTEL_EXPORTER_OTLP_ENDPOINT");
     if (this.includeContent && this.envelope === undefined)

@@ -10,6 +10,7 @@ import type { ExitCode } from "../exit-code.js";
 import { CliError, type CliFault } from "../fault.js";
 import { readPolicy } from "../policy-file.js";
 import { witnessTargets } from "../witness-targets.js";
+import { REFUSAL_STYLES } from "../usage-text.js";
 import { isKeyName } from "@aegis/proof";
 
 export class WrapCommand extends AegisCommand {
@@ -254,8 +255,10 @@ function listenOf(given: string, tokenEnv: string | undefined): { host: string; 
 
 /** `--refusal`: the two answers SPEC §17.3 names. */
 function refusalStyle(value: string | undefined): RefusalStyle | undefined {
-  if (value === undefined || value === "tool-result" || value === "reference") return value;
-  throw usage(`--refusal takes tool-result or reference, not ${JSON.stringify(value)}`);
+  if (value === undefined) return undefined;
+  const style = REFUSAL_STYLES.find((s) => s === value);
+  if (style !== undefined) return style;
+  throw usage(`--refusal takes ${REFUSAL_STYLES.join(" or ")}, not ${JSON.stringify(value)}`);
 }
 
 function usage(message: string): CliError {

@@ -1,5 +1,5 @@
 import type { Definition } from "clipanion";
-import { placeholderOf, withPlaceholders } from "../usage-text.js";
+import { choicesOf, placeholderOf, withPlaceholders } from "../usage-text.js";
 
 /** One flag of a command, as completion scripts and the manual page present it. */
 export interface CommandFlag {
@@ -7,8 +7,10 @@ export interface CommandFlag {
   readonly names: readonly string[];
   /** What it takes (`<HEX>`), or undefined for a switch. */
   readonly value: string | undefined;
-  /** What a shell should offer for its value: file names, directory names, or nothing it can know. */
-  readonly completes: "file" | "directory" | "nothing";
+  /** What a shell should offer for its value: file names, directory names, one of a few words, or nothing it can know. */
+  readonly completes: "file" | "directory" | "choice" | "nothing";
+  /** The words its value is one of, when `completes` is `choice`. */
+  readonly choices: readonly string[];
   /** Given more than once, each counts (its help says "repeatable"). */
   readonly repeatable: boolean;
   readonly description: string;
@@ -27,7 +29,14 @@ export interface CommandEntry {
   readonly examples: readonly (readonly [label: string, command: string])[];
 }
 
-const HELP: CommandFlag = { names: ["-h", "--help"], value: undefined, completes: "nothing", repeatable: false, description: "Print this command's help" };
+const HELP: CommandFlag = {
+  names: ["-h", "--help"],
+  value: undefined,
+  completes: "nothing",
+  choices: [],
+  repeatable: false,
+  description: "Print this command's help",
+};
 
 /** The values that name a file, and those that name a directory; any other value is typed. */
 const FILE_VALUES: ReadonlySet<string> = new Set(["<PATH>", "<FILE>", "<YAML>", "<DIR|PACK>"]);
@@ -43,9 +52,19 @@ export function commandEntries(definitions: readonly Definition[]): CommandEntry
       const names = spelling.split(",");
       const long = names[names.length - 1] ?? spelling;
       const value = takes === undefined ? undefined : placeholderOf(long, name);
-      const completes = value === undefined ? "nothing" : FILE_VALUES.has(value) ? "file" : DIRECTORY_VALUES.has(value) ? "directory" : "nothing";
+      const choices = (value === undefined ? undefined : choicesOf(long, name)) ?? [];
+      const completes =
+        value === undefined
+          ? "nothing"
+          : choices.length > 0
+            ? "choice"
+            : FILE_VALUES.has(value)
+              ? "file"
+              : DIRECTORY_VALUES.has(value)
+                ? "directory"
+                : "nothing";
       const description = o.description ?? "";
-      return { names, value, completes, repeatable: description.includes("(repeatable)"), description };
+      return { names, value, completes, choices, repeatable: description.includes("(repeatable)"), description };
     });
     const synopsis = withPlaceholders(d.usage.replace(/^\$ /, "").split("\n")[0] ?? "", name);
     return [

@@ -56,6 +56,12 @@ function bash(commands: readonly CommandEntry[]): string {
     (c) =>
       `    ${quoted(c.name)}) flags=${quoted(c.flags.flatMap((f) => f.names).join(" "))} files=${taking(c, "file")} dirs=${taking(c, "directory")} typed=${taking(c, "nothing")} ;;`,
   );
+  // A value that is one of a few words: those words, by command and flag.
+  const choiceCases = commands.flatMap((c) =>
+    c.flags
+      .filter((f) => f.completes === "choice")
+      .flatMap((f) => f.names.map((n) => `    ${quoted(`${c.name} ${n}`)}) COMPREPLY=($(compgen -W ${quoted(f.choices.join(" "))} -- "$cur")); return ;;`)),
+  );
 
   return `# aegis completion for bash. Load it in this shell:  source <(aegis completion bash)
 # or for every shell:  aegis completion bash > ~/.local/share/bash-completion/completions/aegis
@@ -79,7 +85,20 @@ ${groupCases.join("\n")}
   fi
   case "$command" in
 ${flagCases.join("\n")}
-    help) COMPREPLY=($(compgen -W ${quoted(first.join(" "))} -- "$cur")); return ;;
+    help)
+      # aegis help envelope <Tab>: the group's second words.
+      if [[ $COMP_CWORD -eq 3 ]]; then
+        case "\${COMP_WORDS[2]}" in
+${[...groups].map(([group, subs]) => `          ${group}) COMPREPLY=($(compgen -W ${quoted(subs.join(" "))} -- "$cur")) ;;`).join("\n")}
+        esac
+        return
+      fi
+      COMPREPLY=($(compgen -W ${quoted(first.join(" "))} -- "$cur"))
+      return
+      ;;
+  esac
+  case "$command $prev" in
+${choiceCases.join("\n")}
   esac
   if [[ $command == completion && $cur != -* ]]; then
     COMPREPLY=($(compgen -W ${quoted(SHELLS.join(" "))} -- "$cur"))
@@ -111,7 +130,11 @@ function zshText(text: string): string {
 }
 
 /** What zsh offers for a flag's value: a space is no action, so zsh shows the value's name and offers nothing. */
-const ZSH_ACTION: Readonly<Record<CommandFlag["completes"], string>> = { file: "_files", directory: "_files -/", nothing: " " };
+const ZSH_ACTION: Readonly<Record<Exclude<CommandFlag["completes"], "choice">, string>> = { file: "_files", directory: "_files -/", nothing: " " };
+
+function zshAction(flag: CommandFlag): string {
+  return flag.completes === "choice" ? `(${flag.choices.join(" ")})` : ZSH_ACTION[flag.completes];
+}
 
 function zsh(commands: readonly CommandEntry[]): string {
   const { first, groups } = words(commands);
@@ -127,7 +150,7 @@ function zsh(commands: readonly CommandEntry[]): string {
   const specs = commands.map((c) => {
     const lines = c.flags.flatMap((f) =>
       f.names.map((n) =>
-        quoted(`${f.repeatable ? "*" : ""}${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:${ZSH_ACTION[f.completes]}`}`),
+        quoted(`${f.repeatable ? "*" : ""}${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:${zshAction(f)}`}`),
       ),
     );
     const operands = c.name === "completion" ? quoted(`1:shell:(${SHELLS.join(" ")})`) : quoted("*:file:_files");
@@ -157,7 +180,14 @@ ${subLists.join("\n")}
   fi
   case $command in
 ${specs.join("\n")}
-    help) commands=(${first.map(described).join(" ")}); _describe command commands; return ;;
+    help)
+      if (( CURRENT == 4 )); then
+        case $words[3] in
+${subLists.map((l) => `    ${l.trim().replace(/ ;;$/, "; _describe subcommand subs; return ;;")}`).join("\n")}
+        esac
+        return
+      fi
+      commands=(${first.map(described).join(" ")}); _describe command commands; return ;;
   esac
   _arguments -s $args
 }
@@ -170,11 +200,15 @@ fi
 }
 
 /** What fish offers for a flag's value. */
-const FISH_VALUE: Readonly<Record<CommandFlag["completes"], string>> = {
+const FISH_VALUE: Readonly<Record<Exclude<CommandFlag["completes"], "choice">, string>> = {
   file: " -r -F",
   directory: " -r -f -a '(__fish_complete_directories)'",
   nothing: " -r -f",
 };
+
+function fishValue(flag: CommandFlag): string {
+  return flag.completes === "choice" ? ` -r -f -a ${fishQuoted(flag.choices.join(" "))}` : FISH_VALUE[flag.completes];
+}
 
 /** Single-quoted for fish, where only \\ and ' are special inside. */
 function fishQuoted(text: string): string {
@@ -198,11 +232,13 @@ function fish(commands: readonly CommandEntry[]): string {
   for (const c of commands) {
     for (const f of c.flags) {
       const spelled = f.names.map((n) => (n.startsWith("--") ? `-l ${n.slice(2)}` : `-s ${n.slice(1)}`)).join(" ");
-      const value = f.value === undefined ? "" : FISH_VALUE[f.completes];
+      const value = f.value === undefined ? "" : fishValue(f);
       lines.push(`complete -c aegis -n ${fishQuoted(`__aegis_command_is '${c.name}'`)} ${spelled}${value} -d ${fishQuoted(f.description)}`);
     }
   }
-  lines.push(`complete -c aegis -f -n '__aegis_command_is help' -a ${fishQuoted(first.join(" "))}`);
+  lines.push(`complete -c aegis -f -n '__aegis_command_is help; and __aegis_help_words 0' -a ${fishQuoted(first.join(" "))}`);
+  for (const [group, subs] of groups)
+    lines.push(`complete -c aegis -f -n ${fishQuoted(`__aegis_command_is help; and __aegis_help_words 1 ${group}`)} -a ${fishQuoted(subs.join(" "))}`);
   lines.push(`complete -c aegis -f -n '__aegis_command_is completion' -a ${fishQuoted(SHELLS.join(" "))}`);
   const groupTest = [...groups.keys()].join(" ");
   return `# aegis completion for fish. Load it in this shell:  aegis completion fish | source
@@ -227,6 +263,15 @@ end
 function __aegis_command_is
     set -l command (__aegis_command)
     test "$command" = "$argv[1]"
+end
+
+# After "aegis help": how many words came after it ($argv[1]), the first of them $argv[2].
+function __aegis_help_words
+    set -l after (commandline -opc)
+    set -e after[1]
+    set -e after[1]
+    test (count $after) -eq $argv[1]; or return 1
+    test (count $argv) -lt 2; or test "$after[1]" = "$argv[2]"
 end
 
 # Files once a command is named: its paths. Not where a command's second word is due.
