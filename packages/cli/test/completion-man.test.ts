@@ -75,6 +75,9 @@ describe("aegis completion", () => {
     expect(complete("aegis", "help", "envelope", "")).toEqual(["verify", "get", "redact", "pack", "expire"]);
     expect(complete("aegis", "wrap", "--refusal", "")).toEqual(["tool-result", "reference"]);
     expect(complete("aegis", "export", "--format", "otlp-")).toEqual(["otlp-json"]);
+    // After wrap's --, the server's command line: a command name, then bash's own (files).
+    expect(complete("aegis", "wrap", "--audit", "a.aarl", "--", "bas")).toContain("bash");
+    expect(complete("aegis", "wrap", "--", "bash", "")).toEqual([]);
     // A value a shell cannot know (a key in hex, a number) gets nothing, not file names; a directory, directories.
     expect(complete("aegis", "verify", "--key", "")).toEqual([]);
     expect(complete("aegis", "verify", "--threads", "")).toEqual([]);
@@ -106,6 +109,7 @@ describe("aegis completion", () => {
     expect(complete("aegis help envelope get ")).toEqual([]);
     expect(complete("aegis wrap --refusal ")).toEqual(["reference", "tool-result"]);
     expect(complete("aegis export --format ")).toEqual(["otlp", "otlp-json"]);
+    expect(complete("aegis wrap --audit a.aarl -- bas")).toContain("bash");
     expect(complete("aegis verify --key ")).toEqual([]);
     // Once a command is named, files.
     const dir = tempDir();

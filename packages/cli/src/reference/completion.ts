@@ -24,6 +24,9 @@ export function completionScript(shell: Shell, commands: readonly CommandEntry[]
   }
 }
 
+/** Commands whose words after `--` are a command line of their own: the server `wrap` starts. */
+const STARTS_A_COMMAND: readonly string[] = ["wrap"];
+
 /** The first words typed (`verify`, `envelope`), each once, and the second words of each group. */
 function words(commands: readonly CommandEntry[]): { readonly first: string[]; readonly groups: Map<string, string[]> } {
   const first: string[] = [];
@@ -100,6 +103,19 @@ ${[...groups].map(([group, subs]) => `          ${group}) COMPREPLY=($(compgen -
   case "$command $prev" in
 ${choiceCases.join("\n")}
   esac
+  # After --, a command line of its own: a command name first, then its own words (files).
+  if [[ ${quoted(` ${STARTS_A_COMMAND.join(" ")} `)} == *" $command "* ]]; then
+    local i
+    for ((i = 2; i < COMP_CWORD; i++)); do
+      [[ \${COMP_WORDS[i]} == -- ]] || continue
+      if ((COMP_CWORD == i + 1)); then
+        COMPREPLY=($(compgen -c -- "$cur"))
+      else
+        compopt -o default 2>/dev/null
+      fi
+      return
+    done
+  fi
   if [[ $command == completion && $cur != -* ]]; then
     COMPREPLY=($(compgen -W ${quoted(SHELLS.join(" "))} -- "$cur"))
     return
@@ -240,6 +256,9 @@ function fish(commands: readonly CommandEntry[]): string {
   for (const [group, subs] of groups)
     lines.push(`complete -c aegis -f -n ${fishQuoted(`__aegis_command_is help; and __aegis_help_words 1 ${group}`)} -a ${fishQuoted(subs.join(" "))}`);
   lines.push(`complete -c aegis -f -n '__aegis_command_is completion' -a ${fishQuoted(SHELLS.join(" "))}`);
+  for (const name of STARTS_A_COMMAND) {
+    lines.push(`complete -c aegis -f -n ${fishQuoted(`__aegis_command_is ${name}; and __aegis_after_dashdash 0`)} -a '(__fish_complete_command)'`);
+  }
   const groupTest = [...groups.keys()].join(" ");
   return `# aegis completion for fish. Load it in this shell:  aegis completion fish | source
 # or for every shell:  aegis completion fish > ~/.config/fish/completions/aegis.fish
@@ -272,6 +291,13 @@ function __aegis_help_words
     set -e after[1]
     test (count $after) -eq $argv[1]; or return 1
     test (count $argv) -lt 2; or test "$after[1]" = "$argv[2]"
+end
+
+# After "--": whether exactly $argv[1] words came after it (the command line wrap starts).
+function __aegis_after_dashdash
+    set -l words (commandline -opc)
+    set -l at (contains -i -- -- $words); or return 1
+    test (math (count $words) - $at) -eq $argv[1]
 end
 
 # Files once a command is named: its paths. Not where a command's second word is due.
