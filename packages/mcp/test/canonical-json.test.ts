@@ -19,6 +19,12 @@ describe("canonicalJson", () => {
     );
   });
 
+  it("writes a value as deep as the frame reader lets one be (127 levels)", () => {
+    let value: Json = { x: 1 };
+    for (let i = 0; i < 126; i++) value = i % 2 === 0 ? [value] : { a: value };
+    expect(canonicalJson(value)).toBe(JSON.stringify(value));
+  });
+
   it("has no form for a lone surrogate", () => {
     expect(canonicalJson({ name: "\ud800" })).toBeUndefined();
     expect(canonicalJson({ ["\udc00"]: 1 })).toBeUndefined();
