@@ -132,6 +132,8 @@ describe("aegis completion", () => {
     expect(tab("aegis verify --thr", "*--threads*")).toContain("aegis verify --threads");
     expect(tab("aegis wrap --refusal tool-", "*tool-result*")).toContain("aegis wrap --refusal tool-result");
     expect(tab("aegis help envelope red", "*redact*")).toContain("aegis help envelope redact");
+    // After wrap's --, a command name (a builtin here: zsh -f hashes no PATH for _command_names).
+    expect(tab("aegis wrap --audit a.aarl -- zcompil", "*zcompile*")).toContain("-- zcompile");
     // A repeatable flag is offered again once given.
     expect(tab("aegis verify --key abc --ke", "*--key abc --key*")).toContain("aegis verify --key abc --key");
   });

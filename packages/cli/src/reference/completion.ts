@@ -169,12 +169,21 @@ function zsh(commands: readonly CommandEntry[]): string {
         quoted(`${f.repeatable ? "*" : ""}${n}[${zshText(f.description)}]${f.value === undefined ? "" : `:${zshText(f.value)}:${zshAction(f)}`}`),
       ),
     );
-    const operands = c.name === "completion" ? quoted(`1:shell:(${SHELLS.join(" ")})`) : quoted("*:file:_files");
+    const operands =
+      c.name === "completion"
+        ? quoted(`1:shell:(${SHELLS.join(" ")})`)
+        : STARTS_A_COMMAND.includes(c.name)
+          ? quoted("*:server command line:_aegis_server_words")
+          : quoted("*:file:_files");
     return `    ${quoted(c.name)}) args=(${[...lines, operands].join(" ")}) ;;`;
   });
   return `#compdef aegis
 # aegis completion for zsh. Load it in this shell:  source <(aegis completion zsh)
 # or for every shell: write it as _aegis in a directory of your $fpath, before compinit runs.
+# After --, the command line wrap starts: a command name first, then files.
+_aegis_server_words() {
+  if [[ \${words[CURRENT-1]} == -- ]]; then _command_names; else _files; fi
+}
 _aegis() {
   local -a commands subs args
   local command
