@@ -180,15 +180,18 @@ describe("aegis show --path streams", () => {
     await largeRecord(small, 40_000);
     await largeRecord(large, 200_000);
     // Every call of these records read /workspace/notes.md: each is listed, none held.
-    const runs = [small, large].map((path) => aegisBounded(["show", "--path", "/workspace", path], { timeoutMs: 240_000 }));
+    // V8's old space capped: an entry held per call (over a KiB each) would not fit 80,000 of
+    // them and the run would fail; what is left to compare is the rest of the process.
+    const runs = [small, large].map((path) => aegisBounded(["show", "--path", "/workspace", path], { timeoutMs: 240_000, maxOldSpaceMiB: 48 }));
     const [few, many] = runs;
     if (few === undefined || many === undefined) throw new Error("two runs");
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
     expect(few.stdout.endsWith("\n19999 of 19999 calls named path /workspace\n")).toBe(true);
     expect(many.stdout.endsWith("\n99999 of 99999 calls named path /workspace\n")).toBe(true);
-    // Holding the 80,000 more calls would cost far more than this (an entry is over a KiB);
-    // the margin is the peak's spread between runs of one record, with the verification's
-    // threads keeping a bounded budget of rows in flight (ADR 0027).
-    expect(many.peakMiB - few.peakMiB, `peak ${few.peakMiB.toFixed(0)} MiB, then ${many.peakMiB.toFixed(0)} MiB`).toBeLessThan(32);
+    // Outside the old space (buffers, the verification's threads), holding the 80,000 more calls
+    // would cost far more than this; the margin is the peak's spread between runs of one record
+    // on Node 24, whose peaks vary more than Node 20's, the threads keeping a bounded budget of
+    // rows in flight (ADR 0027).
+    expect(many.peakMiB - few.peakMiB, `peak ${few.peakMiB.toFixed(0)} MiB, then ${many.peakMiB.toFixed(0)} MiB`).toBeLessThan(48);
   });
 });

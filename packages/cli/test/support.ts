@@ -39,8 +39,9 @@ const BOUNDED = join(ROOT, "packages/cli/test/bounded-cli.mjs");
  * The real CLI with a bound on its time (a hang fails the test, it does not stall the
  * suite) and a report of its peak memory. `input` is written to its standard input.
  */
-export function aegisBounded(args: readonly string[], options: { timeoutMs?: number; input?: string | Buffer } = {}): BoundedRun {
-  const result = spawnSync(process.execPath, [BOUNDED, ...args], {
+export function aegisBounded(args: readonly string[], options: { timeoutMs?: number; input?: string | Buffer; maxOldSpaceMiB?: number } = {}): BoundedRun {
+  const heap = options.maxOldSpaceMiB === undefined ? [] : [`--max-old-space-size=${options.maxOldSpaceMiB}`];
+  const result = spawnSync(process.execPath, [...heap, BOUNDED, ...args], {
     cwd: ROOT,
     env: { ...process.env, AEGIS_DEBUG: "" },
     stdio: ["pipe", "pipe", "pipe", "pipe"],

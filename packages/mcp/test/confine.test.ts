@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -20,6 +20,8 @@ import { WrapProcess, workspace, type Recorded } from "./wrap-process.js";
 const REACH = fileURLToPath(new URL("./fixtures/reach-server.mjs", import.meta.url));
 const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 const NODE_MODULES = join(ROOT, "node_modules");
+/** Node's own folder: a Node from npm (CI's Node 24, in a temporary folder) is on no system path --allow-exec-support grants. */
+const NODE_HOME = dirname(process.execPath);
 const SECRET = "s3cret-bytes-5f0c9a1e";
 const INIT = {
   jsonrpc: "2.0",
@@ -101,13 +103,22 @@ async function reach(
   return { wrap, call };
 }
 
-const CONFINED_NODE = ["--confine", "--allow-exec-support", "--allow-read", FIXTURES];
+const CONFINED_NODE = ["--confine", "--allow-exec-support", "--allow-read", NODE_HOME, "--allow-read", FIXTURES];
 
 describe("aegis wrap --confine: the official filesystem server held to what was granted", () => {
   it("[M17.14] reads in the granted folder, never the secret one beside it; writes only where write was granted", async () => {
     const w = await workspace();
     const { root, granted } = tree(w);
-    const readOnly = await filesystem(w, root, ["--confine", "--allow-exec-support", "--allow-read", NODE_MODULES, "--allow-read", granted]);
+    const readOnly = await filesystem(w, root, [
+      "--confine",
+      "--allow-exec-support",
+      "--allow-read",
+      NODE_HOME,
+      "--allow-read",
+      NODE_MODULES,
+      "--allow-read",
+      granted,
+    ]);
     expect(textOf(await readOnly.client.callTool({ name: "read_text_file", arguments: { path: join(granted, "notes.md") } }))).toContain("ship on friday");
     const secret = await readOnly.client.callTool({ name: "read_text_file", arguments: { path: join(root, "secret", "key.txt") } });
     expect(secret.isError).toBe(true);
@@ -117,7 +128,16 @@ describe("aegis wrap --confine: the official filesystem server held to what was 
     await readOnly.client.close();
     expect(existsSync(join(granted, "new.md"))).toBe(false);
 
-    const writable = await filesystem(w, root, ["--confine", "--allow-exec-support", "--allow-read", NODE_MODULES, "--allow-write", granted]);
+    const writable = await filesystem(w, root, [
+      "--confine",
+      "--allow-exec-support",
+      "--allow-read",
+      NODE_HOME,
+      "--allow-read",
+      NODE_MODULES,
+      "--allow-write",
+      granted,
+    ]);
     expect((await writable.client.callTool({ name: "write_file", arguments: { path: join(granted, "new.md"), content: "landed" } })).isError).not.toBe(true);
     await writable.client.close();
     expect(readFileSync(join(granted, "new.md"), "utf8")).toBe("landed");
@@ -129,14 +149,14 @@ describe("aegis wrap --confine: the official filesystem server held to what was 
     expect(opens.map((o) => o["confinement"])).toEqual([
       expect.objectContaining({
         mechanism: "bubblewrap",
-        read: [granted, NODE_MODULES].sort(),
+        read: [NODE_HOME, granted, NODE_MODULES].sort(),
         write: [],
         net: [],
         exec_support: true,
         best_effort: false,
         not_enforced: [],
       }),
-      expect.objectContaining({ mechanism: "bubblewrap", read: [granted, NODE_MODULES].sort(), write: [granted], net: [] }),
+      expect.objectContaining({ mechanism: "bubblewrap", read: [NODE_HOME, granted, NODE_MODULES].sort(), write: [granted], net: [] }),
     ]);
     const shown = aegis(["show", w.audit]);
     expect(shown.stdout).toMatch(/confined {4}bubblewrap \d+\.\d+/);
@@ -194,7 +214,7 @@ describe("aegis wrap --confine --listen: every session's server confined", () =>
     expect(text).not.toContain(SECRET);
     wrap.child.kill("SIGTERM");
     expect((await wrap.finished()).code).toBe(128 + 15);
-    expect(linesOf(w.audit)[0]?.["confinement"]).toMatchObject({ mechanism: "bubblewrap", read: [FIXTURES], exec_support: true });
+    expect(linesOf(w.audit)[0]?.["confinement"]).toMatchObject({ mechanism: "bubblewrap", read: [NODE_HOME, FIXTURES].sort(), exec_support: true });
     expect(await verdictOf(w.audit)).toBe("verified");
   }, 60_000);
 });
@@ -272,7 +292,7 @@ describe("aegis wrap --confine: fail closed", () => {
     expect(linesOf(w.audit)[0]?.["confinement"]).toEqual({
       mechanism: "none",
       version: "",
-      read: [FIXTURES],
+      read: [NODE_HOME, FIXTURES].sort(),
       write: [],
       net: [],
       exec_support: true,
