@@ -105,20 +105,14 @@ async function reach(
 
 const CONFINED_NODE = ["--confine", "--allow-exec-support", "--allow-read", NODE_HOME, "--allow-read", FIXTURES];
 
+/** What the filesystem server needs to run at all: Node, and its own code. */
+const CONFINED_FILESYSTEM = ["--confine", "--allow-exec-support", "--allow-read", NODE_HOME, "--allow-read", NODE_MODULES];
+
 describe("aegis wrap --confine: the official filesystem server held to what was granted", () => {
   it("[M17.14] reads in the granted folder, never the secret one beside it; writes only where write was granted", async () => {
     const w = await workspace();
     const { root, granted } = tree(w);
-    const readOnly = await filesystem(w, root, [
-      "--confine",
-      "--allow-exec-support",
-      "--allow-read",
-      NODE_HOME,
-      "--allow-read",
-      NODE_MODULES,
-      "--allow-read",
-      granted,
-    ]);
+    const readOnly = await filesystem(w, root, [...CONFINED_FILESYSTEM, "--allow-read", granted]);
     expect(textOf(await readOnly.client.callTool({ name: "read_text_file", arguments: { path: join(granted, "notes.md") } }))).toContain("ship on friday");
     const secret = await readOnly.client.callTool({ name: "read_text_file", arguments: { path: join(root, "secret", "key.txt") } });
     expect(secret.isError).toBe(true);
@@ -128,16 +122,7 @@ describe("aegis wrap --confine: the official filesystem server held to what was 
     await readOnly.client.close();
     expect(existsSync(join(granted, "new.md"))).toBe(false);
 
-    const writable = await filesystem(w, root, [
-      "--confine",
-      "--allow-exec-support",
-      "--allow-read",
-      NODE_HOME,
-      "--allow-read",
-      NODE_MODULES,
-      "--allow-write",
-      granted,
-    ]);
+    const writable = await filesystem(w, root, [...CONFINED_FILESYSTEM, "--allow-write", granted]);
     expect((await writable.client.callTool({ name: "write_file", arguments: { path: join(granted, "new.md"), content: "landed" } })).isError).not.toBe(true);
     await writable.client.close();
     expect(readFileSync(join(granted, "new.md"), "utf8")).toBe("landed");
