@@ -5,11 +5,12 @@ import base from "./vitest.config.js";
  * The tests `npm run mutation` runs against each mutant of the verifier core (ADR 0026):
  * the format package's tests of what the core decides, every chain, canonical and Ed25519
  * vector among them, cheapest first, since Stryker stops a mutant's run at its first failing
- * test. Left out are the tests of the writer, of files and processes and of the threads,
- * which judge nothing of the core that these do not, and which would take most of the time
- * (the parallel walk's one rule the core decides, `finishAt`, is held here by a test of its own),
- * and the test of the browser's Ed25519 back end, which mocks a module these load once: the
- * files share their modules (`isolate: false`), which makes a mutant's run several times faster.
+ * test. The split walk's tests read pieces on this thread too (`test/support/tuned.ts`,
+ * `here`), since a mutant never reaches the row threads, which run the built `dist/`. Left
+ * out are the tests of the writer and of files and processes, which judge nothing of the
+ * core that these do not and would take most of the time, and the test of the browser's
+ * Ed25519 back end, which mocks a module these load once: the files share their modules
+ * (`isolate: false`), which makes a mutant's run several times faster.
  */
 const FILES = [
   "digest",
@@ -32,6 +33,13 @@ const FILES = [
   "ed25519",
   "ed25519-standard-rule",
   "external-ed25519",
+  "piece-answer",
+  "unfinished-calls",
+  "linked-members",
+  "browser-entry",
+  "split-walk-budget",
+  "split-walk",
+  "parallel-verify",
 ].map((name) => `packages/format/test/${name}.test.ts`);
 
 function rank(spec: TestSpecification): number {

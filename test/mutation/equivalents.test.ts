@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { LAYERS } from "../house/verifier-core.js";
 
 /**
  * ADR 0026: a mutant of the verifier core is left out of the mutation score only when no
@@ -28,20 +29,25 @@ const comments = config.mutate.flatMap((file) =>
 );
 
 describe("equivalent mutants of the verifier core (ADR 0026)", () => {
-  it("the core is the seven files of the issue and the files split from them", () => {
-    expect(config.mutate.map((f) => f.replace(/^.*\//, "")).sort()).toEqual(
+  it("mutates the verifier's core, every file of it, and the wire and crypto code its verdicts rest on", () => {
+    expect(config.mutate.filter((f) => f.startsWith("packages/format/src/verify/")).sort()).toEqual(
+      LAYERS.core.map((name) => `packages/format/src/verify/${name}.ts`).sort(),
+    );
+    expect(
+      config.mutate
+        .filter((f) => !f.startsWith("packages/format/src/verify/"))
+        .map((f) => f.replace(/^packages\/format\/src\//, ""))
+        .sort(),
+    ).toEqual(
       [
-        "canonical.ts",
-        "ed25519.ts",
-        "json.ts",
-        "json-value.ts",
-        "line-read.ts",
-        "line-members.ts",
-        "line-time.ts",
-        "signing.ts",
-        "verdict.ts",
-        "walk.ts",
-        "signature-checker.ts",
+        "crypto/ed25519.ts",
+        "crypto/signing.ts",
+        "wire/canonical.ts",
+        "wire/json.ts",
+        "wire/json-value.ts",
+        "wire/line-members.ts",
+        "wire/line-read.ts",
+        "wire/line-time.ts",
       ].sort(),
     );
   });

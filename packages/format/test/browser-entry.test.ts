@@ -109,11 +109,24 @@ describe("the codecs of the browser's graph give Buffer's bytes", () => {
               expected.push({ key: k.hex, signature: [...c.signature], message: [...Buffer.concat([row.subarray(0, start), row.subarray(end)])] });
             }
           }
-          const found = [...checksOf(batch.encode())].map((c) => ({ key: c.key, signature: [...c.signature], message: [...c.message] }));
+          const encoded = batch.encode();
+          const found = [...checksOf(encoded)].map((c) => ({ key: c.key, signature: [...c.signature], message: [...c.message] }));
           expect(found).toEqual(expected);
+          // Each key travels once, in the order first used.
+          expect(encoded.keys).toEqual([...new Set(expected.map((e) => e.key))]);
+          expect(encoded.count).toBe(checks.length);
         },
       ),
       { numRuns: 200 },
     );
+  });
+
+  it("a batch whose check names a key it does not carry is refused, not read as another key's", () => {
+    const batch = new SignatureBatch(64);
+    const key = verifyingKey(SigningKey.fromSeed(new Uint8Array(32).fill(7)).publicKey);
+    if (typeof key === "string") throw new Error("the test key is a point");
+    batch.add({ code: "check", key, signature: "00".repeat(64) }, "m");
+    const encoded = batch.encode();
+    expect(() => [...checksOf({ ...encoded, keys: [] })]).toThrow("signature batch: key index out of range");
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { manifestEntries } from "./support/manifest.js";
 import { vectorPath } from "./support/vectors.js";
 import { verifyChainFile } from "../src/verify/verify-record.js";
+import { exitCodeOfVerdict } from "../src/verify/exit-code.js";
 
 /**
  * `vectors/chains/`: every answer in the manifest must be what the verifier says on the
@@ -77,6 +78,7 @@ describe("vectors/chains", () => {
     expect(result.coverage ?? null).toEqual(entry.expected["coverage"]);
     expect(result.head ?? null).toBe(entry.expected["head"]);
     expect(result.unfinished_calls).toEqual(entry.expected["unfinished_calls"]);
+    expect(exitCodeOfVerdict(result.verdict)).toBe(entry.expected["exit_code"]);
   });
 
   it("the manifest agrees with the hand-written table", () => {

@@ -75,10 +75,13 @@ describe("the split walk with a row budget answers as the sequential walk", () =
   async function both(bytes: Buffer, tuning: SplitTuning, readBytes = 1 << 20): Promise<{ want: Verification; lines: readonly (readonly [number, number])[] }> {
     const lines: (readonly [number, number])[] = [];
     const want = verifyChainBytes(bytes, { onLine: (l: WalkedLine) => lines.push([l.line, l.offset]) });
-    const told: (readonly [number, number])[] = [];
-    expect(await verifySplitBytes(bytes, { onLine: (l: WalkedLine) => told.push([l.line, l.offset]) }, 2, tuning, readBytes)).toEqual(want);
-    expect(told).toEqual(lines);
-    expect(await verifySplitBytes(bytes, {}, 2, tuning, readBytes)).toEqual(want);
+    // On threads, and on this thread (where a mutant of the reading is reached).
+    for (const readers of [2, "here"] as const) {
+      const told: (readonly [number, number])[] = [];
+      expect(await verifySplitBytes(bytes, { onLine: (l: WalkedLine) => told.push([l.line, l.offset]) }, readers, tuning, readBytes)).toEqual(want);
+      expect(told).toEqual(lines);
+      expect(await verifySplitBytes(bytes, {}, readers, tuning, readBytes)).toEqual(want);
+    }
     return { want, lines };
   }
 

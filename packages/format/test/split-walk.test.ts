@@ -3,12 +3,15 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
-import { verifySplitBytes } from "./support/tuned.js";
+import { READERS, verifySplitBytes, type Readers } from "./support/tuned.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
-import { POLICY, outcome, tempDir } from "./support/chains.js";
+import { POLICY, outcome, readLines, reseal, tempDir, writeSession } from "./support/chains.js";
 import { vectorPath } from "./support/vectors.js";
 import { verifyChainBytes } from "../src/verify/one-pass.js";
+import { LINKED_MEMBERS } from "../src/verify/piece-answer.js";
+import { canonicalize } from "../src/wire/canonical.js";
+import type { JsonValue } from "../src/wire/json.js";
 
 /**
  * The split walk (ADR 0027: rows split, parsed, hashed and their signatures checked on worker
@@ -31,7 +34,7 @@ function sequential(bytes: Uint8Array, options: VerifyOptions = {}): Answer {
   return { verification, lines };
 }
 
-async function split(bytes: Uint8Array, threads: number, readBytes: number, options: VerifyOptions = {}): Promise<Answer> {
+async function split(bytes: Uint8Array, threads: Readers, readBytes: number, options: VerifyOptions = {}): Promise<Answer> {
   const lines: number[] = [];
   const verification = await verifySplitBytes(
     bytes,
@@ -44,7 +47,7 @@ async function split(bytes: Uint8Array, threads: number, readBytes: number, opti
 }
 
 /** Without `onLine`: the walk reads only the members the workers sent. */
-async function quiet(bytes: Uint8Array, threads: number, readBytes: number, options: VerifyOptions = {}): Promise<Verification> {
+async function quiet(bytes: Uint8Array, threads: Readers, readBytes: number, options: VerifyOptions = {}): Promise<Verification> {
   return verifySplitBytes(bytes, options, threads, { pieceBytes: 1, budgetBytes: 1 << 16, bytesPerRow: 64 }, readBytes);
 }
 
@@ -69,6 +72,7 @@ describe("the split walk answers as the sequential one", () => {
       for (const maxRowBytes of [2048, 200]) {
         const want = sequential(bytes, { maxRowBytes });
         expect(await split(bytes, 2, 777, { maxRowBytes }), `${file} ${maxRowBytes}`).toEqual(want);
+        expect(await split(bytes, "here", 777, { maxRowBytes }), `${file} ${maxRowBytes} here`).toEqual(want);
         expect(await quiet(bytes, 1, 4096, { maxRowBytes }), `${file} ${maxRowBytes}`).toEqual(want.verification);
       }
     }
@@ -81,6 +85,8 @@ describe("the split walk answers as the sequential one", () => {
       const bytes = readFileSync(vectorPath(String(entry.input["record"])));
       const want = sequential(bytes, options);
       expect(await split(bytes, 3, 1000, options), entry.id).toEqual(want);
+      expect(await split(bytes, "here-later", 1000, options), `${entry.id} here-later`).toEqual(want);
+      expect(await quiet(bytes, "failing", 1000, options), `${entry.id} failing`).toEqual(want.verification);
       expect(await quiet(bytes, 3, 1000, options), entry.id).toEqual(want.verification);
     }
   });
@@ -153,12 +159,12 @@ describe("on generated records broken at random positions", () => {
   it("the unbroken record verifies both ways", async () => {
     const want = sequential(file);
     expect(want.verification.verdict.status).toBe("verified");
-    expect(await split(file, 2, 333)).toEqual(want);
+    for (const readers of READERS) expect(await split(file, readers, 333), String(readers)).toEqual(want);
   });
 
   it("[M8.9] verdict, reason, position, coverage, head and the Lines told are the same", async () => {
     await fc.assert(
-      fc.asyncProperty(breakArb, fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 5000 }), async (b, threads, readBytes) => {
+      fc.asyncProperty(breakArb, fc.constantFrom(...READERS), fc.integer({ min: 1, max: 5000 }), async (b, threads, readBytes) => {
         const bytes = broken(b);
         const want = sequential(bytes, { maxRowBytes: 2048 });
         expect(await split(bytes, threads, readBytes, { maxRowBytes: 2048 })).toEqual(want);
@@ -167,4 +173,54 @@ describe("on generated records broken at random positions", () => {
       { numRuns: 200 },
     );
   }, 300_000);
+});
+
+describe("a member the walk reads, of every kind of value, on every row", () => {
+  // What a thread sends of a member is its kind as much as its value (piece-answer.ts): a
+  // string, a number, a stand-in for one, or nothing; the walk must be given what the row holds.
+  // Absent, neither a string nor a number (null is never canonical), a number, a string.
+  const VALUES: readonly (JsonValue | undefined)[] = [undefined, true, 3, "x"];
+  let lines: Record<string, unknown>[] = [];
+  let rows: string[] = [];
+
+  beforeAll(async () => {
+    const path = await writeSession(join(tempDir(), "members.aarl"), { calls: 2 });
+    lines = readLines(path);
+    rows = readFileSync(path, "utf8").trimEnd().split("\n");
+  });
+
+  const set = (line: Record<string, unknown>, name: string, value: JsonValue | undefined): Record<string, unknown> => {
+    const out = { ...line };
+    if (value === undefined) delete out[name];
+    else out[name] = value;
+    return out;
+  };
+
+  it("resealed after the change, or changed after the seal: the split walk answers as the sequential one, read whole or a row a piece", async () => {
+    let records = 0;
+    // A Line of each type: open, intent, outcome, a parked outcome, decision, close.
+    const each = [0, 1, 2, 5, 6, 7];
+    for (const i of each) {
+      for (const name of LINKED_MEMBERS) {
+        for (const value of VALUES) {
+          const line = lines[i] ?? {};
+          const resealed = reseal(lines.map((l, j) => (j === i ? set(l, name, value) : l)));
+          const edited = rows.map((r, j) => (j === i ? canonicalize(set(line, name, value) as JsonValue) : r)).join("\n") + "\n";
+          for (const text of [resealed, edited]) {
+            const bytes = Buffer.from(text);
+            const want = sequential(bytes);
+            const at = `row ${i} ${name} ${JSON.stringify(value)}`;
+            const walked: number[] = [];
+            const whole = { pieceBytes: 1 << 16, budgetBytes: 1 << 16, bytesPerRow: 1 << 20 };
+            const verification = await verifySplitBytes(bytes, { onLine: (l: WalkedLine) => walked.push(l.line) }, "here", whole, 1 << 16);
+            expect({ verification, lines: walked }, at).toEqual(want);
+            expect(await verifySplitBytes(bytes, {}, "here", { ...whole, bytesPerRow: 64 }, 1 << 16), at).toEqual(want.verification);
+            expect(await verifySplitBytes(bytes, {}, "here", { pieceBytes: 1, budgetBytes: 1 << 16, bytesPerRow: 64 }, 1 << 16), at).toEqual(want.verification);
+            records++;
+          }
+        }
+      }
+    }
+    expect(records).toBe(each.length * LINKED_MEMBERS.length * VALUES.length * 2);
+  }, 120_000);
 });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RequestDigest, type Verification } from "../src/index.js";
 import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { verifyChainBytesParallel } from "./support/tuned.js";
-import { MAX_WAITING_CALLS } from "../src/verify/unfinished-calls.js";
+import { MAX_WAITING_CALLS, MAX_WAITING_CHARS, UnfinishedCallTally } from "../src/verify/unfinished-calls.js";
 import { sharedPool } from "../src/verify/signature-pool.js";
 import { outcome, reseal, type Line } from "./support/chains.js";
 
@@ -144,5 +144,61 @@ describe("calls an ended Session left unfinished (SPEC §13.4)", () => {
     const alone = verifyChainBytes(bytes);
     expect(alone.unfinished_calls.count).toBe(3);
     expect(await verifyChainBytesParallel(bytes, { threads: 2 }, ALL_ON_THREADS)).toEqual(alone);
+  });
+});
+
+describe("the tally's bound on the call_ids a Session keeps waiting (SPEC §18)", () => {
+  // Call ids of 1 MiB: the bound on their characters is 32 of them.
+  const BIG = 1 << 20;
+  const id = (i: number): string => `${String(i).padStart(4, "0")}${"x".repeat(BIG - 4)}`;
+  const FIT = MAX_WAITING_CHARS / BIG;
+
+  function waiting(count: number): UnfinishedCallTally {
+    const tally = new UnfinishedCallTally();
+    for (let i = 0; i < count; i++) tally.intent(id(i), 0);
+    return tally;
+  }
+
+  it("keeps every call up to the bound, then counts the one that waited longest as unfinished", () => {
+    expect(FIT).toBe(32);
+    const tally = waiting(FIT);
+    expect(tally.result()).toEqual({ count: 0, calls: [] });
+    tally.intent(id(FIT), 0);
+    expect(tally.result()).toEqual({ count: 1, calls: [{ session_index: 0, call_id: id(0) }] });
+    // The one given up no longer counts against the bound: the next call gives up one more.
+    tally.intent(id(FIT + 1), 0);
+    expect(tally.result().calls.map((c) => c.call_id)).toEqual([id(0), id(1)]);
+  });
+
+  it("an outcome frees its call's characters; an outcome for a call not waiting frees none", () => {
+    const finished = waiting(FIT);
+    finished.outcome(id(1));
+    finished.intent(id(FIT), 0);
+    expect(finished.result().count).toBe(0);
+
+    const stranger = waiting(FIT);
+    stranger.outcome(id(FIT + 5));
+    stranger.intent(id(FIT), 0);
+    expect(stranger.result().calls.map((c) => c.call_id)).toEqual([id(0)]);
+  });
+
+  it("a call_id with two intents waits for two outcomes", () => {
+    const tally = new UnfinishedCallTally();
+    tally.intent("twice", 0);
+    tally.intent("twice", 0);
+    tally.outcome("twice");
+    tally.endSession(0);
+    expect(tally.result()).toEqual({ count: 1, calls: [{ session_index: 0, call_id: "twice" }] });
+  });
+
+  it("a mark gives the tally as it stood there, though later Sessions left more unfinished", () => {
+    const tally = new UnfinishedCallTally();
+    tally.intent("first", 0);
+    tally.endSession(0);
+    const mark = tally.mark();
+    tally.intent("second", 1);
+    tally.endSession(1);
+    expect(tally.result(mark)).toEqual({ count: 1, calls: [{ session_index: 0, call_id: "first" }] });
+    expect(tally.result().count).toBe(2);
   });
 });

@@ -17,9 +17,12 @@ export type ExitCode = 0 | 1 | 2 | 3;
 
 /** `aegis verify` (SPEC §8.6): 0 Verified, 1 Tampered, 3 Indeterminate. */
 export function exitCodeOfVerdict(verdict: Verdict): ExitCode {
-  return match(verdict)
-    .with({ status: "verified" }, () => 0 as const)
-    .with({ status: "tampered" }, () => 1 as const)
-    .with({ status: "indeterminate" }, () => 3 as const)
-    .exhaustive(unmatched);
+  return (
+    match(verdict)
+      .with({ status: "verified" }, () => 0 as const)
+      .with({ status: "tampered" }, () => 1 as const)
+      // Stryker disable next-line ObjectLiteral: equivalent E22
+      .with({ status: "indeterminate" }, () => 3 as const)
+      .exhaustive(unmatched)
+  );
 }

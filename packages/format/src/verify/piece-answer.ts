@@ -92,6 +92,7 @@ export class AnswerWriter {
   /** Begin a row of `kind`; answers where its numbers start, to fill in with {@link set}. */
   row(kind: number, start: number, end: number, hash: string | undefined): number {
     const at = STRIDE * this.count;
+    // Stryker disable next-line EqualityOperator: equivalent E23
     if (at + STRIDE > this.rows.length) {
       const grown = new Int32Array(2 * this.rows.length);
       grown.set(this.rows);

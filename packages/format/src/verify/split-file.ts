@@ -4,7 +4,7 @@ import { MAX_ROW_BYTES } from "../wire/row-splitter.js";
 import { PieceCutter, type ByteSource, type Piece } from "./piece-cutter.js";
 import { sharedRowPool } from "./row-pool.js";
 import { RecordReadError, progressOf } from "./row-verifier.js";
-import { walkPieces, type PieceSource } from "./split-walk.js";
+import { walkPieces, type PieceReader, type PieceSource } from "./split-walk.js";
 import { DEFAULT_SPLIT, type SplitTuning } from "./split-tuning.js";
 import type { Verification } from "./verdict.js";
 import type { VerifyOptions } from "./verify-options.js";
@@ -46,17 +46,17 @@ export async function verifySplitFile(
     readAt: async (into, position) => (await handle.read(into, 0, into.length, position)).bytesRead,
   };
   try {
-    return await splitWalkOf(source, path, options, threads, tuning);
+    return await splitWalkOf(source, path, options, sharedRowPool(threads), tuning);
   } finally {
     await handle.close().catch(() => undefined);
   }
 }
 
-/** The split walk of the record `source` reads, on `threads` of the row pool. `name` names it in a RecordReadError. */
-export async function splitWalkOf(source: ByteSource, name: string, options: VerifyOptions, threads: number, tuning: SplitTuning): Promise<Verification> {
+/** The split walk of the record `source` reads, its pieces read by `reader`. `name` names it in a RecordReadError. */
+export async function splitWalkOf(source: ByteSource, name: string, options: VerifyOptions, reader: PieceReader, tuning: SplitTuning): Promise<Verification> {
   const limit = options.maxRowBytes ?? MAX_ROW_BYTES;
   const pieces = new FilePieces(source, new PieceCutter(source, tuning.pieceBytes, limit, progressOf(options)));
-  return (await walkPieces({ source: pieces, reader: sharedRowPool(threads), name, limit, tuning }, options)).verification;
+  return (await walkPieces({ source: pieces, reader, name, limit, tuning }, options)).verification;
 }
 
 /** A file's pieces, as the cutter reads them; a piece read again comes from the file again. */

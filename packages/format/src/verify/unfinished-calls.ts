@@ -29,7 +29,7 @@ const MAX_LISTED_UNFINISHED_CALLS = 100;
  * `aegis show`: past them, the call that has waited longest is taken as unfinished.
  */
 export const MAX_WAITING_CALLS = 100_000;
-const MAX_WAITING_CHARS = 32 * 1024 * 1024;
+export const MAX_WAITING_CHARS = 32 * 1024 * 1024;
 
 /** Where the tally stood at a point of the walk: enough to give the answer as it was there. */
 export interface UnfinishedMark {
@@ -58,10 +58,10 @@ export class UnfinishedCallTally {
     }
     this.waiting.set(callId, 1);
     this.waitingChars += callId.length;
-    while (this.waiting.size > MAX_WAITING_CALLS || this.waitingChars > MAX_WAITING_CHARS) {
-      const oldest = this.waiting.keys().next();
-      if (oldest.done === true) break;
-      this.giveUp(oldest.value, session);
+    // The Map's order is the order each call began waiting; deleting as it goes is safe.
+    for (const oldest of this.waiting.keys()) {
+      if (this.waiting.size <= MAX_WAITING_CALLS && this.waitingChars <= MAX_WAITING_CHARS) break;
+      this.giveUp(oldest, session);
     }
   }
 

@@ -7,6 +7,10 @@ import type { SplitTuning } from "../../src/verify/split-tuning.js";
 import type { Verification } from "../../src/verify/verdict.js";
 import { poolFor } from "../../src/verify/check-pool.js";
 import { splitWalkOf } from "../../src/verify/split-file.js";
+import { sharedRowPool } from "../../src/verify/row-pool.js";
+import { readPiece, readPieceLater } from "../../src/verify/row-work.js";
+import { checkNow } from "../../src/verify/signature-checker.js";
+import type { PieceReader } from "../../src/verify/split-walk.js";
 import type { VerifyOptions } from "../../src/verify/verify-options.js";
 
 /**
@@ -34,11 +38,49 @@ export async function verifyChainBytesParallel(bytes: Uint8Array | string, optio
   return walkRows(rows(), "bytes", options, poolFor(options), tuning);
 }
 
+/**
+ * Who reads a test's pieces: that many of the row pool's threads (which run the built
+ * `dist/`), or this thread, so that a mutant of the core's reading is reached: `here`
+ * checks each signature now, `here-later` answers every other check later (as the page's
+ * WebCrypto does), `failing` fails every other piece (the walking thread reads it again)
+ * and checks no signature in the others (the walk's checker makes them).
+ */
+export type Readers = number | "here" | "here-later" | "failing";
+
+/** Every kind of reader, for a test to run each. */
+export const READERS: readonly Readers[] = [1, 2, 3, "here", "here-later", "failing"];
+
+function readerOf(readers: Readers): PieceReader {
+  if (typeof readers === "number") return sharedRowPool(readers);
+  let count = 0;
+  return {
+    size: 2,
+    read: async ({ bytes, length, limit, hint, budget }) => {
+      const piece = new Uint8Array(bytes, 0, length);
+      count++;
+      switch (readers) {
+        case "here":
+          return { bytes, answer: readPiece(piece, limit, hint, budget, checkNow) };
+        case "here-later": {
+          const check = (claim: Parameters<typeof checkNow>[0], input: Parameters<typeof checkNow>[1]) => {
+            const passed = checkNow(claim, input);
+            return ++count % 2 === 0 ? passed : new Promise<boolean>((resolve) => setImmediate(() => resolve(passed)));
+          };
+          return { bytes, answer: await readPieceLater(piece, limit, hint, budget, check) };
+        }
+        case "failing":
+          if (count % 2 === 1) throw new Error("the reader's heap ran out");
+          return { bytes, answer: readPiece(piece, limit, hint, budget) };
+      }
+    },
+  };
+}
+
 /** The split walk over bytes in memory, read `readBytes` at a time (tests: pieces cut anywhere). */
 export async function verifySplitBytes(
   bytes: Uint8Array,
   options: VerifyOptions,
-  threads: number,
+  threads: Readers,
   tuning: SplitTuning,
   readBytes: number,
 ): Promise<Verification> {
@@ -56,5 +98,5 @@ export async function verifySplitBytes(
       return Promise.resolve(n);
     },
   };
-  return splitWalkOf(source, "bytes", options, threads, tuning);
+  return splitWalkOf(source, "bytes", options, readerOf(threads), tuning);
 }
