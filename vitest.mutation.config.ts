@@ -34,6 +34,7 @@ const FILES = [
   "ed25519-standard-rule",
   "external-ed25519",
   "piece-answer",
+  "piece-cutter",
   "unfinished-calls",
   "linked-members",
   "browser-entry",

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
-import { READERS, verifySplitBytes, type Readers } from "./support/tuned.js";
+import { READERS, bytesSource, readerOf, verifySplitBytes, type Readers } from "./support/tuned.js";
+import { PieceCutter } from "../src/verify/piece-cutter.js";
+import { walkPieces } from "../src/verify/split-walk.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, readLines, reseal, tempDir, writeSession } from "./support/chains.js";
@@ -115,6 +117,27 @@ describe("on generated records broken at random positions", () => {
       .split("\n")
       .filter((r) => r.length > 0)
       .map((r) => Buffer.from(r));
+  });
+
+  it("each piece's reader guesses its Session's key: no signature is checked again on the walking thread", async () => {
+    const want = sequential(file).verification;
+    // Pieces of a row, of a few, of the whole record; the thread answering one row a piece,
+    // the rest read here from where it stopped, under the key it had reached.
+    for (const [pieceBytes, bytesPerRow] of [
+      [1, 64],
+      [600, 64],
+      [1 << 16, 64],
+      [1 << 16, 1 << 20],
+    ] as const) {
+      for (const readBytes of [333, 1 << 16]) {
+        const cutter = new PieceCutter(bytesSource(file, readBytes), pieceBytes, 2048, () => undefined);
+        const source = { next: () => cutter.next(), give: (b: ArrayBuffer) => cutter.give(b), reread: () => Promise.reject(new Error("no reader fails")) };
+        const tuning = { pieceBytes, budgetBytes: 1 << 16, bytesPerRow };
+        const walked = await walkPieces({ source, reader: readerOf("here"), name: "bytes", limit: 2048, tuning }, {});
+        expect(walked.verification, `${pieceBytes} ${bytesPerRow} ${readBytes}`).toEqual(want);
+        expect(walked.checkedHere, `${pieceBytes} ${bytesPerRow} ${readBytes}`).toBe(0);
+      }
+    }
   });
 
   const joined = (parts: readonly Buffer[]): Buffer => Buffer.concat(parts.flatMap((r) => [r, Buffer.from("\n")]));

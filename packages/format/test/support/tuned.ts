@@ -50,7 +50,8 @@ export type Readers = number | "here" | "here-later" | "failing";
 /** Every kind of reader, for a test to run each. */
 export const READERS: readonly Readers[] = [1, 2, 3, "here", "here-later", "failing"];
 
-function readerOf(readers: Readers): PieceReader {
+/** The piece reader `readers` names. */
+export function readerOf(readers: Readers): PieceReader {
   if (typeof readers === "number") return sharedRowPool(readers);
   let count = 0;
   return {
@@ -84,8 +85,14 @@ export async function verifySplitBytes(
   tuning: SplitTuning,
   readBytes: number,
 ): Promise<Verification> {
+  const source = bytesSource(bytes, readBytes);
+  return splitWalkOf(source, "bytes", options, readerOf(threads), tuning);
+}
+
+/** A record in memory, read `readBytes` at a time. */
+export function bytesSource(bytes: Uint8Array, readBytes: number): ByteSource {
   let at = 0;
-  const source: ByteSource = {
+  return {
     read: (into) => {
       const n = Math.min(into.length, readBytes, bytes.length - at);
       into.set(bytes.subarray(at, at + n));
@@ -98,5 +105,4 @@ export async function verifySplitBytes(
       return Promise.resolve(n);
     },
   };
-  return splitWalkOf(source, "bytes", options, readerOf(threads), tuning);
 }

@@ -1,0 +1,177 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { PieceCutter, type ByteSource, type LongRow, type Piece } from "../src/verify/piece-cutter.js";
+import { RowSplitter, type Row } from "../src/wire/row-splitter.js";
+
+/**
+ * The split walk's reading (piece-cutter.ts): pieces of whole rows, and rows over the bound
+ * followed to their end, must give the walk exactly the rows RowSplitter gives over the
+ * whole record, wherever reads stop; and each piece carries the key of the last `open` before
+ * it, the guess its reader checks signatures under.
+ */
+
+function sourceOf(bytes: Uint8Array, readBytes: number): ByteSource {
+  let at = 0;
+  return {
+    read: (into) => {
+      const n = Math.min(into.length, readBytes, bytes.length - at);
+      into.set(bytes.subarray(at, at + n));
+      at += n;
+      return Promise.resolve(n);
+    },
+    readAt: () => Promise.reject(new Error("the cutter never reads again")),
+  };
+}
+
+type Part = Piece | LongRow;
+
+async function cutAll(
+  bytes: Uint8Array,
+  pieceBytes: number,
+  limit: number,
+  readBytes: number,
+): Promise<{ parts: Part[]; copies: Uint8Array[]; progress: number[] }> {
+  const progress: number[] = [];
+  const cutter = new PieceCutter(sourceOf(bytes, readBytes), pieceBytes, limit, (n) => progress.push(n));
+  const parts: Part[] = [];
+  const copies: Uint8Array[] = [];
+  for (let part = await cutter.next(); part !== undefined; part = await cutter.next()) {
+    parts.push(part);
+    copies.push(part.code === "piece" ? Uint8Array.from(new Uint8Array(part.bytes, 0, part.length)) : new Uint8Array(0));
+  }
+  return { parts, copies, progress };
+}
+
+/** A row without its number (the walk numbers them), its bytes as text. */
+const plain = (row: Row): unknown => (row.code === "row" ? { offset: row.offset, text: Buffer.from(row.bytes).toString("latin1") } : { ...row, number: 0 });
+
+function rowsOf(bytes: Uint8Array, limit: number, at = 0): unknown[] {
+  const splitter = new RowSplitter(limit);
+  return [...splitter.push(bytes), ...splitter.end()].map((row) => plain({ ...row, offset: row.offset + at }));
+}
+
+const KEY_A = "a".repeat(64);
+const KEY_B = "0123456789abcdef".repeat(4);
+
+const rowArb = fc.oneof(
+  fc.constantFrom(
+    `{"line_type":"open","public_key":"${KEY_A}","seq":0}`,
+    `{"line_type":"open","public_key":"${KEY_B}","seq":0}`,
+    // Not in canonical order: the key before the type.
+    `{"public_key":"${KEY_B}","line_type":"open"}`,
+    // A key cut short, or none in the row: no guess is taken from it.
+    `{"line_type":"open","public_key":"abc"}`,
+    `{"line_type":"open","seq":0}`,
+    // Torn after its key: the whole key is still there.
+    `{"line_type":"open","public_key":"${KEY_B}`,
+    `{"line_type":"intent","seq":1}`,
+    "",
+    " \t",
+  ),
+  fc.string({ unit: fc.constantFrom("x", "y", "{", "}", " ", "\u00e9"), maxLength: 90 }),
+  // White_Space only, however long: blank, never a row.
+  fc.nat({ max: 120 }).map((n) => " ".repeat(n)),
+);
+
+const recordArb = fc.tuple(fc.array(fc.tuple(rowArb, fc.constantFrom("\n", "\r\n")), { maxLength: 25 }), fc.boolean()).map(([rows, endsWithNewline]) => {
+  const text = rows.map(([row, end]) => row + end).join("");
+  return Buffer.from(endsWithNewline || text.length === 0 ? text : text.slice(0, text.endsWith("\r\n") ? -2 : -1));
+});
+
+/** The key of the last `open` among the rows of `piece`, if its key is whole; else `before`. */
+function guessAfter(piece: Uint8Array, before: string | undefined): string | undefined {
+  const rows = Buffer.from(piece).toString("latin1").split("\n");
+  const open = rows.filter((r) => r.includes('"line_type":"open"')).at(-1);
+  if (open === undefined) return before;
+  const key = /"public_key":"([0-9a-f]{64})/.exec(open)?.[1];
+  return key ?? before;
+}
+
+describe("the pieces of a record", () => {
+  it("give the rows RowSplitter gives over the whole record, each at its offset, wherever reads stop", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        recordArb,
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 8, max: 60 }),
+        fc.integer({ min: 1, max: 200 }),
+        async (bytes, pieceBytes, limit, readBytes) => {
+          const { parts, copies, progress } = await cutAll(bytes, pieceBytes, limit, readBytes);
+          const rows = parts.flatMap((part, i) => (part.code === "long" ? [plain(part.row)] : rowsOf(copies[i] ?? new Uint8Array(0), limit, part.offset)));
+          expect(rows).toEqual(rowsOf(bytes, limit));
+          // A piece is the record's bytes at its offset, and ends at a row's end.
+          for (const [i, part] of parts.entries()) {
+            if (part.code !== "piece") continue;
+            expect(Buffer.from(copies[i] ?? []).equals(bytes.subarray(part.offset, part.offset + part.length))).toBe(true);
+            const last = part.offset + part.length;
+            expect(last === bytes.length || bytes[last - 1] === 0x0a, `piece ${i} ends at a row's end`).toBe(true);
+          }
+          // Progress is every byte read, as it grows.
+          expect(progress.at(-1) ?? 0).toBe(bytes.length);
+          expect(progress.every((n, i) => i === 0 || n > (progress[i - 1] ?? 0))).toBe(true);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("each carries the key of the last `open` before it (a guess: only a whole key is taken)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        recordArb,
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 200, max: 400 }),
+        fc.integer({ min: 1, max: 200 }),
+        async (bytes, pieceBytes, limit, readBytes) => {
+          const { parts, copies } = await cutAll(bytes, pieceBytes, limit, readBytes);
+          let guess: string | undefined;
+          for (const [i, part] of parts.entries()) {
+            if (part.code !== "piece") continue;
+            expect(part.hint, `piece ${i}`).toBe(guess);
+            guess = guessAfter(copies[i] ?? new Uint8Array(0), guess);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a row over the bound is answered as one, with its length, and the row after it is read on", async () => {
+    const long = "x".repeat(100);
+    const bytes = Buffer.from(`{"a":1}\n${long}\r\n{"b":2}`);
+    const { parts } = await cutAll(bytes, 16, 40, 7);
+    expect(parts.map((p) => (p.code === "long" ? p.row : { offset: p.offset, length: p.length }))).toEqual([
+      { offset: 0, length: 8 },
+      { code: "too_long", number: 0, offset: 8, length: 101, limit: 40 },
+      { offset: 110, length: 7 },
+    ]);
+  });
+});
+
+describe("the buffers of a record's pieces", () => {
+  const record = Buffer.from(Array.from({ length: 80 }, (_, i) => `{"row":${String(i).padStart(4, "0")}}\n`).join(""));
+
+  it("are taken again once handed back, four kept at most, and only of the pieces' size", async () => {
+    const cutter = new PieceCutter(sourceOf(record, 1 << 10), 64, 1 << 10, () => undefined);
+    const first: ArrayBuffer[] = [];
+    for (let i = 0; i < 6; i++) {
+      const part = await cutter.next();
+      if (part?.code !== "piece") throw new Error("a piece was expected");
+      first.push(part.bytes);
+    }
+    expect(new Set(first).size).toBe(6);
+    for (const bytes of first) cutter.give(bytes);
+    cutter.give(new ArrayBuffer(63));
+    const again: ArrayBuffer[] = [];
+    for (let i = 0; i < 5; i++) {
+      const part = await cutter.next();
+      if (part?.code !== "piece") throw new Error("a piece was expected");
+      again.push(part.bytes);
+    }
+    // The last four kept, latest first; the fifth piece takes a new buffer.
+    expect(again.slice(0, 4)).toEqual([first[3], first[2], first[1], first[0]]);
+    expect(again.slice(0, 4).every((b, i) => b === [first[3], first[2], first[1], first[0]][i])).toBe(true);
+    expect(first.includes(again[4] ?? new ArrayBuffer(0))).toBe(false);
+    expect(again[4]?.byteLength).toBe(64);
+  });
+});
