@@ -35,6 +35,7 @@ const FILES = [
   "external-ed25519",
   "piece-answer",
   "piece-cutter",
+  "deferred-checks",
   "unfinished-calls",
   "linked-members",
   "browser-entry",

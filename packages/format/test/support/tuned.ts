@@ -1,6 +1,9 @@
 import { MAX_ROW_BYTES, RowSplitter, type Row } from "../../src/wire/row-splitter.js";
 import { readRowChunks } from "../../src/wire/row-file.js";
-import type { Tuning } from "../../src/verify/deferred-checks.js";
+import type { CheckPool, Tuning } from "../../src/verify/deferred-checks.js";
+import { checksOf, type SignatureBatch } from "../../src/verify/signature-batch.js";
+import { verifyStrict, verifyingKey } from "../../src/crypto/ed25519.js";
+import { fromCheckedHex } from "../../src/wire/hex.js";
 import type { ByteSource } from "../../src/verify/piece-cutter.js";
 import { progressOf, walkRows } from "../../src/verify/row-verifier.js";
 import type { SplitTuning } from "../../src/verify/split-tuning.js";
@@ -28,14 +31,19 @@ export async function verifyChainFileTuned(path: string, options: VerifyOptions,
  * `verifyChainBytes` through the parallel walk, tuned: tests set `inline` to 0 and a
  * small `batch`, so that a small record's checks go to the threads in many batches.
  */
-export async function verifyChainBytesParallel(bytes: Uint8Array | string, options: VerifyOptions, tuning: Tuning): Promise<Verification> {
+export async function verifyChainBytesParallel(
+  bytes: Uint8Array | string,
+  options: VerifyOptions,
+  tuning: Tuning,
+  pool = poolFor(options),
+): Promise<Verification> {
   const splitter = new RowSplitter(options.maxRowBytes ?? MAX_ROW_BYTES);
   const buffer = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   function* rows(): Generator<readonly Row[]> {
     yield [...splitter.push(buffer)];
     yield [...splitter.end()];
   }
-  return walkRows(rows(), "bytes", options, poolFor(options), tuning);
+  return walkRows(rows(), "bytes", options, pool, tuning);
 }
 
 /**
@@ -105,4 +113,51 @@ export function bytesSource(bytes: Uint8Array, readBytes: number): ByteSource {
       return Promise.resolve(n);
     },
   };
+}
+
+/**
+ * A check pool on the test's thread, so that a mutant of the deferred checks is reached and
+ * the order of answers is the test's: each batch is checked at once, and answered after
+ * `delay(n)` turns of the event loop for the n-th batch sent (by default, later batches often
+ * first). It is ready once `start` has been called `readyAfter` times; it counts what it is
+ * asked.
+ */
+export class HerePool implements CheckPool {
+  started = 0;
+  batches = 0;
+  checks = 0;
+  out = 0;
+  mostOut = 0;
+
+  constructor(
+    readonly size: number,
+    private readonly readyAfter = 0,
+    private readonly delay: (n: number) => number = (n) => 3 - (n % 3),
+    private readonly failWith?: Error,
+  ) {}
+
+  get ready(): boolean {
+    return this.started >= this.readyAfter;
+  }
+
+  start(): void {
+    this.started++;
+  }
+
+  async check(batch: SignatureBatch): Promise<number> {
+    const n = this.batches++;
+    this.mostOut = Math.max(this.mostOut, ++this.out);
+    let failed = -1;
+    let i = 0;
+    for (const { key, message, signature } of checksOf(batch.encode())) {
+      this.checks++;
+      const point = verifyingKey(fromCheckedHex(key));
+      if (failed === -1 && (typeof point === "string" || !verifyStrict(point, message, signature))) failed = i;
+      i++;
+    }
+    for (let turn = 0; turn < this.delay(n); turn++) await new Promise((resolve) => setImmediate(resolve));
+    this.out--;
+    if (this.failWith !== undefined) throw this.failWith;
+    return failed;
+  }
 }
