@@ -36,6 +36,7 @@ const FILES = [
   "piece-answer",
   "piece-cutter",
   "deferred-checks",
+  "row-verifier",
   "unfinished-calls",
   "linked-members",
   "browser-entry",
