@@ -35,6 +35,7 @@ const FILES = [
   "external-ed25519",
   "piece-answer",
   "piece-cutter",
+  "piece-rows",
   "deferred-checks",
   "row-verifier",
   "unfinished-calls",

@@ -2,10 +2,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Verification, WalkedLine } from "../src/index.js";
-import { DEFAULT_TUNING, tuningFor, type Tuning } from "../src/verify/deferred-checks.js";
+import { DEFAULT_TUNING, DeferredChecks, tuningFor, type Tuning } from "../src/verify/deferred-checks.js";
+import type { SignatureStop } from "../src/verify/signature-checker.js";
+import { verifyingKey } from "../src/crypto/ed25519.js";
 import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { HerePool, verifyChainBytesParallel } from "./support/tuned.js";
-import { tempDir, writeSession } from "./support/chains.js";
+import { DEV, readLines, reseal, tempDir, writeSession } from "./support/chains.js";
 
 /**
  * The parallel walk's checker (deferred-checks.ts) with a pool on this thread: how many
@@ -101,6 +103,62 @@ describe("the deferred checks", () => {
   it("fail with the pool's error when a batch could not be checked", async () => {
     const error = new Error("a thread died");
     await expect(deferred(record, tuning({}), new HerePool(2, 0, () => 1, error))).rejects.toBe(error);
+  });
+});
+
+describe("a check sent to the pool", () => {
+  it("carries a row's bytes less its cut, never decoded, or the signing input's text when there is no cut", async () => {
+    const key = verifyingKey(DEV.publicKey);
+    if (typeof key === "string") throw new Error("the key is a point");
+    const pool = new HerePool(1);
+    const checks = new DeferredChecks(pool, undefined, tuning({ batch: 10 }));
+    const stop = (): SignatureStop => ({
+      at: { session_index: 0, seq: 0 },
+      rows: 0,
+      sessions: 0,
+      keyIds: 0,
+      coverage: undefined,
+      head: undefined,
+      unfinished: { count: 0, listed: 0 },
+    });
+    const claim = { code: "check", key, signature: "00".repeat(64) } as const;
+    const never = (): string => {
+      throw new Error("a row with a cut is never decoded");
+    };
+    expect(checks.check(claim, { text: never, row: Buffer.from("abcXYZdef"), cut: { start: 3, end: 6 } }, stop)).toBe(true);
+    expect(checks.check(claim, { text: () => "the text", row: Buffer.from("é"), cut: undefined }, stop)).toBe(true);
+    expect(checks.check(claim, { text: () => "no row", row: undefined, cut: { start: 0, end: 1 } }, stop)).toBe(true);
+    await checks.finish();
+    expect(pool.messages).toEqual(["abcdef", "the text", "no row"]);
+    // Without an onLine, a Line is told to nobody.
+    expect(() => checks.line(undefined as never)).not.toThrow();
+    expect(checks.failure).toEqual(stop());
+  });
+});
+
+describe("Lines held for their signatures", () => {
+  it("are told as they were read, a row that is not canonical and a row that is not ASCII included", async () => {
+    const path = await writeSession(join(tempDir(), "spaced.aarl"), { calls: 4 });
+    // Spacing a row leaves its Line (its hash and signature are of the canonical form); a
+    // call_id of "é" makes its signing input text, not a cut of the row's bytes.
+    const rows = readFileSync(path, "utf8").trimEnd().split("\n");
+    const lines = readLines(path).map((l) => (l["call_id"] === "call-1" ? { ...l, call_id: "\u00e9" } : l));
+    const resealed = reseal(lines).trimEnd().split("\n");
+    expect(resealed).toHaveLength(rows.length);
+    const text = `${resealed.map((r, i) => (i % 2 === 0 ? r.replace(/^\{/, "{ ") : r)).join("\n")}\n`;
+    const bytes = Buffer.from(text);
+    const told = (into: string[]) => (l: WalkedLine) => {
+      const c = l.canonical();
+      into.push(`${l.line} ${typeof c === "string" ? c : Buffer.from(c).toString("utf8")}`);
+    };
+    const want: string[] = [];
+    const verification = verifyChainBytes(bytes, { onLine: told(want) });
+    expect(verification.verdict.status).toBe("verified");
+    const got: string[] = [];
+    const pool = new HerePool(2, 0, () => 4);
+    expect(await verifyChainBytesParallel(bytes, { onLine: told(got) }, tuning({ batch: 3, windowPerThread: 2 }), pool)).toEqual(verification);
+    expect(got).toEqual(want);
+    expect(pool.checks).toBeGreaterThan(0);
   });
 });
 

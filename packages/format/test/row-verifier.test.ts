@@ -6,18 +6,23 @@ import { RowVerifier, progressOf, walkRows } from "../src/verify/row-verifier.js
 import { verifyChainBytes } from "../src/verify/one-pass.js";
 import { RowSplitter, type Row } from "../src/wire/row-splitter.js";
 import { HerePool } from "./support/tuned.js";
-import { tempDir, writeSession } from "./support/chains.js";
+import { readLines, reseal, tempDir, writeSession } from "./support/chains.js";
+import { canonicalize } from "../src/wire/canonical.js";
+import { LineHash } from "../src/wire/digest.js";
+import type { JsonValue } from "../src/wire/json.js";
 
 /**
  * The verifier over rows (row-verifier.ts), as every driver feeds it: what it reports of
  * progress, what it says when the reading fails, that it stops reading at the first
  * Tampered, and what it hands a caller that reads each row's value too (`readVerifying`).
  */
+let path: string;
 let record: Buffer;
 let rows: Row[];
 
 beforeAll(async () => {
-  record = readFileSync(await writeSession(join(tempDir(), "rows.aarl"), { calls: 3 }));
+  path = await writeSession(join(tempDir(), "rows.aarl"), { calls: 3 });
+  record = readFileSync(path);
   const splitter = new RowSplitter();
   rows = [...splitter.push(record), ...splitter.end()];
 });
@@ -52,6 +57,7 @@ describe("walking rows as a driver reads them", () => {
     }
     const walked = walkRows(failing(), "record.aarl", {}, undefined);
     await expect(walked).rejects.toBeInstanceOf(RecordReadError);
+    await expect(walkRows(failing(), "record.aarl", {}, undefined)).rejects.toMatchObject({ name: "RecordReadError", path: "record.aarl" });
     await expect(walkRows(failing(), "record.aarl", {}, undefined)).rejects.toThrow("read record.aarl: the disk went away");
     expect(closed).toBe(true);
   });
@@ -77,6 +83,14 @@ describe("walking rows as a driver reads them", () => {
     }
   });
 
+  it("takes no rows from what a reading returns at its end, only from what it yields", async () => {
+    function* returning(): Generator<readonly Row[], readonly Row[]> {
+      yield rows;
+      return [{ code: "row", number: rows.length + 1, offset: 0, bytes: Buffer.from("1") }];
+    }
+    expect(await walkRows(returning(), "r", {}, undefined)).toEqual(verifyChainBytes(record));
+  });
+
   it("answers as the sequential walk, its checks on this thread or in a pool", async () => {
     const want = verifyChainBytes(record);
     expect(await walkRows(reads(rows), "r", {}, undefined)).toEqual(want);
@@ -98,10 +112,11 @@ describe("the value of each row, for a caller that reads it too", () => {
   it("is the row's parsed value while the walk goes on, and nothing once it has stopped", () => {
     const verifier = new RowVerifier({}, undefined);
     for (const row of rows.slice(0, 3)) {
-      verifier.step(row);
+      // Without a pool there is never a wait.
+      expect(verifier.step(row)).toBeUndefined();
       expect(verifier.lastValue).toEqual(row.code === "row" ? JSON.parse(Buffer.from(row.bytes).toString("utf8")) : undefined);
     }
-    verifier.step({ code: "row", number: 4, offset: 0, bytes: Buffer.from("[1]") });
+    expect(verifier.step({ code: "row", number: 4, offset: 0, bytes: Buffer.from("[1]") })).toBeUndefined();
     expect(verifier.done).toBe(true);
     const next = rows[3];
     if (next === undefined) throw new Error("the record has a fourth row");
@@ -110,9 +125,13 @@ describe("the value of each row, for a caller that reads it too", () => {
   });
 
   it("is nothing once a signature checked in the pool has failed, though the walk itself went on", async () => {
-    const text = record.toString("utf8").trimEnd().split("\n");
-    const at = text.findIndex((r, i) => i > 0 && r.includes('"signature":"'));
-    const broken = text.map((r, i) => (i === at ? r.replace(/"signature":"(.)/, (_, c: string) => `"signature":"${c === "0" ? "1" : "0"}`) : r));
+    // The first outcome signed with another Line's signature (well formed: only the curve
+    // check, in the pool, finds it wrong), the Lines after it chained to it as it is.
+    const lines = readLines(path);
+    const bad = { ...lines[2], signature: lines[4]?.["signature"] };
+    const text = canonicalize(bad as JsonValue);
+    const rest = reseal([{ ...lines[3], prev_hash: LineHash.of(Buffer.from(text)) }, ...lines.slice(4)]);
+    const broken = [...record.toString("utf8").split("\n").slice(0, 2), text, rest.trimEnd()];
     const splitter = new RowSplitter();
     const brokenRows = [...splitter.push(Buffer.from(`${broken.join("\n")}\n`)), ...splitter.end()];
     const verifier = new RowVerifier({}, new HerePool(1, 0, () => 0), { inline: 0, inlineWhenRunning: 0, eager: true, batch: 1, windowPerThread: 1 });
@@ -127,7 +146,7 @@ describe("the value of each row, for a caller that reads it too", () => {
     expect(verifier.done).toBe(true);
     expect(i).toBeLessThan(brokenRows.length);
     const after = brokenRows[i];
-    if (after !== undefined) verifier.step(after);
+    if (after !== undefined) expect(verifier.step(after)).toBeUndefined();
     expect(verifier.lastValue).toBeUndefined();
     expect((await verifier.finish()).verdict).toMatchObject({ status: "tampered", reason: { code: "bad_signature" } });
   });

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecordWriter, RequestDigest, SigningKey, type Verification, type VerifyOptions, type WalkedLine } from "../src/index.js";
 import { READERS, bytesSource, readerOf, verifySplitBytes, type Readers } from "./support/tuned.js";
 import { PieceCutter } from "../src/verify/piece-cutter.js";
-import { walkPieces } from "../src/verify/split-walk.js";
+import { walkPieces, type PieceReader, type PieceSource, type PieceToRead } from "../src/verify/split-walk.js";
+import { windowOf, type SplitTuning } from "../src/verify/split-tuning.js";
+import { RecordReadError } from "../src/index.js";
 import { sharedRowPool } from "../src/verify/row-pool.js";
 import { manifestEntries } from "./support/manifest.js";
 import { POLICY, outcome, readLines, reseal, tempDir, writeSession } from "./support/chains.js";
@@ -246,4 +248,92 @@ describe("a member the walk reads, of every kind of value, on every row", () => 
     }
     expect(records).toBe(each.length * LINKED_MEMBERS.length * VALUES.length * 2);
   }, 120_000);
+});
+
+describe("the piece driver", () => {
+  let file: Buffer;
+
+  beforeAll(async () => {
+    file = readFileSync(await writeSession(join(tempDir(), "driver.aarl"), { calls: 20 }));
+  });
+
+  function sourceOf(bytes: Buffer, pieceBytes: number, fail?: { next?: Error; reread?: Error }): PieceSource {
+    const cutter = new PieceCutter(bytesSource(bytes, 1 << 16), pieceBytes, 2048, () => undefined);
+    return {
+      next: () => (fail?.next === undefined ? cutter.next() : Promise.reject(fail.next)),
+      give: (b) => cutter.give(b),
+      reread: () => Promise.reject(fail?.reread ?? new Error("no reader fails")),
+    };
+  }
+
+  /** A reader on this thread that answers after a few turns, and records what it was asked. */
+  class Recording implements PieceReader {
+    readonly asked: PieceToRead[] = [];
+    out = 0;
+    mostOut = 0;
+    private readonly inner = readerOf("here");
+    constructor(
+      readonly size: number,
+      private readonly failing = false,
+    ) {}
+    async read(piece: PieceToRead): ReturnType<PieceReader["read"]> {
+      this.asked.push({ ...piece });
+      this.mostOut = Math.max(this.mostOut, ++this.out);
+      for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+      this.out--;
+      if (this.failing) throw new Error("the reader's heap ran out");
+      return this.inner.read(piece);
+    }
+  }
+
+  const walk = (source: PieceSource, reader: PieceReader, tuning?: SplitTuning, between?: (walked: number) => Promise<void>) =>
+    walkPieces(
+      { source, reader, name: "record.aarl", limit: 2048, ...(tuning === undefined ? {} : { tuning }), ...(between === undefined ? {} : { between }) },
+      {},
+    );
+
+  it("asks each reader for the rows of its budget, and has at most the window of pieces out", async () => {
+    const want = verifyChainBytes(file);
+    for (const size of [1, 3]) {
+      const tuning = { pieceBytes: 200, budgetBytes: 1000, bytesPerRow: 50 };
+      const reader = new Recording(size);
+      expect((await walk(sourceOf(file, 200), reader, tuning)).verification).toEqual(want);
+      expect(reader.asked.every((p) => p.budget === Math.ceil(p.length / 50) && p.limit === 2048)).toBe(true);
+      expect(reader.mostOut, `${size} readers`).toBe(windowOf(tuning, size));
+    }
+    // Untuned: the defaults.
+    const untuned = new Recording(2);
+    expect((await walk(sourceOf(file, 1 << 18), untuned)).verification).toEqual(want);
+    expect(untuned.asked.map((p) => p.budget)).toEqual([Math.ceil(file.length / 64)]);
+  });
+
+  it("tells `between` the bytes walked after each piece, the whole record's last", async () => {
+    const walked: number[] = [];
+    await walk(sourceOf(file, 300), new Recording(2), { pieceBytes: 300, budgetBytes: 1 << 16, bytesPerRow: 64 }, (n) => {
+      walked.push(n);
+      return Promise.resolve();
+    });
+    expect(walked.length).toBeGreaterThan(5);
+    expect(walked.every((n, i) => i === 0 || n > (walked[i - 1] ?? 0))).toBe(true);
+    expect(walked.at(-1)).toBe(file.length);
+  });
+
+  it("reads no more pieces once the walk has stopped", async () => {
+    const rows = file.toString("utf8").split("\n");
+    const broken = Buffer.from([rows[0], "1", ...rows.slice(1)].join("\n"));
+    const tuning = { pieceBytes: 100, budgetBytes: 300, bytesPerRow: 64 };
+    const reader = new Recording(1);
+    const walked = await walk(sourceOf(broken, 100), reader, tuning);
+    expect(walked.verification.verdict).toMatchObject({ status: "tampered", reason: { code: "malformed_line", line: 2 } });
+    expect(reader.asked.length).toBeLessThanOrEqual(windowOf(tuning, 1) + 1);
+  });
+
+  it("says the record could not be read when its source fails, or a piece a reader failed on cannot be read again", async () => {
+    const gone = new Error("the disk went away");
+    await expect(walk(sourceOf(file, 300, { next: gone }), new Recording(1))).rejects.toThrow(new RecordReadError("record.aarl", gone));
+    const changed = new Error("the record changed");
+    const failed = walk(sourceOf(file, 300, { reread: changed }), new Recording(1, true));
+    await expect(failed).rejects.toBeInstanceOf(RecordReadError);
+    await expect(walk(sourceOf(file, 300, { reread: changed }), new Recording(1, true))).rejects.toThrow("read record.aarl: the record changed");
+  });
 });

@@ -46,7 +46,7 @@ const LARGE_RECORD_BYTES = 16 << 20;
 
 /** The tuning for a record of `size` bytes, when known. */
 export function tuningFor(size: number | undefined): Tuning {
-  return size !== undefined && size >= LARGE_RECORD_BYTES ? { ...DEFAULT_TUNING, inline: DEFAULT_TUNING.inlineWhenRunning } : DEFAULT_TUNING;
+  return (size ?? 0) >= LARGE_RECORD_BYTES ? { ...DEFAULT_TUNING, inline: DEFAULT_TUNING.inlineWhenRunning } : DEFAULT_TUNING;
 }
 
 /**
@@ -64,9 +64,8 @@ interface Sent {
   readonly stops: readonly SignatureStop[];
   /** Settles (never rejects) once the pool has answered. */
   done: Promise<void>;
-  settled: boolean;
-  failed: number;
-  error?: unknown;
+  /** The pool's answer: the index of the first check that failed (-1 none), or its error. */
+  answer?: { readonly failed: number } | { readonly error: unknown };
 }
 
 /**
@@ -138,9 +137,8 @@ export class DeferredChecks implements SignatureChecker {
   /** After the last row: send what is left and wait for every answer up to the first failure. */
   async finish(): Promise<void> {
     this.send();
-    for (;;) {
-      const oldest = this.sent[0];
-      if (oldest === undefined || this.failure !== undefined) break;
+    // A failure empties `sent`: nothing after it is waited for.
+    for (let oldest = this.sent[0]; oldest !== undefined; oldest = this.sent[0]) {
       await oldest.done;
       this.settle();
     }
@@ -148,17 +146,11 @@ export class DeferredChecks implements SignatureChecker {
 
   private send(): void {
     if (this.batch.count === 0) return;
-    const sent: Sent = { count: this.batch.count, stops: this.stops, done: Promise.resolve(), settled: false, failed: -1 };
+    const sent: Sent = { count: this.batch.count, stops: this.stops, done: Promise.resolve() };
     this.sent.push(sent);
     sent.done = this.pool.check(this.batch).then(
-      (failed) => {
-        sent.settled = true;
-        sent.failed = failed;
-      },
-      (error: unknown) => {
-        sent.settled = true;
-        sent.error = error;
-      },
+      (failed) => void (sent.answer = { failed }),
+      (error: unknown) => void (sent.answer = { error }),
     );
     this.batch = new SignatureBatch();
     this.stops = [];
@@ -168,12 +160,13 @@ export class DeferredChecks implements SignatureChecker {
   private settle(): void {
     while (this.failure === undefined) {
       const oldest = this.sent[0];
-      if (oldest === undefined || !oldest.settled) return;
+      const answer = oldest?.answer;
+      if (oldest === undefined || answer === undefined) return;
       this.sent.shift();
-      if (oldest.error !== undefined) throw oldest.error;
-      if (oldest.failed >= 0) {
-        this.failure = oldest.stops[oldest.failed];
-        this.confirmed += oldest.failed;
+      if ("error" in answer) throw answer.error;
+      if (answer.failed >= 0) {
+        this.failure = oldest.stops[answer.failed];
+        this.confirmed += answer.failed;
         this.sent.length = 0;
       } else {
         this.confirmed += oldest.count;
@@ -183,9 +176,9 @@ export class DeferredChecks implements SignatureChecker {
   }
 
   private release(): void {
-    while (this.held.length > 0 && (this.held[0]?.ticket ?? Infinity) <= this.confirmed) {
-      const next = this.held.shift();
-      if (next !== undefined) this.onLine?.(next.line);
+    for (let next = this.held[0]; next !== undefined && next.ticket <= this.confirmed; next = this.held[0]) {
+      this.held.shift();
+      this.onLine?.(next.line);
     }
   }
 }

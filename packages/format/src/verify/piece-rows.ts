@@ -6,6 +6,7 @@ import { readRow, type ReadRow } from "../wire/row-read.js";
 import type { Row } from "../wire/row-splitter.js";
 import {
   ABSENT,
+  AnswerWriter,
   CHECK,
   DETAIL,
   END,
@@ -29,6 +30,9 @@ import {
 import { checkNow, type SignatureChecker, type SigningInput } from "./signature-checker.js";
 import type { ChainWalk } from "./walk.js";
 
+/** No piece: the answer read between pieces. */
+const NO_PIECE: PieceAnswer = new AnswerWriter().finish([], 0, undefined);
+
 /** A `signature` the walk will find well formed: it only asks whether it is; the check was made on the worker. */
 const WELL_FORMED_SIGNATURE = "0".repeat(128);
 
@@ -41,37 +45,34 @@ const WELL_FORMED_SIGNATURE = "0".repeat(128);
  * `aegis verify`'s calling thread and the report page's main thread (ADR 0028).
  */
 export class PieceRows implements SignatureChecker {
-  private answer: PieceAnswer | undefined;
+  private answer = NO_PIECE;
   private bytes: Uint8Array = new Uint8Array(0);
-  /** Where the row being walked starts in `answer.rows`, -1 none. */
-  private at = -1;
+  /** Where the row being walked starts in `answer.rows`. */
+  private at = 0;
   /** The line hash of the row before, which a `prev_hash` of LINKS_BACK is. */
   private previous: LineHash | undefined;
-  private keyIds: (string | undefined)[] = [];
+  /** The key id of each key of the piece, as it is first asked for. */
+  private readonly keyIds = new Map<number, string>();
   /** Checks made on this thread, as a thread's guess of key was wrong or it checked nothing. */
   madeHere = 0;
 
   /** How many rows the piece holds. */
   get length(): number {
-    return this.answer === undefined ? 0 : this.answer.rows.length / STRIDE;
+    return this.answer.rows.length / STRIDE;
   }
 
   /** Read the rows of a piece: `bytes` are the piece's, as the worker read them. */
   begin(answer: PieceAnswer, bytes: Uint8Array): void {
     this.answer = answer;
     this.bytes = bytes;
-    this.at = -1;
     this.previous = undefined;
-    this.keyIds = [];
+    this.keyIds.clear();
   }
 
   /** Done with the piece: nothing of it is held. */
   end(): void {
-    this.answer = undefined;
+    this.begin(NO_PIECE, new Uint8Array(0));
     this.read = undefined;
-    this.bytes = new Uint8Array(0);
-    this.at = -1;
-    this.previous = undefined;
   }
 
   /** What the worker read of the row last asked for: undefined for a row over the bound. */
@@ -79,14 +80,11 @@ export class PieceRows implements SignatureChecker {
 
   /** Row `i` of the piece, numbered `number`, the piece being at `offset` in the record; what the worker read of it is then {@link PieceRows.read}. */
   row(i: number, number: number, offset: number, limit: number): Row {
-    const answer = this.answer;
-    if (answer === undefined) throw new Error("no piece is being read");
-    const rows = answer.rows;
-    const at = STRIDE * i;
-    this.at = at;
-    const kind = rows[at + KIND];
-    const start = rows[at + START] ?? 0;
-    const end = rows[at + END] ?? 0;
+    if (i >= this.length) throw new Error(`no row ${i} in a piece of ${this.length}`);
+    this.at = STRIDE * i;
+    const kind = this.field(KIND);
+    const start = this.field(START);
+    const end = this.field(END);
     if (kind === ROW_TOO_LONG) {
       this.read = undefined;
       return { code: "too_long", number, offset: offset + start, length: end, limit };
@@ -94,21 +92,20 @@ export class PieceRows implements SignatureChecker {
     const row: Row = { code: "row", number, offset: offset + start, bytes: this.bytes.subarray(start, end) };
     if (kind === ROW_DOES_NOT_PARSE || kind === ROW_OUTSIDE_VALUE_SPACE) {
       this.previous = undefined;
-      const detail = answer.strings[rows[at + DETAIL] ?? 0] ?? "";
+      const detail = this.string(this.field(DETAIL));
       this.read = { ok: false, fault: kind === ROW_DOES_NOT_PARSE ? "does_not_parse" : "outside_value_space", detail };
       return row;
     }
-    const lineHash = answer.hashes.slice(i * HASH_CHARS, (i + 1) * HASH_CHARS) as LineHash;
-    const value = kind === ROW_NOT_OBJECT ? null : this.members(answer, at);
+    const lineHash = this.answer.hashes.slice(i * HASH_CHARS, (i + 1) * HASH_CHARS) as LineHash;
+    const value = kind === ROW_NOT_OBJECT ? null : this.members();
     this.previous = lineHash;
     this.read = { ok: true, value, lineHash, signingInput: this.signingInput, canonical: this.canonical };
     return row;
   }
 
   check(claim: SignatureToCheck, input: SigningInput): boolean {
-    const rows = this.answer?.rows;
-    const checked = rows?.[this.at + CHECK] ?? -1;
-    if (checked !== -1 && this.answer?.keys[rows?.[this.at + KEY] ?? -1] === claim.key.hex) return checked === 1;
+    const checked = this.field(CHECK);
+    if (checked !== -1 && this.answer.keys[this.field(KEY)] === claim.key.hex) return checked === 1;
     // A wrong guess of key (an `open` the reader's search missed): checked here, the same
     // check, on the row's own signature (the worker sent a stand-in).
     this.madeHere++;
@@ -117,43 +114,56 @@ export class PieceRows implements SignatureChecker {
     return typeof signature === "string" && checkNow({ ...claim, signature }, input);
   }
 
-  private members(answer: PieceAnswer, at: number): JsonObject {
-    const rows = answer.rows;
+  /** A number of the row being walked (piece-answer.ts). */
+  private field(field: number): number {
+    return this.answer.rows[this.at + field] ?? ABSENT;
+  }
+
+  private string(index: number): string {
+    const text = this.answer.strings[index];
+    if (text === undefined) throw new Error(`a row thread answered string ${index} of ${this.answer.strings.length}`);
+    return text;
+  }
+
+  private number(index: number): number {
+    const value = this.answer.numbers[index];
+    if (value === undefined) throw new Error(`a row thread answered number ${index} of ${this.answer.numbers.length}`);
+    return value;
+  }
+
+  private members(): JsonObject {
     const value: Record<string, JsonValue> = {};
-    for (let i = 0; i < LINKED_MEMBERS.length; i++) {
-      const slot = rows[at + MEMBERS + i] ?? ABSENT;
-      const name = LINKED_MEMBERS[i];
-      if (slot === ABSENT || name === undefined) continue;
-      value[name] = this.member(answer, at, slot);
+    for (const [i, name] of LINKED_MEMBERS.entries()) {
+      const slot = this.field(MEMBERS + i);
+      if (slot !== ABSENT) value[name] = this.member(slot);
     }
     return value;
   }
 
-  private member(answer: PieceAnswer, at: number, slot: number): JsonValue {
-    if (slot >= 0) return (slot & 1) === 1 ? (answer.numbers[slot >> 1] ?? 0) : (answer.strings[slot >> 1] ?? "");
+  private member(slot: number): JsonValue {
+    if (slot >= 0) return (slot & 1) === 1 ? this.number(slot >> 1) : this.string(slot >> 1);
     if (slot === LINKS_BACK) return this.previous ?? null;
     if (slot === WELL_FORMED) return WELL_FORMED_SIGNATURE;
-    if (slot === KEYS_ID) return this.keyIdOf(answer, answer.rows[at + KEY] ?? -1);
+    if (slot === KEYS_ID) return this.keyIdOf(this.field(KEY));
     if (slot === OTHER) return null;
     throw new Error(`a row thread answered a member slot ${slot}`);
   }
 
   /** The key id of key `k` of the piece, the string the worker compared a `key_id` with. */
-  private keyIdOf(answer: PieceAnswer, k: number): string {
-    let id = this.keyIds[k];
+  private keyIdOf(k: number): string {
+    let id = this.keyIds.get(k);
     if (id === undefined) {
-      const hex = answer.keys[k];
-      if (hex === undefined) throw new Error(`a row thread answered key ${k} of ${answer.keys.length}`);
+      const hex = this.answer.keys[k];
+      if (hex === undefined) throw new Error(`a row thread answered key ${k} of ${this.answer.keys.length}`);
       id = KeyId.of(fromCheckedHex(hex));
-      this.keyIds[k] = id;
+      this.keyIds.set(k, id);
     }
     return id;
   }
 
   /** The row being walked, read here: only when the walk asks for what the worker did not send. */
   private readAgain(): Extract<ReadRow, { ok: true }> {
-    const rows = this.answer?.rows;
-    const read = readRow(this.bytes.subarray(rows?.[this.at + START] ?? 0, rows?.[this.at + END] ?? 0));
+    const read = readRow(this.bytes.subarray(this.field(START), this.field(END)));
     if (!read.ok) throw new Error("a row a worker read does not read again");
     return read;
   }

@@ -20,7 +20,7 @@ export class RecordReadError extends FaultError<{ readonly path: string; readonl
     /** The error the file system or the stream raised. */
     override readonly cause: unknown,
   ) {
-    super("RecordReadError", { path, cause }, (f) => `read ${f.path}: ${messageOf(f.cause)}`, { cause });
+    super("RecordReadError", { path, cause }, (f) => `read ${f.path}: ${messageOf(f.cause)}`);
   }
 }
 
@@ -51,9 +51,9 @@ export async function walkRows(
       for (const row of rows) {
         const wait = verifier.step(row);
         if (wait !== undefined) await wait;
-        // The first Tampered ends the walk: the rest of the file is not read.
-        if (verifier.done) break;
       }
+      // The first Tampered ends the walk: the rest of the file is not read (the rest of a
+      // read's rows are stepped, and ignored).
       if (verifier.done) break;
     }
   } finally {

@@ -46,26 +46,17 @@ import {
  */
 export type PieceCheck<Answer extends boolean | Promise<boolean>> = (claim: SignatureToCheck, input: SigningInput) => Answer;
 
-// A file may open many Sessions under as many keys; decoding one costs a square root.
-const MAX_KEYS = 1024;
-const sessionKeys = new Map<string, SessionKey>();
-
+// Decoding a key costs a square root: once a piece for each key it uses (a piece holds
+// hundreds of rows), not once a row.
 function sessionKeyOf(hex: string): SessionKey {
-  let key = sessionKeys.get(hex);
-  if (key === undefined) {
-    if (sessionKeys.size >= MAX_KEYS) sessionKeys.clear();
-    const bytes = fromCheckedHex(hex);
-    key = { keyId: KeyId.of(bytes), key: verifyingKey(bytes) };
-    sessionKeys.set(hex, key);
-  }
-  return key;
+  const bytes = fromCheckedHex(hex);
+  return { keyId: KeyId.of(bytes), key: verifyingKey(bytes) };
 }
 
 /** The slot of each linked member of `value` (piece-answer.ts). */
 function writeMembers(out: AnswerWriter, at: number, value: JsonObject, before: string | undefined, keyId: string | undefined): void {
-  for (let i = 0; i < LINKED_MEMBERS.length; i++) {
-    const name = LINKED_MEMBERS[i];
-    if (name === undefined || !(name in value)) continue;
+  for (const [i, name] of LINKED_MEMBERS.entries()) {
+    if (!(name in value)) continue;
     const member = value[name];
     let slot: number;
     if (typeof member === "number") slot = out.number(member);

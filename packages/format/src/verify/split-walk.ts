@@ -85,8 +85,9 @@ export async function walkPieces(walk: PieceWalk, options: WalkOptions): Promise
   let reading = true;
   let rows = 0;
   // A reader that fails on a piece (a hostile record can exhaust a thread's small heap, ADR
-  // 0027) decides nothing: that piece is read again here, by the same readPiece. So every
-  // promise out resolves, and none is left rejected behind the one awaited.
+  // 0027) decides nothing: that piece is read again here, by the same readPiece. Only a piece
+  // that cannot be read again fails the walk (the record changed), and no piece left out is
+  // then left rejected and unhandled (below).
   const send = (part: Piece | LongRow): Promise<Part> => {
     if (part.code === "long") return Promise.resolve(part);
     const budget = rowBudget(tuning, part.length);
@@ -98,43 +99,44 @@ export async function walkPieces(walk: PieceWalk, options: WalkOptions): Promise
       },
     );
   };
-  for (;;) {
-    while (reading && out.length < window) {
-      let part: Piece | LongRow | undefined;
+  try {
+    for (;;) {
+      while (reading && out.length < window) {
+        let part: Piece | LongRow | undefined;
+        try {
+          part = await source.next();
+        } catch (error) {
+          throw new RecordReadError(name, error);
+        }
+        if (part === undefined) reading = false;
+        else out.push(send(part));
+      }
+      const next = out.shift();
+      if (next === undefined) break;
+      let part: Part;
       try {
-        part = await source.next();
+        part = await next;
       } catch (error) {
         throw new RecordReadError(name, error);
       }
-      if (part === undefined) reading = false;
-      else out.push(send(part));
-    }
-    const next = out.shift();
-    if (next === undefined) break;
-    let part: Part;
-    try {
-      part = await next;
-    } catch (error) {
-      throw new RecordReadError(name, error);
-    }
-    let walked: number;
-    if (part.code === "long") {
-      chain.step({ ...part.row, number: ++rows });
-      walked = part.row.offset + part.row.length;
-    } else {
+      if (part.code !== "read") {
+        // A row over the bound ends the walk (SPEC §13.1): nothing after it is read.
+        chain.step({ ...part.row, number: ++rows });
+        break;
+      }
       const piece = new Uint8Array(part.bytes, 0, part.piece.length);
       const budget = rowBudget(tuning, part.piece.length);
       // Where the reader stopped at its budget, the rest is read here, its signatures checked now.
       const rest = (bytes: Uint8Array, hint: string | undefined) => readPiece(bytes, limit, hint, budget, checkNow);
       rows = walkPiece(chain, answers, piece, part.piece.offset, part.answer, rows, limit, options.onLine !== undefined, rest);
       source.give(part.bytes);
-      walked = part.piece.offset + part.piece.length;
+      // The first Tampered ends the walk: the rest of the record is not read.
+      if (chain.done) break;
+      if (between !== undefined) await between(part.piece.offset + part.piece.length);
     }
-    // The first Tampered ends the walk: the rest of the record is not read.
-    if (chain.done) break;
-    if (between !== undefined) await between(walked);
+  } finally {
+    // Pieces still out are left to finish, their answers (or failures) not needed.
+    for (const left of out) left.catch(() => undefined);
   }
-  // Pieces still out are left to finish; their answers are not needed.
-  for (const left of out) left.catch(() => undefined);
   return { verification: chain.finish(), checkedHere: answers.madeHere };
 }

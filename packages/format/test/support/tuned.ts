@@ -128,6 +128,8 @@ export class HerePool implements CheckPool {
   checks = 0;
   out = 0;
   mostOut = 0;
+  /** Each check's message, as UTF-8 text. */
+  readonly messages: string[] = [];
 
   constructor(
     readonly size: number,
@@ -151,6 +153,7 @@ export class HerePool implements CheckPool {
     let i = 0;
     for (const { key, message, signature } of checksOf(batch.encode())) {
       this.checks++;
+      this.messages.push(Buffer.from(message).toString("utf8"));
       const point = verifyingKey(fromCheckedHex(key));
       if (failed === -1 && (typeof point === "string" || !verifyStrict(point, message, signature))) failed = i;
       i++;
