@@ -38,6 +38,8 @@ async function cutAll(
   for (let part = await cutter.next(); part !== undefined; part = await cutter.next()) {
     parts.push(part);
     copies.push(part.code === "piece" ? Uint8Array.from(new Uint8Array(part.bytes, 0, part.length)) : new Uint8Array(0));
+    // Handed back, as the walk does once a piece is walked: a later piece is read into it.
+    if (part.code === "piece") cutter.give(part.bytes);
   }
   return { parts, copies, progress };
 }
@@ -62,6 +64,13 @@ const rowArb = fc.oneof(
     // A key cut short, or none in the row: no guess is taken from it.
     `{"line_type":"open","public_key":"abc"}`,
     `{"line_type":"open","seq":0}`,
+    `{"line_type":"open","seq":0,"pad":"${"p".repeat(80)}"}`,
+    `{"line_type":"open","public_key":"abc","pad":"${"p".repeat(80)}"}`,
+    `{"line_type":"open","public_key":"${"a".repeat(40)}"}`,
+    // A key in a row that is not an open, and rows that are not JSON at all.
+    `{"line_type":"intent","public_key":"${KEY_A}"}`,
+    `"line_type":"open","public_key":"${KEY_A}"`,
+    `"public_key":"${KEY_B}","line_type":"open"`,
     // Torn after its key: the whole key is still there.
     `{"line_type":"open","public_key":"${KEY_B}`,
     `{"line_type":"intent","seq":1}`,
@@ -69,8 +78,11 @@ const rowArb = fc.oneof(
     " \t",
   ),
   fc.string({ unit: fc.constantFrom("x", "y", "{", "}", " ", "\u00e9"), maxLength: 90 }),
-  // White_Space only, however long: blank, never a row.
+  // White_Space only, however long (U+3000 is three bytes, which reads may split): blank,
+  // never a row; and a long row that is White_Space until its last byte.
   fc.nat({ max: 120 }).map((n) => " ".repeat(n)),
+  fc.nat({ max: 60 }).map((n) => "\u3000 ".repeat(n)),
+  fc.nat({ max: 120 }).map((n) => `${" ".repeat(n)}x`),
 );
 
 const recordArb = fc.tuple(fc.array(fc.tuple(rowArb, fc.constantFrom("\n", "\r\n")), { maxLength: 25 }), fc.boolean()).map(([rows, endsWithNewline]) => {
@@ -78,13 +90,21 @@ const recordArb = fc.tuple(fc.array(fc.tuple(rowArb, fc.constantFrom("\n", "\r\n
   return Buffer.from(endsWithNewline || text.length === 0 ? text : text.slice(0, text.endsWith("\r\n") ? -2 : -1));
 });
 
-/** The key of the last `open` among the rows of `piece`, if its key is whole; else `before`. */
+/**
+ * The guess after `piece`: in its last row that says `"line_type":"open"`, the 64 characters
+ * after a `"public_key":"` of that row (the first after the type, else the last before it),
+ * when the row holds them; else the guess before.
+ */
 function guessAfter(piece: Uint8Array, before: string | undefined): string | undefined {
   const rows = Buffer.from(piece).toString("latin1").split("\n");
   const open = rows.filter((r) => r.includes('"line_type":"open"')).at(-1);
   if (open === undefined) return before;
-  const key = /"public_key":"([0-9a-f]{64})/.exec(open)?.[1];
-  return key ?? before;
+  const type = open.lastIndexOf('"line_type":"open"');
+  const marker = '"public_key":"';
+  const after = open.indexOf(marker, type);
+  const at = after >= 0 ? after : open.lastIndexOf(marker, type);
+  if (at < 0 || at + marker.length + 64 > open.length) return before;
+  return open.slice(at + marker.length, at + marker.length + 64);
 }
 
 describe("the pieces of a record", () => {
@@ -106,9 +126,12 @@ describe("the pieces of a record", () => {
             const last = part.offset + part.length;
             expect(last === bytes.length || bytes[last - 1] === 0x0a, `piece ${i} ends at a row's end`).toBe(true);
           }
-          // Progress is every byte read, as it grows.
+          // Progress is every byte read, as it grows, told after each read of some bytes.
           expect(progress.at(-1) ?? 0).toBe(bytes.length);
-          expect(progress.every((n, i) => i === 0 || n > (progress[i - 1] ?? 0))).toBe(true);
+          expect(progress.every((n, i) => n > (progress[i - 1] ?? 0))).toBe(true);
+          expect(progress[0] ?? 0).toBeLessThanOrEqual(readBytes);
+          // A piece's buffer is the piece size, or one row of the bound and its CRLF: no larger.
+          for (const part of parts) if (part.code === "piece") expect(part.bytes.byteLength).toBeLessThanOrEqual(Math.max(pieceBytes, limit + 2));
         },
       ),
       { numRuns: 400 },
@@ -148,7 +171,36 @@ describe("the pieces of a record", () => {
   });
 });
 
+describe("the key a piece carries", () => {
+  /** The key the piece after `rows` carries: the rows make one piece, a row after them another. */
+  const hintAfter = async (rows: readonly string[]): Promise<string | undefined> => {
+    const first = `${rows.join("\n")}\n`;
+    const bytes = Buffer.from(`${first}${"{}".padEnd(300)}\n`);
+    const { parts } = await cutAll(bytes, first.length, 1 << 10, 1 << 10);
+    const after = parts.find((p) => p.code === "piece" && p.offset === first.length);
+    if (after?.code !== "piece") throw new Error("the rows make one piece");
+    return after.hint;
+  };
+
+  it("is taken from the open's own row, before its type when not after it, never from a later row", async () => {
+    expect(await hintAfter([`{"public_key":"${KEY_B}","line_type":"open"}`, `{"line_type":"intent","public_key":"${KEY_A}"}`])).toBe(KEY_B);
+    expect(await hintAfter([`{"line_type":"open","seq":0}`, `{"line_type":"intent","public_key":"${KEY_A}"}`])).toBeUndefined();
+    expect(
+      await hintAfter([`{"line_type":"open","public_key":"${"a".repeat(40)}"}`, `{"line_type":"intent","seq":1,"call_id":"${"c".repeat(80)}"}`]),
+    ).toBeUndefined();
+  });
+});
+
 describe("the buffers of a record's pieces", () => {
+  it("a piece after one that grew to hold a long row starts with the bytes the grown one carried", async () => {
+    // Pieces of 8 bytes, rows of up to 100: the 40-byte row grows a buffer, which then holds
+    // the start of the 30-byte row after it, more than a kept 8-byte buffer could.
+    const bytes = Buffer.from(`ab\ncd\nef\n${"x".repeat(40)}\n${"y".repeat(30)}\nz\n`);
+    const { parts, copies } = await cutAll(bytes, 8, 100, 1 << 10);
+    const rows = parts.flatMap((part, i) => (part.code === "long" ? [plain(part.row)] : rowsOf(copies[i] ?? new Uint8Array(0), 100, part.offset)));
+    expect(rows).toEqual(rowsOf(bytes, 100));
+  });
+
   const record = Buffer.from(Array.from({ length: 80 }, (_, i) => `{"row":${String(i).padStart(4, "0")}}\n`).join(""));
 
   it("are taken again once handed back, four kept at most, and only of the pieces' size", async () => {
@@ -160,8 +212,9 @@ describe("the buffers of a record's pieces", () => {
       first.push(part.bytes);
     }
     expect(new Set(first).size).toBe(6);
-    for (const bytes of first) cutter.give(bytes);
+    // Only a buffer of the pieces' size is kept: not this one, though none is kept yet.
     cutter.give(new ArrayBuffer(63));
+    for (const bytes of first) cutter.give(bytes);
     const again: ArrayBuffer[] = [];
     for (let i = 0; i < 5; i++) {
       const part = await cutter.next();
