@@ -5,7 +5,7 @@ import base from "./vitest.config.js";
  * The tests `npm run mutation` runs against each mutant of the verifier core (ADR 0026):
  * the format package's tests of what the core decides, every chain, canonical and Ed25519
  * vector among them, cheapest first, since Stryker stops a mutant's run at its first failing
- * test. The split walk's tests read pieces on this thread too (`test/support/tuned.ts`,
+ * test. The split walk's tests read pieces on this thread too (`packages/format/test/support/tuned.ts`,
  * `here`), since a mutant never reaches the row threads, which run the built `dist/`. Left
  * out are the tests of the writer and of files and processes, which judge nothing of the
  * core that these do not and would take most of the time, and the test of the browser's
