@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PieceCutter, type ByteSource, type LongRow, type Piece } from "../src/verify/piece-cutter.js";
+import { PieceCutter, type LongRow, type Piece } from "../src/verify/piece-cutter.js";
+import { bytesSource } from "./support/tuned.js";
 import { RowSplitter, type Row } from "../src/wire/row-splitter.js";
 
 /**
@@ -9,19 +10,6 @@ import { RowSplitter, type Row } from "../src/wire/row-splitter.js";
  * whole record, wherever reads stop; and each piece carries the key of the last `open` before
  * it, the guess its reader checks signatures under.
  */
-
-function sourceOf(bytes: Uint8Array, readBytes: number): ByteSource {
-  let at = 0;
-  return {
-    read: (into) => {
-      const n = Math.min(into.length, readBytes, bytes.length - at);
-      into.set(bytes.subarray(at, at + n));
-      at += n;
-      return Promise.resolve(n);
-    },
-    readAt: () => Promise.reject(new Error("the cutter never reads again")),
-  };
-}
 
 type Part = Piece | LongRow;
 
@@ -32,7 +20,7 @@ async function cutAll(
   readBytes: number,
 ): Promise<{ parts: Part[]; copies: Uint8Array[]; progress: number[] }> {
   const progress: number[] = [];
-  const cutter = new PieceCutter(sourceOf(bytes, readBytes), pieceBytes, limit, (n) => progress.push(n));
+  const cutter = new PieceCutter(bytesSource(bytes, readBytes), pieceBytes, limit, (n) => progress.push(n));
   const parts: Part[] = [];
   const copies: Uint8Array[] = [];
   for (let part = await cutter.next(); part !== undefined; part = await cutter.next()) {
@@ -204,7 +192,7 @@ describe("the buffers of a record's pieces", () => {
   const record = Buffer.from(Array.from({ length: 80 }, (_, i) => `{"row":${String(i).padStart(4, "0")}}\n`).join(""));
 
   it("are taken again once handed back, four kept at most, and only of the pieces' size", async () => {
-    const cutter = new PieceCutter(sourceOf(record, 1 << 10), 64, 1 << 10, () => undefined);
+    const cutter = new PieceCutter(bytesSource(record, 1 << 10), 64, 1 << 10, () => undefined);
     const first: ArrayBuffer[] = [];
     for (let i = 0; i < 6; i++) {
       const part = await cutter.next();
