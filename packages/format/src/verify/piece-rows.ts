@@ -133,10 +133,10 @@ export class PieceRows implements SignatureChecker {
 
   private members(): JsonObject {
     const value: Record<string, JsonValue> = {};
-    for (const [i, name] of LINKED_MEMBERS.entries()) {
+    LINKED_MEMBERS.forEach((name, i) => {
       const slot = this.field(MEMBERS + i);
       if (slot !== ABSENT) value[name] = this.member(slot);
-    }
+    });
     return value;
   }
 
