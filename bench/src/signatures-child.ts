@@ -1,4 +1,4 @@
-import { type VerifyingKey } from "@aegis/format";
+import { type VerifyingKey } from "@aegis/format/internal";
 import { readRecord, signingInput, verifyStrict, verifyingKey } from "@aegis/format/internal";
 
 /**

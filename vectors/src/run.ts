@@ -1,4 +1,5 @@
-import { unmatched, exitCodeOfVerdict, JsonSyntaxError, describeIoError, readInputFile, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
+import { unmatched, exitCodeOfVerdict, JsonSyntaxError, describeIoError, parseJson, tryCanonicalize, verifyStrict, verifyingKey } from "@aegis/format/internal";
+import { readInputFile } from "@aegis/format/durable";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative as relativePath, resolve } from "node:path";

@@ -1,4 +1,5 @@
-import { describeIoError, readInputFile } from "@aegis/format/internal";
+import { describeIoError } from "@aegis/format/internal";
+import { readInputFile } from "@aegis/format/durable";
 import { CliError } from "./fault.js";
 
 /** Where group names are looked up (SPEC §17.5): Node cannot ask the system's NSS. */

@@ -1,5 +1,7 @@
-import { describeIoError, readInputFile } from "@aegis/format/internal";
-import { MAX_NOTE_BYTES, NoteFormatError, parseNote, readCheckpointText, type Checkpoint } from "@aegis/proof";
+import { describeIoError } from "@aegis/format/internal";
+import { readInputFile } from "@aegis/format/durable";
+import { NoteFormatError, parseNote, readCheckpointText, type Checkpoint } from "@aegis/proof";
+import { MAX_NOTE_BYTES } from "@aegis/proof/internal";
 import { CliError } from "./fault.js";
 
 /** A checkpoint or proof file, read whole under its bound (SPEC §18). */

@@ -3,8 +3,9 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import { describeFileKind, describeIoError, kindOf } from "@aegis/format/internal";
-import { type FileKind } from "@aegis/format";
+import { describeIoError } from "@aegis/format/internal";
+import { describeFileKind, kindOf } from "@aegis/format/durable";
+import { type FileKind } from "@aegis/format/durable";
 import { CliError } from "./fault.js";
 
 /**

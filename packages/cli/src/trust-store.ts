@@ -5,10 +5,10 @@ import {
   describeHexFault,
   isPublicKeyFileText,
   publicKeyPathOf,
-  readInputFile,
   readKeyList,
   describeIoError as ioErrorText,
 } from "@aegis/format/internal";
+import { readInputFile } from "@aegis/format/durable";
 import { CliError } from "./fault.js";
 
 /**

@@ -1,5 +1,6 @@
 import { SigningKey } from "@aegis/format";
-import { SIGNATURE_TYPE, formatVerifierKey, isKeyName, noteVerifier, type NoteVerifier } from "@aegis/proof";
+import { SIGNATURE_TYPE, formatVerifierKey, noteVerifier, type NoteVerifier } from "@aegis/proof";
+import { isKeyName } from "@aegis/proof/internal";
 
 /**
  * A witness's signing key (SPEC §19.6), in the signed-note signer key form Go's `note`

@@ -4,7 +4,8 @@ import type { EnvelopeDamage } from "./damage.js";
 import { readDescriptor, segmentHeaderFault } from "./descriptor.js";
 import { missingSegments, openSegment, withPath } from "./directory.js";
 import { EnvelopeError, io } from "./errors.js";
-import { describeFileKind, kindOf, openRegularFile, sameHex } from "@aegis/format/internal";
+import { sameHex } from "@aegis/format/internal";
+import { describeFileKind, kindOf, openRegularFile } from "@aegis/format/durable";
 import {
   FORMAT_VERSION,
   PACK_HEADER_BYTES,

@@ -1,5 +1,6 @@
-import { describeFileKind, unmatched } from "@aegis/format/internal";
-import { type FileKind } from "@aegis/format";
+import { unmatched } from "@aegis/format/internal";
+import { describeFileKind } from "@aegis/format/durable";
+import { type FileKind } from "@aegis/format/durable";
 import { match } from "ts-pattern";
 
 /**

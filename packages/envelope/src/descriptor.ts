@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { EnvelopeError, io } from "./errors.js";
 import { sha256Of } from "./hash.js";
-import { InputFileError, readInputFile, replaceFileDurably } from "@aegis/format/internal";
+import { InputFileError, readInputFile, replaceFileDurably } from "@aegis/format/durable";
 import { DESCRIPTOR_BYTES, DESCRIPTOR_FILE, DESCRIPTOR_MAGIC, FORMAT_VERSION, SALT_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./layout.js";
 
 /**

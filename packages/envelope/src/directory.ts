@@ -17,7 +17,7 @@ import {
   segmentFileName,
   segmentNumberOf,
 } from "./layout.js";
-import { InputFileError, openRegularFile, readInputFile } from "@aegis/format/internal";
+import { InputFileError, openRegularFile, readInputFile } from "@aegis/format/durable";
 import { scanFrames } from "./scan.js";
 import { WindowReader, readAt } from "./window.js";
 

@@ -1,4 +1,5 @@
-import { pathExists, unmatched, describeIoError } from "@aegis/format/internal";
+import { stat } from "node:fs/promises";
+import { describeIoError, errnoOf, unmatched } from "@aegis/format/internal";
 import { type LockHolder, FaultError } from "@aegis/format";
 import { match } from "ts-pattern";
 
@@ -20,7 +21,7 @@ export type EnvelopeFault =
 /**
  * What the Envelope throws for a failure a user can cause or meet: a store another writer
  * holds, a path that is no Envelope, a full disk. Match on `fault`
- * rather than on the message; the message is {@link describeEnvelopeFault}'s text.
+ * rather than on the message; the message words the fault as every aegis command does.
  */
 export class EnvelopeError extends FaultError<EnvelopeFault> {
   constructor(fault: EnvelopeFault, options?: ErrorOptions) {
@@ -69,5 +70,11 @@ export function ioError(path: string, error: unknown): Error {
 
 /** Whether something is at `path`; an error other than its absence becomes `io`. */
 export async function exists(path: string): Promise<boolean> {
-  return pathExists(path).catch((error: unknown) => Promise.reject(ioError(path, error)));
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return false;
+    throw ioError(path, error);
+  }
 }

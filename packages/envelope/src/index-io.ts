@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { encodeIndex, type IndexRecord } from "./index-file.js";
 import { indexFileName } from "./layout.js";
-import { replaceFileDurably } from "@aegis/format/internal";
+import { replaceFileDurably } from "@aegis/format/durable";
 
 /**
  * Write a segment's index (SPEC §14.4): a temporary file, synced, renamed over the old

@@ -12,5 +12,4 @@ export { openEnvelope } from "./open.js";
 export { writePack, type PackOptions, type PackReport } from "./pack-write.js";
 export { checkEnvelope, type EnvelopeCheck } from "./check.js";
 export { describeDamage, type EnvelopeDamage } from "./damage.js";
-export { EnvelopeError, describeEnvelopeFault, type EnvelopeFault } from "./errors.js";
-export { MAX_REASON_BYTES } from "./layout.js";
+export { EnvelopeError, type EnvelopeFault } from "./errors.js";

@@ -11,7 +11,10 @@ export { checkRecordAgainst, digestReferences, exitCodeOfEnvelopeCheck, type Env
 export { isLoss } from "./damage.js";
 export { expire } from "./expiry.js";
 /**
- * Also in the public entry; here so that the CLI can word an Envelope's fault in every
- * command without loading the store and cbor-x (some 35 modules) where no Envelope is read.
+ * Here so that the CLI can word an Envelope's fault in every command without loading the store
+ * and cbor-x (some 35 modules) where no Envelope is read; a library user has the same words
+ * as an EnvelopeError's message.
  */
 export { describeEnvelopeFault, type EnvelopeFault } from "./errors.js";
+/** The CLI refuses a longer `--reason` before it opens a store; the store refuses it too. */
+export { MAX_REASON_BYTES } from "./layout.js";

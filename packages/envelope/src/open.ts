@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { openRegularFile } from "@aegis/format/internal";
+import { openRegularFile } from "@aegis/format/durable";
 import { join } from "node:path";
 import { DirectorySource } from "./directory-source.js";
 import { EnvelopeError, io } from "./errors.js";

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { openRegularFile } from "@aegis/format/internal";
+import { openRegularFile } from "@aegis/format/durable";
 import { Catalog, type Location } from "./catalog.js";
 import { CatalogSource, type DiskUsage } from "./catalog-source.js";
 import type { EnvelopeDamage } from "./damage.js";

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, open, readdir, unlink, type FileHandle } from "node:fs/promises";
-import { PRIVATE_FILE_MODE, errnoOf, processRuns, processStart, syncDirectory } from "@aegis/format/internal";
+import { errnoOf } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, processRuns, processStart, syncDirectory } from "@aegis/format/durable";
 import { basename, dirname, join } from "node:path";
 import { checkDigest } from "./catalog.js";
 import { EnvelopeError, exists, io, ioError } from "./errors.js";

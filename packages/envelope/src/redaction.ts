@@ -1,4 +1,4 @@
-import { openRegularFile } from "@aegis/format/internal";
+import { openRegularFile } from "@aegis/format/durable";
 import { join } from "node:path";
 import type { Location } from "./catalog.js";
 import { segmentFileName, valueOffsetOf } from "./layout.js";

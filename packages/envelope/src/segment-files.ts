@@ -1,5 +1,5 @@
 import { close, closeSync, read, readSync } from "node:fs";
-import { openRegularFd } from "@aegis/format/internal";
+import { openRegularFd } from "@aegis/format/durable";
 import { join } from "node:path";
 import type { Location } from "./catalog.js";
 import { ioError } from "./errors.js";

@@ -1,6 +1,6 @@
 import { closeSync, fsyncSync, openSync, writevSync } from "node:fs";
 import { join } from "node:path";
-import { PRIVATE_FILE_MODE, syncDirectory, syncNow, syncOffThread, type CommitTarget } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, syncDirectory, syncFile, type CommitTarget } from "@aegis/format/durable";
 import { encodeSegmentHeader } from "./descriptor.js";
 import type { IndexRecord } from "./index-file.js";
 import { SEGMENT_HEADER_BYTES, segmentFileName } from "./layout.js";
@@ -81,8 +81,8 @@ export class SegmentWriter implements CommitTarget {
     this.dirty.clear();
     this.syncDirectoryNext = false;
     const [only] = fds;
-    if (inPlace && fds.length === 1 && !directory && only !== undefined) return syncNow(only);
-    return Promise.all([...fds.map(syncOffThread), directory ? syncDirectory(this.dir) : undefined]).then(() => undefined);
+    if (inPlace && fds.length === 1 && !directory && only !== undefined) return syncFile(only, true);
+    return Promise.all([...fds.map((fd) => syncFile(fd, false)), directory ? syncDirectory(this.dir) : undefined]).then(() => undefined);
   }
 
   discard(): void {

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, ftruncateSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { describeFileKind, kindOf, acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/internal";
+import { describeFileKind, kindOf, acquireLockFile, makeDirectories, openRegularFileSync, syncDirectory } from "@aegis/format/durable";
 import { type RecoveredLock } from "@aegis/format";
 import type { Catalog, Location } from "./catalog.js";
 import type { EnvelopeDamage } from "./damage.js";

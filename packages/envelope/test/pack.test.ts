@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync, truncateSync, writeFil
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RequestDigest, ResponseDigest } from "@aegis/format";
-import { processStart } from "@aegis/format/internal";
+import { processStart } from "@aegis/format/durable";
 import { EnvelopeStore, checkEnvelope, openEnvelope, writePack } from "../src/index.js";
 import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";

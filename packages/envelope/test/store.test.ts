@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RequestDigest, ResponseDigest } from "@aegis/format";
 import { tryParseDigest } from "@aegis/format/internal";
-import { EnvelopeStore, MAX_REASON_BYTES, checkEnvelope, openEnvelope } from "../src/index.js";
+import { EnvelopeStore, checkEnvelope, openEnvelope } from "../src/index.js";
+import { MAX_REASON_BYTES } from "../src/internal.js";
 import { type EnvelopeEntry } from "../src/source.js";
 import { faultOf, filesContaining, flipByte, marked, offsetIn, tempDir, text } from "./support/stores.js";
 

@@ -68,10 +68,8 @@ export type {
 } from "./wire/line-types.js";
 export { KeyId, LineHash, PolicySetHash, PrevHash, RequestDigest, ResponseDigest, ToolSpecDigest } from "./wire/digest.js";
 export { OutOfSpaceNumber, type JsonObject, type JsonValue, type OutOfSpaceKind } from "./wire/json.js";
-export type { FileKind } from "./durable/input-file.js";
 
 // Keys (SPEC §13.6).
 export { SigningKey } from "./crypto/keys.js";
 export { readKeyFile, type ReadKeyFileOptions } from "./crypto/key-file.js";
-export type { VerifyingKey } from "./crypto/ed25519.js";
 export type { PublicKeyHandle } from "./crypto/ed25519-backend.js";

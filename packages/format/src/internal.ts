@@ -1,19 +1,15 @@
 /**
  * `@aegis/format/internal`: what aegis's own packages share and nobody else should need: the
- * durable-file layer of ADR 0004 (group commit, fsync, locks), bounded file reads, the strict
+ * durable-file helpers a store does not need (`@aegis/format/durable` holds those), the strict
  * JSON reader, the row splitter and the incremental chain walk, text and error helpers.
  * It follows the other `@aegis/*` packages of the same version and makes no promise of
  * compatibility to anyone else; the public API is `@aegis/format`.
  *
  * @packageDocumentation
  */
-export { GroupCommit, type CommitTarget } from "./durable/group-commit.js";
-export { asError, errnoOf, messageOf, syncDirectory, syncNow, syncOffThread } from "./durable/sync.js";
-export { PRIVATE_FILE_MODE, makeDirectories, pathExists, replaceFileDurably, replaceFileFromParts } from "./durable/files.js";
-export { openRegularFd, openRegularFile, openRegularFileSync } from "./durable/regular-file.js";
-export { InputFileError, readInputFile } from "./durable/input-file.js";
+export { asError, errnoOf, messageOf } from "./durable/thrown.js";
+export { replaceFileFromParts } from "./durable/files.js";
 export { readJsonFile } from "./durable/input-file.js";
-export { acquireLockFile, processRuns, processStart } from "./durable/lock.js";
 export { sha256Hex, sameHex } from "./wire/digest.js";
 export { checkHex, describeHexFault } from "./wire/hex.js";
 export { isPublicKeyFileText, readKeyList } from "./crypto/public-key-file.js";
@@ -21,7 +17,6 @@ export { unmatched, unreachable } from "./unreachable.js";
 export { exitCodeOfVerdict, type ExitCode } from "./verify/exit-code.js";
 export { decodeUtf8, detachedString } from "./wire/text.js";
 export { describeIoError } from "./durable/io-text.js";
-export { describeFileKind, kindOf } from "./durable/input-file.js";
 export { readRow } from "./wire/row-read.js";
 export { JsonSyntaxError, isJsonObject, parseJson } from "./wire/json.js";
 export { isLineTime, readLineBody } from "./wire/line-read.js";
@@ -44,6 +39,6 @@ export { verifyRecordFiles, type FileVerification } from "./verify/many-files.js
 export { describeWriterFault } from "./write/writer-error.js";
 export { describeRecoveredLock } from "./durable/lock.js";
 export { KeyFileError, writeKeyFile, type KeyFileFault } from "./crypto/key-file.js";
-export { verifyStrict, verifyingKey } from "./crypto/ed25519.js";
+export { verifyStrict, verifyingKey, type VerifyingKey } from "./crypto/ed25519.js";
 export { signingInput } from "./crypto/signing.js";
 export type { OutcomeLine } from "./wire/line-types.js";

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { PRIVATE_FILE_MODE, describeIoError, errnoOf, readInputFile, syncDirectory } from "@aegis/format/internal";
+import { describeIoError, errnoOf } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, readInputFile, syncDirectory } from "@aegis/format/durable";
 import { WrapError } from "./wrap-error.js";
 
 /**

@@ -1,5 +1,6 @@
 import { CST, Composer, LineCounter, Parser, isAlias, isMap, isScalar, isSeq, visit, type Node as YamlNode, type ParsedNode } from "yaml";
-import { InputFileError, decodeUtf8, readInputFile } from "@aegis/format/internal";
+import { decodeUtf8 } from "@aegis/format/internal";
+import { InputFileError, readInputFile } from "@aegis/format/durable";
 import type { PolicyProblem } from "./problems.js";
 
 /**

@@ -1,5 +1,6 @@
 import { RecordWriter, type AppendedLine, type RecordWriterOptions, type SigningKey } from "@aegis/format";
-import { messageOf, replaceFileDurably } from "@aegis/format/internal";
+import { messageOf } from "@aegis/format/internal";
+import { replaceFileDurably } from "@aegis/format/durable";
 import { signCheckpoint } from "./checkpoint.js";
 import { leafHash, type TreeHasher } from "./merkle.js";
 import { defaultOrigin, recordTree } from "./record-tree.js";

@@ -11,7 +11,7 @@
  * @packageDocumentation
  */
 export { TreeHasher, leafHash, verifyConsistency } from "./merkle.js";
-export { MAX_NOTE_BYTES, NoteFormatError, isKeyName, parseNote, type Note, type NoteFault, type NoteSignature } from "./note.js";
+export { NoteFormatError, parseNote, type Note, type NoteFault, type NoteSignature } from "./note.js";
 export { SIGNATURE_TYPE, VerifierKeyError, formatVerifierKey, noteVerifier, parseVerifierKey, type NoteVerifier, type VerifierKeyFault } from "./keys.js";
 export { cosignCheckpoint, openCheckpoint, readCheckpointText, signCheckpoint, type Checkpoint, type CheckpointOpening, type Cosigned } from "./checkpoint.js";
 export { formatTlogProof, parseTlogProof, type TlogProof } from "./tlog-proof.js";

@@ -1,17 +1,8 @@
 import { createHash } from "node:crypto";
 import { SigningKey } from "@aegis/format";
 import { describe, expect, it } from "vitest";
-import {
-  NoteFormatError,
-  SIGNATURE_TYPE,
-  cosignCheckpoint,
-  isKeyName,
-  noteVerifier,
-  openCheckpoint,
-  parseNote,
-  parseVerifierKey,
-  signCheckpoint,
-} from "../src/index.js";
+import { NoteFormatError, SIGNATURE_TYPE, cosignCheckpoint, noteVerifier, openCheckpoint, parseNote, parseVerifierKey, signCheckpoint } from "../src/index.js";
+import { isKeyName } from "../src/internal.js";
 import { TLOG_PROOF_HEADER } from "../src/tlog-proof.js";
 import { cosignedMessage } from "../src/checkpoint.js";
 

@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { describeVerdict } from "@aegis/format";
-import { defaultOrigin, formatVerifierKey, isKeyName, pushCheckpoint, recordTree, signCheckpoint, type PushResult } from "@aegis/proof";
+import { defaultOrigin, formatVerifierKey, pushCheckpoint, recordTree, signCheckpoint, type PushResult } from "@aegis/proof";
+import { isKeyName } from "@aegis/proof/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

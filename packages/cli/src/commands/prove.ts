@@ -1,7 +1,8 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Command, Option } from "clipanion";
-import { PRIVATE_FILE_MODE, describeIoError, makeDirectories, unmatched } from "@aegis/format/internal";
+import { describeIoError, unmatched } from "@aegis/format/internal";
+import { PRIVATE_FILE_MODE, makeDirectories } from "@aegis/format/durable";
 import { callLines, lineNumber, proveLines, type LineProofs } from "@aegis/proof";
 import { match } from "ts-pattern";
 import { AegisCommand } from "../command.js";

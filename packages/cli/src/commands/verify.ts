@@ -1,6 +1,7 @@
 import { Command, Option } from "clipanion";
 import { RecordReadError, verifyRecord, type Verification, type VerifyOptions } from "@aegis/format";
-import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText, openRegularFile } from "@aegis/format/internal";
+import { verifyRecordFiles, type FileVerification, unmatched, describeIoError as ioErrorText } from "@aegis/format/internal";
+import { openRegularFile } from "@aegis/format/durable";
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { CheckpointFinding, CheckpointedVerification, GivenCheckpoint, NoteVerifier } from "@aegis/proof";

@@ -2,7 +2,7 @@ import { open } from "node:fs/promises";
 import { hostname } from "node:os";
 import { Command, Option } from "clipanion";
 import { describeIoError, errnoOf } from "@aegis/format/internal";
-import { isKeyName } from "@aegis/proof";
+import { isKeyName } from "@aegis/proof/internal";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";
 import { CliError } from "../fault.js";

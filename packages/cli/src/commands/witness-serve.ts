@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { Command, Option } from "clipanion";
-import { describeIoError, readInputFile } from "@aegis/format/internal";
+import { describeIoError } from "@aegis/format/internal";
+import { readInputFile } from "@aegis/format/durable";
 import { SIGNATURE_TYPE, VerifierKeyError, parseVerifierKey, serveWitness } from "@aegis/proof";
 import { AegisCommand } from "../command.js";
 import type { ExitCode } from "../exit-code.js";

@@ -11,7 +11,7 @@ import { CliError, type CliFault } from "../fault.js";
 import { readPolicy } from "../policy-file.js";
 import { witnessTargets } from "../witness-targets.js";
 import { REFUSAL_STYLES } from "../usage-text.js";
-import { isKeyName } from "@aegis/proof";
+import { isKeyName } from "@aegis/proof/internal";
 
 export class WrapCommand extends AegisCommand {
   static override paths = [["wrap"]];

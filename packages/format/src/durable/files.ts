@@ -50,9 +50,9 @@ export async function replaceFileDurably(path: string, bytes: Uint8Array): Promi
 }
 
 /**
- * {@link replaceFileDurably} for a file made in parts (a page of 100 MB is never held
- * whole): each part is written as it comes; a part that throws leaves `path` as it was.
- * A new file is owner-only ({@link PRIVATE_FILE_MODE}); a file replaced keeps its mode.
+ * `replaceFileDurably` for a file made in parts (a page of 100 MB is never held whole):
+ * each part is written as it comes; a part that throws leaves `path` as it was. A new file
+ * is owner-only (`PRIVATE_FILE_MODE`); a file replaced keeps its mode.
  */
 export async function replaceFileFromParts(path: string, parts: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>): Promise<void> {
   const temporary = `${path}.tmp`;
@@ -93,16 +93,5 @@ async function createTemporary(temporary: string): Promise<FileHandle> {
       // A replacement of the same path, at the same moment, made it in between: try again.
       if (errnoOf(error) !== "EEXIST" || attempt >= 2) throw error;
     }
-  }
-}
-
-/** Whether something is at `path`; false only when nothing is (any other error is thrown). */
-export async function pathExists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return false;
-    throw error;
   }
 }

@@ -1,12 +1,6 @@
 import { asError } from "./sync.js";
 
-/**
- * Group commit (ADR 0004, SPEC §13.2, §14.5), for the Chain writer and the Envelope store
- * alike: appends made together are written together and made durable by one fsync, and each
- * append's promise resolves only after an fsync that began after its bytes were written, and
- * after every earlier batch. Two fsyncs may be in flight, so the next batch is written while
- * the previous one syncs; a burst of many appends starts syncing before the tick ends.
- */
+/** What a GroupCommit writes its batches to and makes durable: a file, or a store's files. */
 export interface CommitTarget {
   /** Write everything appended since the last write (synchronously; throws on failure). */
   write(): void;
@@ -31,6 +25,13 @@ const MAX_SYNCS_IN_FLIGHT = 2;
 /** A burst of this many appends is written and synced without waiting for the tick's end. */
 const EAGER_BATCH = 16;
 
+/**
+ * Group commit (ADR 0004, SPEC §13.2, §14.5), for the Chain writer and the Envelope store
+ * alike: appends made together are written together and made durable by one fsync, and each
+ * append's promise resolves only after an fsync that began after its bytes were written, and
+ * after every earlier batch. Two fsyncs may be in flight, so the next batch is written while
+ * the previous one syncs; a burst of many appends starts syncing before the tick ends.
+ */
 export class GroupCommit {
   private waiters: Waiter[] = [];
   /** Waiters in the batch who wait now (not "soon"). */

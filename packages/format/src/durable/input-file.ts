@@ -53,6 +53,7 @@ const KIND_TEXT: Readonly<Record<FileKind, string>> = {
   other: "not a file",
 };
 
+/** What `info` describes: a regular file, or the kind of thing that is not one. */
 export function kindOf(info: Stats): FileKind | "file" {
   if (info.isFile()) return "file";
   if (info.isDirectory()) return "directory";

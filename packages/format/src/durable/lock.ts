@@ -42,6 +42,7 @@ export function describeRecoveredLock(recovered: RecoveredLock): string {
     .exhaustive(unmatched);
 }
 
+/** The lock taken (with how a stale one was recovered), or who holds it. */
 export type LockResult =
   | { readonly ok: true; readonly release: () => Promise<void>; readonly recovered?: RecoveredLock }
   | { readonly ok: false; readonly lockPath: string; readonly holder?: LockHolder; readonly stale: boolean };

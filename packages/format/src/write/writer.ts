@@ -8,7 +8,7 @@ import { CanonicalFormError } from "../wire/canonical.js";
 import { PrevHash, RequestDigest, ResponseDigest, sameDigest, type LineHash } from "../wire/digest.js";
 import { GroupCommit, type Urgency } from "../durable/group-commit.js";
 import { acquireLock, type RecoveredLock } from "../durable/lock.js";
-import { syncDirectory, syncNow, syncOffThread } from "../durable/sync.js";
+import { syncDirectory, syncFile } from "../durable/sync.js";
 import { toHex } from "../wire/hex.js";
 import type { SigningKey } from "../crypto/keys.js";
 import { SCHEMA_VERSION, type DecisionPayload, type OutcomePayload, type PublicKeyHex } from "../wire/line-types.js";
@@ -65,7 +65,7 @@ export class RecordWriter {
     this.commit = new GroupCommit(
       {
         write: () => this.writeBatch(),
-        sync: (inPlace) => (inPlace ? syncNow(fd) : syncOffThread(fd)),
+        sync: (inPlace) => syncFile(fd, inPlace),
         discard: () => void (this.batch = []),
       },
       (cause) => new RecordWriterError({ code: "failed", detail: cause.message }, { cause }),

@@ -1,6 +1,7 @@
 import { mkdir, chmod } from "node:fs/promises";
 import { join } from "node:path";
-import { acquireLockFile, errnoOf, readInputFile, replaceFileDurably } from "@aegis/format/internal";
+import { errnoOf } from "@aegis/format/internal";
+import { acquireLockFile, readInputFile, replaceFileDurably } from "@aegis/format/durable";
 import { decodeBase64 } from "../note.js";
 
 /**

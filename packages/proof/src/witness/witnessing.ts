@@ -1,4 +1,5 @@
-import { errnoOf, readInputFile, replaceFileDurably } from "@aegis/format/internal";
+import { errnoOf } from "@aegis/format/internal";
+import { readInputFile, replaceFileDurably } from "@aegis/format/durable";
 import { formatVerifierKey, type NoteVerifier } from "../keys.js";
 import { consistencyRanges, TreeHasher } from "../merkle.js";
 import { recordConsistencyProof } from "../record-tree.js";
