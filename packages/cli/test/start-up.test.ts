@@ -19,12 +19,13 @@ const CLI_DIST = join(ROOT, "packages/cli/dist");
 const VERSION_MODULE_BOUND = 3;
 /**
  * `aegis verify` of a record loads the verifier, the exit-code rules beside the vectors,
- * clipanion, and its own command: 110 files. The Envelope's store and cbor-x, and the
- * checkpoints' code, some 50 more, load only with --envelope or --checkpoint (they loaded at
- * every start until 161 files did). Not the relay, the policy engine or its YAML parser (over
+ * clipanion, and its own command: 116 files since `@aegis/format/durable` and the Envelope's
+ * layout constants joined them (ADR 0043), two modules of exports only. The Envelope's store
+ * and cbor-x, and the checkpoints' code, some 50 more, load only with --envelope or
+ * --checkpoint (they loaded at every start until 161 files did). Not the relay, the policy engine or its YAML parser (over
  * a hundred more), nor any other command: each is asserted absent below.
  */
-const VERIFY_MODULE_BOUND = 114;
+const VERIFY_MODULE_BOUND = 116;
 
 /** The files of the modules `node <script> ...args` loads, as paths. */
 function modulesLoaded(script: string, args: readonly string[]): { readonly files: string[]; readonly status: number | null; readonly stdout: string } {
