@@ -1,5 +1,4 @@
-import { type VerifyingKey } from "@aegis/format/internal";
-import { readRecord, signingInput, verifyStrict, verifyingKey } from "@aegis/format/internal";
+import { readRecord, signingInput, verifyStrict, verifyingKey, type VerifyingKey } from "@aegis/format/internal";
 
 /**
  * The limit a verifier is measured against: the same signature checks it must make, made one

@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { describeIoError } from "@aegis/format/internal";
-import { describeFileKind, kindOf } from "@aegis/format/durable";
-import { type FileKind } from "@aegis/format/durable";
+import { describeFileKind, kindOf, type FileKind } from "@aegis/format/durable";
 import { CliError } from "./fault.js";
 
 /**

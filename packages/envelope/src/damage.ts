@@ -1,6 +1,5 @@
 import { unmatched } from "@aegis/format/internal";
-import { describeFileKind } from "@aegis/format/durable";
-import { type FileKind } from "@aegis/format/durable";
+import { describeFileKind, type FileKind } from "@aegis/format/durable";
 import { match } from "ts-pattern";
 
 /**

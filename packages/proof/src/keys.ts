@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { type SigningKey, FaultError } from "@aegis/format";
-import { type VerifyingKey } from "@aegis/format/internal";
-import { unmatched, verifyStrict, verifyingKey } from "@aegis/format/internal";
+import { unmatched, verifyStrict, verifyingKey, type VerifyingKey } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import { decodeBase64, isKeyName } from "./note.js";
 

@@ -7,8 +7,7 @@ import { CliError } from "../../fault.js";
 import { parseDigestArgument } from "../../envelope/digest-argument.js";
 import { envelopeFaults, openSource } from "../../envelope/source.js";
 import { describeDamage, type EnvelopeSource } from "@aegis/envelope";
-import { MAX_REASON_BYTES, describeEnvelopeFault } from "@aegis/envelope/internal";
-import { isLoss } from "@aegis/envelope/internal";
+import { MAX_REASON_BYTES, describeEnvelopeFault, isLoss } from "@aegis/envelope/internal";
 import { beginAccess, type AccessCall } from "../../envelope/access-record.js";
 import { readSigningKey } from "../../signing-key.js";
 
