@@ -171,25 +171,26 @@ describe("aegis show --path and --host on a record written by aegis wrap in fron
 });
 
 describe("aegis show --path streams", () => {
-  it("in flat memory: a record of 200,000 Lines costs what one of 40,000 does", { timeout: 300_000 }, async () => {
+  it("in flat memory: a record of 120,000 Lines costs what one of 20,000 does", { timeout: 300_000 }, async () => {
     const dir = tempDir();
     const small = join(dir, "small.aarl");
     const large = join(dir, "large.aarl");
-    // Both over 16 MiB, so that the verification before the listing spreads its signature
-    // checks over the same threads in both (SPEC §13.4): what differs is the record's length.
-    await largeRecord(small, 40_000);
-    await largeRecord(large, 200_000);
+    // Both hold over 8,192 signatures, so that the verification before the listing starts the
+    // same signature threads in both (SPEC §13.4): what differs is the record's length.
+    await largeRecord(small, 20_000);
+    await largeRecord(large, 120_000);
     // Every call of these records read /workspace/notes.md: each is listed, none held.
-    // V8's old space capped: an entry held per call (over a KiB each) would not fit 80,000 of
-    // them and the run would fail; what is left to compare is the rest of the process.
-    const runs = [small, large].map((path) => aegisBounded(["show", "--path", "/workspace", path], { timeoutMs: 240_000, maxOldSpaceMiB: 48 }));
+    // V8's old space capped: an entry held per call (over a KiB each) would not fit 60,000 of
+    // them and the run would fail; what is left to compare is the rest of the process. The
+    // listing runs in 24 MiB at either length (2026-12-07).
+    const runs = [small, large].map((path) => aegisBounded(["show", "--path", "/workspace", path], { timeoutMs: 240_000, maxOldSpaceMiB: 24 }));
     const [few, many] = runs;
     if (few === undefined || many === undefined) throw new Error("two runs");
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
-    expect(few.stdout.endsWith("\n19999 of 19999 calls named path /workspace\n")).toBe(true);
-    expect(many.stdout.endsWith("\n99999 of 99999 calls named path /workspace\n")).toBe(true);
-    // Outside the old space (buffers, the verification's threads), holding the 80,000 more calls
-    // would cost far more than this; the margin is the peak's spread between runs of one record
+    expect(few.stdout.endsWith("\n9999 of 9999 calls named path /workspace\n")).toBe(true);
+    expect(many.stdout.endsWith("\n59999 of 59999 calls named path /workspace\n")).toBe(true);
+    // Outside the old space (buffers, the verification's threads), holding the 50,000 more calls
+    // would cost more than this; the margin is the peak's spread between runs of one record
     // on Node 24, whose peaks vary more than Node 20's, the threads keeping a bounded budget of
     // rows in flight (ADR 0027).
     expect(many.peakMiB - few.peakMiB, `peak ${few.peakMiB.toFixed(0)} MiB, then ${many.peakMiB.toFixed(0)} MiB`).toBeLessThan(48);

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,9 +63,23 @@ export const STACK_TRACE = /^\s+at .+\(.+:\d+:\d+\)$|^\s+at .+:\d+:\d+$/m;
 
 /**
  * A valid record of `lines` Lines (half of them signed outcomes), written without the
- * writer's fsyncs so that a large file costs a second, not a minute.
+ * writer's fsyncs. The same key signs every one, so a length's bytes never change: each
+ * length is made once a test run, in the run's scratch directory (test/support/scratch.ts),
+ * and copied to `path` after that (several test files ask for 34,000 or 40,000 Lines, some
+ * twice, and making one costs seconds).
  */
 export async function largeRecord(path: string, lines: number): Promise<void> {
+  const made = join(tmpdir(), `aegis-large-record-${lines}.aarl`);
+  if (!existsSync(made)) {
+    const writing = `${made}.${process.pid}`;
+    await writeLargeRecord(writing, lines);
+    // Another test file may be making the same: either's bytes are these.
+    renameSync(writing, made);
+  }
+  copyFileSync(made, path);
+}
+
+async function writeLargeRecord(path: string, lines: number): Promise<void> {
   const { PrevHash, PolicySetHash, RequestDigest, SigningKey } = await import("@aegis/format");
   const { sealLine } = await import("@aegis/format/internal");
   const { createWriteStream } = await import("node:fs");
