@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { link, open, rename, unlink } from "node:fs/promises";
+import { link, open, unlink } from "node:fs/promises";
 import { match } from "ts-pattern";
+import { sha256Hex } from "../crypto/sha256.js";
 import { unmatched } from "../unreachable.js";
 import { errnoOf } from "./sync.js";
 import { PRIVATE_FILE_MODE } from "./files.js";
@@ -15,7 +16,7 @@ import { openRegularFile } from "./regular-file.js";
  * linked into place, so it is never seen empty: a writer killed while taking it leaves only
  * its temporary file. A lock whose holder is provably gone (this host, and no process has
  * its pid) or that cannot be read (a lock this code never leaves) is stale, and is
- * recovered; a live holder's lock is never taken.
+ * recovered by one writer alone; a live holder's lock is never taken.
  */
 
 /** Who holds a lock, as its file names them (SPEC §13.3). */
@@ -59,8 +60,9 @@ export function acquireLock(path: string): Promise<LockResult> {
 const MAX_LOCK_BYTES = 4096;
 
 /**
- * Take the lock file at `lockPath`, or say who holds it. A stale lock is recovered once; if
- * another writer takes the lock meanwhile, that writer holds it and this one is refused.
+ * Take the lock file at `lockPath`, or say who holds it. A stale lock is recovered once, by
+ * one writer: if another writer is recovering it, or takes the lock meanwhile, that writer
+ * holds it and this one is refused.
  */
 export async function acquireLockFile(lockPath: string): Promise<LockResult> {
   const started = processStart(process.pid);
@@ -71,10 +73,55 @@ export async function acquireLockFile(lockPath: string): Promise<LockResult> {
     // Released between our attempt and the read: try once more, as if first.
     return (await linkInPlace(lockPath, mine)) ? held(lockPath, undefined) : refused(lockPath, await readLock(lockPath));
   }
-  const recovered: RecoveredLock | undefined =
-    found.holder === undefined ? { code: "unreadable" } : isGone(found.holder) ? { code: "dead_holder", holder: found.holder } : undefined;
-  if (recovered === undefined || !(await removeIfStill(lockPath, found.text))) return refused(lockPath, found);
-  return (await linkInPlace(lockPath, mine)) ? held(lockPath, recovered) : refused(lockPath, await readLock(lockPath));
+  const recovered = staleness(found);
+  if (recovered === undefined) return refused(lockPath, found);
+  const claim = await claimRecovery(lockPath, found.text, mine);
+  if (claim === undefined) return refused(lockPath, await readLock(lockPath));
+  try {
+    // Ours alone to change now: the stale lock's holder is gone, and every other writer that
+    // found it stale is refused its claim. Writers arriving now only link, never remove.
+    const now = await readLockText(lockPath);
+    if (now !== undefined && now !== found.text) return refused(lockPath, await readLock(lockPath));
+    if (now !== undefined) await unlink(lockPath);
+    return (await linkInPlace(lockPath, mine)) ? held(lockPath, recovered) : refused(lockPath, await readLock(lockPath));
+  } finally {
+    await claim.release();
+  }
+}
+
+/** How a lock is stale (its holder gone, or nothing readable), undefined while its holder may run. */
+function staleness(found: FoundLock): RecoveredLock | undefined {
+  if (found.holder === undefined) return { code: "unreadable" };
+  return isGone(found.holder) ? { code: "dead_holder", holder: found.holder } : undefined;
+}
+
+/** A writer killed while recovering leaves its claim; one claim of each level is passed over that way, at most this many. */
+const MAX_CLAIM_LEVELS = 8;
+
+/**
+ * The right to recover the stale lock whose text is `text`: a claim file named for that text
+ * (`<lock>.recovering-<digest>.<level>`), taken as a lock is, so that one writer alone
+ * removes the stale lock and links its own. Moving the lock aside to compare it, as before,
+ * left the name empty while a live lock was being put back, and a third writer could take
+ * it then: two writers held one file. A claim whose writer is gone (killed while recovering)
+ * is passed over for the next level; undefined when a live writer holds a claim.
+ */
+async function claimRecovery(lockPath: string, text: string, mine: string): Promise<{ readonly release: () => Promise<void> } | undefined> {
+  const base = `${lockPath}.recovering-${sha256Hex(text).slice(0, 16)}`;
+  for (let level = 0; level < MAX_CLAIM_LEVELS; level++) {
+    const claim = `${base}.${level}`;
+    if (await linkInPlace(claim, mine)) {
+      return {
+        release: async () => {
+          for (let left = 0; left <= level; left++) await unlink(`${base}.${left}`).catch(() => undefined);
+        },
+      };
+    }
+    const other = await readLock(claim);
+    // Gone already: that writer recovered the lock, or found it taken.
+    if (other === undefined || staleness(other) === undefined) return undefined;
+  }
+  return undefined;
 }
 
 function held(lockPath: string, recovered: RecoveredLock | undefined): LockResult {
@@ -164,29 +211,6 @@ function holderOf(text: string): LockHolder | undefined {
     // Not JSON: a lock this code did not write whole.
   }
   return undefined;
-}
-
-/**
- * Remove the lock at `lockPath` if it still holds `text`. It is moved aside first (rename is
- * atomic) and compared there: if another writer recovered it and took it meanwhile, what was
- * moved is that writer's live lock, and it is linked back.
- */
-async function removeIfStill(lockPath: string, text: string): Promise<boolean> {
-  const aside = `${lockPath}.${process.pid}.${randomBytes(6).toString("hex")}.stale`;
-  try {
-    await rename(lockPath, aside);
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return true;
-    throw error;
-  }
-  try {
-    const moved = await readLockText(aside);
-    if (moved === text) return true;
-    await link(aside, lockPath).catch(() => undefined);
-    return false;
-  } finally {
-    await unlink(aside).catch(() => undefined);
-  }
 }
 
 /** A holder on this host whose pid no process has: it can never release the lock. */
