@@ -180,7 +180,9 @@ describe("one writer per file", () => {
     const busy = join(tempDir(), "busy.aarl");
     writeFileSync(lockPathFor(busy), stale);
     writeFileSync(claim(busy, 0), JSON.stringify({ pid: process.ppid, host: hostname() }));
-    expect(await faultOf(open(busy))).toMatchObject({ code: "locked", stale: true });
+    // The writer recovering the lock is named, live: not the stale holder, whose lock a user
+    // told "remove it" would remove just as that writer links its own.
+    expect(await faultOf(open(busy))).toMatchObject({ code: "locked", holder: { pid: process.ppid }, stale: false });
     expect(readFileSync(lockPathFor(busy), "utf8")).toBe(stale);
   });
 });

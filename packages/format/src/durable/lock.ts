@@ -76,7 +76,9 @@ export async function acquireLockFile(lockPath: string): Promise<LockResult> {
   const recovered = staleness(found);
   if (recovered === undefined) return refused(lockPath, found);
   const claim = await claimRecovery(lockPath, found.text, mine);
-  if (claim === undefined) return refused(lockPath, await readLock(lockPath));
+  // The writer recovering it is named, not the stale holder: told the lock looks stale, a
+  // user could remove the lock that writer is about to link.
+  if (claim.code === "refused") return refused(lockPath, claim.recovering ?? (await readLock(lockPath)));
   try {
     // Ours alone to change now: the stale lock's holder is gone, and every other writer that
     // found it stale is refused its claim. Writers arriving now only link, never remove.
@@ -98,20 +100,24 @@ function staleness(found: FoundLock): RecoveredLock | undefined {
 /** A writer killed while recovering leaves its claim; one claim of each level is passed over that way, at most this many. */
 const MAX_CLAIM_LEVELS = 8;
 
+/** A recovery claimed, to release when done; or refused, with the live writer recovering the lock where one was read. */
+type Claim = { readonly code: "claimed"; readonly release: () => Promise<void> } | { readonly code: "refused"; readonly recovering?: FoundLock };
+
 /**
  * The right to recover the stale lock whose text is `text`: a claim file named for that text
  * (`<lock>.recovering-<digest>.<level>`), taken as a lock is, so that one writer alone
  * removes the stale lock and links its own. Moving the lock aside to compare it, as before,
  * left the name empty while a live lock was being put back, and a third writer could take
  * it then: two writers held one file. A claim whose writer is gone (killed while recovering)
- * is passed over for the next level; undefined when a live writer holds a claim.
+ * is passed over for the next level.
  */
-async function claimRecovery(lockPath: string, text: string, mine: string): Promise<{ readonly release: () => Promise<void> } | undefined> {
+async function claimRecovery(lockPath: string, text: string, mine: string): Promise<Claim> {
   const base = `${lockPath}.recovering-${sha256Hex(text).slice(0, 16)}`;
   for (let level = 0; level < MAX_CLAIM_LEVELS; level++) {
     const claim = `${base}.${level}`;
     if (await linkInPlace(claim, mine)) {
       return {
+        code: "claimed",
         release: async () => {
           for (let left = 0; left <= level; left++) await unlink(`${base}.${left}`).catch(() => undefined);
         },
@@ -119,9 +125,10 @@ async function claimRecovery(lockPath: string, text: string, mine: string): Prom
     }
     const other = await readLock(claim);
     // Gone already: that writer recovered the lock, or found it taken.
-    if (other === undefined || staleness(other) === undefined) return undefined;
+    if (other === undefined) return { code: "refused" };
+    if (staleness(other) === undefined) return { code: "refused", recovering: other };
   }
-  return undefined;
+  return { code: "refused" };
 }
 
 function held(lockPath: string, recovered: RecoveredLock | undefined): LockResult {
