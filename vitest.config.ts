@@ -25,7 +25,7 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts", "test/**/*.test.ts"],
-    globalSetup: ["test/support/scratch.ts"],
+    globalSetup: ["test/support/scratch.ts", "test/support/built.ts"],
     // Three at a time on two cores: most files wait on child processes, fsync, pipes or a
     // browser. With two, the suite kept 1.2 of the 2 cores busy (13.5 min of wall time for
     // 16 min of CPU, 2026-12-06); with three, 11.5 min, the cores busier.

@@ -7,16 +7,20 @@ import { RecordWriter, PolicySetHash, SigningKey, type JsonObject } from "@aegis
 import { canonicalize } from "@aegis/format/internal";
 import { EnvelopeStore } from "@aegis/envelope";
 import { OtlpCollector, decodeJson, type ReceivedSpan } from "../../mcp/test/otlp-collector.js";
-import { BIN, STACK_TRACE, aegis, tempDir } from "./support.js";
+import { BIN, STACK_TRACE, UNBUNDLED, aegis, tempDir } from "./support.js";
 
 /** The real CLI, without blocking this process: the collector it sends to runs here. */
 function run(
   args: readonly string[],
   env: NodeJS.ProcessEnv = {},
   nodeArgs: readonly string[] = [],
+  script: string = BIN,
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { env: { ...process.env, AEGIS_DEBUG: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+      env: { ...process.env, AEGIS_DEBUG: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (c: Buffer) => out.push(c));
@@ -382,6 +386,8 @@ describe("aegis export: a call whose request carries a traceparent", () => {
 });
 
 describe("aegis export: OpenTelemetry is loaded only when an export runs", () => {
+  // The bin's one file holds OpenTelemetry (ADR 0045); its chunks follow the packages' module
+  // graph, which is read here, a module a file, through the packages themselves.
   // A module hook that refuses every @opentelemetry/* import: what runs without loading them passes.
   const hook = `data:text/javascript,${encodeURIComponent(
     `import { register } from "node:module"; register("data:text/javascript," + encodeURIComponent('export async function resolve(s, c, next) { if (s.startsWith("@opentelemetry/")) throw new Error("refused: " + s); return next(s, c); }'));`,
@@ -389,10 +395,10 @@ describe("aegis export: OpenTelemetry is loaded only when an export runs", () =>
 
   it("verify, show and --help run without them; export says it could not load them", async () => {
     for (const args of [["verify", record], ["show", record], ["--help"], ["export", "--help"]]) {
-      const r = await run(args, {}, ["--import", hook]);
+      const r = await run(args, {}, ["--import", hook], UNBUNDLED);
       expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
     }
-    const r = await run(["export", "--format", "otlp-json", record], {}, ["--import", hook]);
+    const r = await run(["export", "--format", "otlp-json", record], {}, ["--import", hook], UNBUNDLED);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("error: OpenTelemetry: the OpenTelemetry packages could not be loaded (refused: @opentelemetry/");
   });

@@ -51,6 +51,11 @@ describe("dist/aegis.mjs", () => {
     expect(printed).toMatch(new RegExp(`^${sha256}  \\S*first/aegis\\.mjs\\n$`));
   });
 
+  it("is what the bin runs: npm run build bundled the same bytes into packages/cli/dist (ADR 0045)", () => {
+    const built = readFileSync(join(ROOT, "packages/cli/dist/aegis.mjs"));
+    expect(built.equals(readFileSync(join(work, "first/aegis.mjs")))).toBe(true);
+  });
+
   it("copied alone into an empty folder, verifies the reference's golden record pinned", () => {
     const golden = join(alone, "golden.aarl");
     copyFileSync(GOLDEN, golden);

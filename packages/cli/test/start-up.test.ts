@@ -4,12 +4,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { VERSION } from "../src/version.js";
-import { BIN, GOLDEN, GOLDEN_PUBLIC_KEY, ROOT, aegis, tempDir } from "./support.js";
+import { BIN, GOLDEN, GOLDEN_PUBLIC_KEY, ROOT, UNBUNDLED, aegis, tempDir } from "./support.js";
 
 /**
  * What makes `aegis` start fast (ADR 0023), checked by what it loads, not by a time: a
- * command's code is loaded only when that command runs. bench/ measures the times
- * (`npm run bench:start-up`).
+ * command's code is loaded only when that command runs. The bin answers `--version` itself
+ * and runs the one file for anything else (ADR 0045); the one file's chunks follow the
+ * packages' module graph, which is read here through the packages' modules (UNBUNDLED), a
+ * file each. bench/ measures the times (`npm run bench:start-up`).
  */
 
 const MODULE_LOG = join(ROOT, "packages/cli/test/support/module-log.mjs");
@@ -18,12 +20,13 @@ const CLI_DIST = join(ROOT, "packages/cli/dist");
 /** `aegis --version` loads the bin, launch.js and version.js, and nothing else. */
 const VERSION_MODULE_BOUND = 3;
 /**
- * `aegis verify` of a record loads the verifier, the exit-code rules beside the vectors,
- * clipanion, and its own command: 116 files since `@aegis/format/durable` and the Envelope's
- * layout constants joined them (ADR 0043), two modules of exports only. The Envelope's store
- * and cbor-x, and the checkpoints' code, some 50 more, load only with --envelope or
- * --checkpoint (they loaded at every start until 161 files did). Not the relay, the policy engine or its YAML parser (over
- * a hundred more), nor any other command: each is asserted absent below.
+ * `aegis verify` of a record, read from the packages' modules (the graph the one file's
+ * chunks follow), loads the verifier, the exit-code rules beside the vectors, clipanion, and
+ * its own command: 116 files since `@aegis/format/durable` and the Envelope's layout
+ * constants joined them (ADR 0043), two modules of exports only. The Envelope's store and
+ * cbor-x, and the checkpoints' code, some 50 more, load only with --envelope or --checkpoint
+ * (they loaded at every start until 161 files did). Not the relay, the policy engine or its
+ * YAML parser (over a hundred more), nor any other command: each is asserted absent below.
  */
 const VERIFY_MODULE_BOUND = 116;
 
@@ -48,12 +51,19 @@ describe("aegis start-up", () => {
     const run = modulesLoaded(BIN, ["--version"]);
     expect(run.status).toBe(0);
     expect(run.stdout).toBe(`${VERSION}\n`);
-    expect(run.files.sort()).toEqual([join(ROOT, "packages/cli/bin/aegis.js"), join(CLI_DIST, "launch.js"), join(CLI_DIST, "version.js")].sort());
+    expect(run.files.sort()).toEqual([BIN, join(CLI_DIST, "launch.js"), join(CLI_DIST, "version.js")].sort());
     expect(run.files.length).toBeLessThanOrEqual(VERSION_MODULE_BOUND);
   });
 
-  it(`verify loads its own command alone, not the relay, the policy engine, the checkpoints or the Envelope store, in at most ${VERIFY_MODULE_BOUND} modules`, () => {
+  it("any other command runs from the one file: the bin loads no other module file", () => {
     const run = modulesLoaded(BIN, ["verify", "--key", GOLDEN_PUBLIC_KEY, GOLDEN]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^Verified \(pinned to /);
+    expect(run.files.sort()).toEqual([BIN, join(CLI_DIST, "aegis.mjs"), join(CLI_DIST, "launch.js"), join(CLI_DIST, "version.js")].sort());
+  });
+
+  it(`verify loads its own command alone, not the relay, the policy engine, the checkpoints or the Envelope store, in at most ${VERIFY_MODULE_BOUND} modules`, () => {
+    const run = modulesLoaded(UNBUNDLED, ["verify", "--key", GOLDEN_PUBLIC_KEY, GOLDEN]);
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^Verified \(pinned to /);
     expect(commandsIn(run.files)).toEqual(["verify.js"]);
@@ -67,14 +77,14 @@ describe("aegis start-up", () => {
   });
 
   it("a command's help loads that command, and aegis --help every command", () => {
-    expect(commandsIn(modulesLoaded(BIN, ["wrap", "--help"]).files)).toEqual(["wrap.js"]);
-    expect(commandsIn(modulesLoaded(BIN, ["envelope", "get", "--help"]).files)).toEqual(["envelope/get.js"]);
-    const all = commandsIn(modulesLoaded(BIN, ["--help"]).files);
+    expect(commandsIn(modulesLoaded(UNBUNDLED, ["wrap", "--help"]).files)).toEqual(["wrap.js"]);
+    expect(commandsIn(modulesLoaded(UNBUNDLED, ["envelope", "get", "--help"]).files)).toEqual(["envelope/get.js"]);
+    const all = commandsIn(modulesLoaded(UNBUNDLED, ["--help"]).files);
     expect(all).toEqual(expect.arrayContaining(["verify.js", "wrap.js", "recheck.js", "envelope/get.js", "proof-verify.js"]));
   });
 
   it("a mistyped command loads no command's code and lists the commands", () => {
-    const run = modulesLoaded(BIN, ["verfy", GOLDEN]);
+    const run = modulesLoaded(UNBUNDLED, ["verfy", GOLDEN]);
     expect(run.status).toBe(1);
     expect(commandsIn(run.files)).toEqual([]);
   });

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 export const BIN = join(ROOT, "packages/cli/bin/aegis.js");
+/** The CLI from the packages' modules, a file each: the module graph the bin's one file follows (ADR 0045). */
+export const UNBUNDLED = join(ROOT, "packages/cli/test/support/unbundled-cli.mjs");
 export const vector = (relative: string): string => join(ROOT, "vectors", relative);
 export const GOLDEN = vector("external/rust-aegis/golden-session.aarl");
 export const GOLDEN_PUBLIC_KEY = "3de537a06e04b2ffe1fb0558ea16d3c0f042ed99f7e392698aa5120f568d4e2c";
