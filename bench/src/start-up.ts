@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { median, verdict } from "./measure.js";
 import { verifyRecord } from "@aegis/format";
 
@@ -10,7 +10,8 @@ import { verifyRecord } from "@aegis/format";
  * How fast `aegis` starts (ADR 0023): `aegis --version` and `aegis verify` of a small record
  * (the reference's golden Session, 12 Lines), from the bin a checkout or an install runs
  * (which answers `--version` itself and runs its one file for anything else, ADR 0045) and
- * from the one file alone (dist/aegis.mjs, built afresh here), each as a ratio to `node -e 0`
+ * from the one file alone (dist/aegis.mjs, built afresh here), and `verify` from the packages'
+ * modules (as the bin ran it before ADR 0045), each as a ratio to `node -e 0`
  * measured in the same rounds, interleaved, so that a busy machine slows all of them alike.
  * Targets: 2x from the bin, 1.5x from the one file; verify close to --version plus the
  * verification itself (measured in process, warm).
@@ -29,6 +30,12 @@ try {
   const bundle = join(dir, "aegis.mjs");
   const built = spawnSync(process.execPath, [join(ROOT, "scripts/bundle.mjs"), bundle], { encoding: "utf8" });
   if (built.status !== 0) throw new Error(`the bundle could not be built:\n${built.stderr}`);
+  // The CLI from the packages' compiled modules, a file each, as the bin ran it before ADR 0045.
+  const modules = join(dir, "modules.mjs");
+  writeFileSync(
+    modules,
+    `import { launch } from ${JSON.stringify(pathToFileURL(join(ROOT, "packages/cli/dist/launch.js")).href)};\nprocess.exitCode = await launch(process.argv.slice(2));\n`,
+  );
   const key = (JSON.parse(readFileSync(GOLDEN, "utf8").split("\n")[0] ?? "") as { public_key: string }).public_key;
   const verify = ["verify", "--key", key, GOLDEN];
 
@@ -38,6 +45,7 @@ try {
     "one file: aegis --version": [bundle, "--version"],
     "bin: aegis verify": [BIN, ...verify],
     "one file: aegis verify": [bundle, ...verify],
+    "modules: aegis verify": [modules, ...verify],
   };
   const samples = new Map<string, number[]>(Object.keys(runs).map((k) => [k, []]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -76,6 +84,7 @@ try {
   row("one file: aegis --version", 1.5);
   row("bin: aegis verify");
   row("one file: aegis verify");
+  row("modules: aegis verify");
   out("");
   out(`the verification itself (12 Lines, 6 signatures, in process, warm): ${verifying.toFixed(2)} ms`);
   for (const from of ["bin", "one file"]) {
