@@ -10,6 +10,8 @@ const RULES = {
   "@typescript-eslint/switch-exhaustiveness-check": "error",
   "@typescript-eslint/no-explicit-any": "error",
   "@typescript-eslint/no-non-null-assertion": "error",
+  // One import statement a module, its types beside its values (`import { type X, y }`).
+  "no-duplicate-imports": ["error", { includeExports: false }],
 };
 
 export default tseslint.config(

@@ -1,6 +1,5 @@
-import { readJsonFile } from "@aegis/format/internal";
+import { readJsonFile, type ExitCode } from "@aegis/format/internal";
 import { join } from "node:path";
-import type { ExitCode } from "@aegis/format/internal";
 import { VectorsError } from "./vectors-error.js";
 
 /**

@@ -1,8 +1,7 @@
 import type { JsonObject, RequestDigest, ResponseDigest, ToolSpecDigest } from "@aegis/format";
-import { readRecord, tryParseDigest, unmatched } from "@aegis/format/internal";
+import { readRecord, tryParseDigest, unmatched, type ExitCode } from "@aegis/format/internal";
 import { match } from "ts-pattern";
 import type { EnvelopeRead, EnvelopeSource } from "./source.js";
-import type { ExitCode } from "@aegis/format/internal";
 
 // Which Envelope bytes a record names, and what a store or pack holds for each (SPEC §9,
 // §14.1): `aegis envelope verify`, `verify --envelope`, `report`, `envelope pack` and the

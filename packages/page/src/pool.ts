@@ -1,5 +1,4 @@
-import type { CheckPool, SignatureBatch } from "@aegis/format/browser";
-import type { PieceReader } from "@aegis/format/browser";
+import type { CheckPool, PieceReader, SignatureBatch } from "@aegis/format/browser";
 import type { PieceReply } from "./record-pieces.js";
 import type { Backend, WorkerAnswer, WorkerRequest } from "./signature-messages.js";
 
