@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { median, verdict } from "./measure.js";
 import { verifyRecord } from "@aegis/format";
 
@@ -30,12 +30,9 @@ try {
   const bundle = join(dir, "aegis.mjs");
   const built = spawnSync(process.execPath, [join(ROOT, "scripts/bundle.mjs"), bundle], { encoding: "utf8" });
   if (built.status !== 0) throw new Error(`the bundle could not be built:\n${built.stderr}`);
-  // The CLI from the packages' compiled modules, a file each, as the bin ran it before ADR 0045.
-  const modules = join(dir, "modules.mjs");
-  writeFileSync(
-    modules,
-    `import { launch } from ${JSON.stringify(pathToFileURL(join(ROOT, "packages/cli/dist/launch.js")).href)};\nprocess.exitCode = await launch(process.argv.slice(2));\n`,
-  );
+  // The CLI from the packages' compiled modules, a file each, as the bin ran it before ADR
+  // 0045: the runner the start-up tests read the module graph through.
+  const modules = join(ROOT, "packages/cli/test/support/unbundled-cli.mjs");
   const key = (JSON.parse(readFileSync(GOLDEN, "utf8").split("\n")[0] ?? "") as { public_key: string }).public_key;
   const verify = ["verify", "--key", key, GOLDEN];
 
