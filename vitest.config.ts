@@ -1,5 +1,52 @@
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+const ROOT = fileURLToPath(new URL(".", import.meta.url));
+const INCLUDE = ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts", "test/**/*.test.ts"];
+
+/**
+ * Which test files share a process with the files run before them (`isolate: false`): each
+ * file's own process, and its import of the packages' modules, is paid again for every file.
+ * The 71 files that share took 86 s of CPU together instead of 119 to 130 s (docs/benchmarks.md).
+ * A file keeps a process of its own when it, or a module of the tests' that it imports,
+ * replaces a module or a global (`vi.mock`, `vi.spyOn`, ...) or starts processes or a browser:
+ * a child inherits from a long-lived process what a test may measure (Linux carries a parent's
+ * peak RSS into its child's after exec), and children and handles can outlive their file.
+ * The CLI's and the relay's tests all start processes.
+ */
+const OWN_PROCESS = /\bvi\.(?:mock|doMock|unmock|spyOn|stubEnv|stubGlobal|useFakeTimers)\b|node:child_process|playwright|chromium/;
+const STARTS_PROCESSES = ["packages/cli/test/", "packages/mcp/test/", "test/packaging/"];
+
+/** Every test file INCLUDE names, relative to the root. */
+function testFiles(): string[] {
+  const dirs = [...readdirSync(join(ROOT, "packages")).map((p) => join("packages", p, "test")), "vectors", "test"];
+  return dirs.flatMap((dir) => {
+    let names: string[];
+    try {
+      names = readdirSync(join(ROOT, dir), { recursive: true, encoding: "utf8" });
+    } catch {
+      return [];
+    }
+    return names.filter((name) => name.endsWith(".test.ts") && !name.split("/").includes("node_modules")).map((name) => join(dir, name));
+  });
+}
+
+/** The file's text and that of the tests' own modules it imports, however deep (not the packages' sources). */
+function textWithHelpers(file: string, seen = new Set<string>()): string {
+  if (seen.has(file)) return "";
+  seen.add(file);
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const helpers = [...text.matchAll(/from "(\.{1,2}\/[^"]+)"/g)]
+    .map((m) => join(dirname(file), (m[1] ?? "").replace(/\.js$/, ".ts")))
+    .filter((helper) => !helper.includes("/src/") && existsSync(join(ROOT, helper)));
+  return [text, ...helpers.map((helper) => textWithHelpers(helper, seen))].join("\n");
+}
+
+const files = testFiles();
+const ownProcess = files.filter((file) => STARTS_PROCESSES.some((dir) => file.startsWith(dir)) || OWN_PROCESS.test(textWithHelpers(file)));
+const sharing = files.filter((file) => !ownProcess.includes(file));
 
 const src = (file: string): string => fileURLToPath(new URL(`./packages/${file}`, import.meta.url));
 
@@ -24,7 +71,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts", "test/**/*.test.ts"],
+    include: INCLUDE,
     globalSetup: ["test/support/scratch.ts", "test/support/built.ts"],
     // Three at a time on two cores: most files wait on child processes, fsync, pipes or a
     // browser. With two, the suite kept 1.2 of the 2 cores busy (13.5 min of wall time for
@@ -32,5 +79,10 @@ export default defineConfig({
     maxWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      // A project's include and exclude add to the root's: each leaves out the other's files.
+      { extends: true, test: { name: "own process", exclude: sharing } },
+      { extends: true, test: { name: "shared", exclude: ownProcess, isolate: false } },
+    ],
   },
 });

@@ -61,6 +61,8 @@ export default {
   ...base,
   test: {
     ...base.test,
+    // One run of these files, not the suite's two projects.
+    projects: undefined,
     include: FILES,
     // Not the check that the CLI's one file is newer than the compiled modules (ADR 0045):
     // none of these tests starts the CLI, and Stryker's copy of the checkout gives every file
