@@ -8,16 +8,15 @@ const INCLUDE = ["packages/*/test/**/*.test.ts", "vectors/**/*.test.ts", "test/*
 
 /**
  * Which test files share a process with the files run before them (`isolate: false`): each
- * file's own process, and its import of the packages' modules, is paid again for every file.
- * The 71 files that share took 86 s of CPU together instead of 119 to 130 s (docs/benchmarks.md).
- * A file keeps a process of its own when it, or a module of the tests' that it imports,
- * replaces a module or a global (`vi.mock`, `vi.spyOn`, ...) or starts processes or a browser:
- * a child inherits from a long-lived process what a test may measure (Linux carries a parent's
- * peak RSS into its child's after exec), and children and handles can outlive their file.
- * The CLI's and the relay's tests all start processes.
+ * file's own process, and its import of the packages' modules, is paid again for every file
+ * (docs/benchmarks.md). A file keeps a process of its own when it, or a module of the tests'
+ * that it imports, replaces a module or a global (`vi.mock`, `vi.spyOn`, ...) or changes
+ * what the whole process shares (its umask, its listeners); or when it measures memory or
+ * drives a browser: Linux carries a parent's peak RSS into its child's after exec, and a
+ * process that has run other files has grown.
  */
-const OWN_PROCESS = /\bvi\.(?:mock|doMock|unmock|spyOn|stubEnv|stubGlobal|useFakeTimers)\b|node:child_process|playwright|chromium/;
-const STARTS_PROCESSES = ["packages/cli/test/", "packages/mcp/test/", "test/packaging/"];
+const REPLACES = /\bvi\.(?:mock|doMock|unmock|spyOn|stubEnv|stubGlobal|useFakeTimers)\b|process\.(?:umask|on|once)\(/;
+const MEASURES = /aegisBounded|peak|maxRSS|resourceUsage|memoryUsage|playwright|chromium/i;
 
 /** Every test file INCLUDE names, relative to the root. */
 function testFiles(): string[] {
@@ -45,7 +44,8 @@ function textWithHelpers(file: string, seen = new Set<string>()): string {
 }
 
 const files = testFiles();
-const ownProcess = files.filter((file) => STARTS_PROCESSES.some((dir) => file.startsWith(dir)) || OWN_PROCESS.test(textWithHelpers(file)));
+// The CLI's test helpers offer a bounded run (aegisBounded) to every file: a file's own text says whether it uses one.
+const ownProcess = files.filter((file) => REPLACES.test(textWithHelpers(file)) || MEASURES.test(readFileSync(join(ROOT, file), "utf8")));
 const sharing = files.filter((file) => !ownProcess.includes(file));
 
 const src = (file: string): string => fileURLToPath(new URL(`./packages/${file}`, import.meta.url));
