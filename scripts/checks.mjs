@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The checks `npm test` makes before the tests: the tests' types, `npm run lint` (formatting,
-// then ESLint), the API reports and knip. Each is one process that keeps one core busy; they run in two lanes, one
-// a core, each lane in order, and each check's output is printed whole when it ends, so two
-// never interleave. Fails when any check fails, after every lane has run.
+// then ESLint), the API reports and knip. Each is one process that keeps about one core busy;
+// they run in two lanes at once, each lane in order, and each check's output is printed whole
+// when it ends, so two never interleave. Fails when any check failed, once both lanes are done.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
