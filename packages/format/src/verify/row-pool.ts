@@ -6,19 +6,28 @@ import { WorkerPool } from "./worker-pool.js";
 /**
  * Worker threads that read pieces of a record (row-worker.ts) for the split walk
  * (split-walk.ts).
- *
- * Each thread's young generation is held small: a thread's garbage is a piece's rows, and
- * V8's default lets each isolate grow tens of MiB before it collects, which is what made
- * memory grow with the thread count (issue 31, ADR 0027).
  */
-const ROW_THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 } as const;
+
+/**
+ * What the row threads' young generations may hold together (ADR 0046). A thread's garbage
+ * is a piece's rows: V8's default lets each isolate grow tens of MiB before it collects,
+ * which is what made memory grow with the thread count (issue 31, ADR 0027). Shared, the
+ * bound stays flat in the thread count; a thread held at 2 MiB on two cores spent some 4%
+ * of its time collecting, at 8 MiB under 2% (docs/benchmarks.md).
+ */
+const YOUNG_BUDGET_MIB = 16;
+
+/** Each row thread's heap bounds when `threads` of them run: the young generation a share of the budget, 2 to 8 MiB. */
+export function rowThreadLimits(threads: number): { readonly maxYoungGenerationSizeMb: number; readonly maxOldGenerationSizeMb: number } {
+  return { maxYoungGenerationSizeMb: Math.min(8, Math.max(2, Math.floor(YOUNG_BUDGET_MIB / threads))), maxOldGenerationSizeMb: 32 };
+}
 
 /** The split walk's piece reader (split-walk.ts) on worker threads. */
 export class RowPool implements PieceReader {
   private readonly pool: WorkerPool<PieceRequest, PieceReply>;
 
   constructor(readonly size: number) {
-    this.pool = new WorkerPool("row", size, { resourceLimits: ROW_THREAD_LIMITS });
+    this.pool = new WorkerPool("row", size, { resourceLimits: rowThreadLimits(size) });
   }
 
   /** True once threads have been started (by an earlier verification, or this one). */
