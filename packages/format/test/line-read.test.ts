@@ -135,6 +135,32 @@ describe("[M5.3] every type read whole, unknown members dropped", () => {
     expect(readTypedLine(line({ ...close, x: [] }))).toEqual({ ok: true, value: { line_type: "close", line: close } });
   });
 
+  it("an open's confinement (SPEC §17.11), each of its members kept", () => {
+    const held = {
+      mechanism: "bubblewrap",
+      version: "0.11.0",
+      read: ["/usr"],
+      write: ["/work"],
+      net: ["api.example.com:443"],
+      exec_support: true,
+      best_effort: false,
+      not_enforced: [],
+    };
+    const open = { ...header, ...signed, line_type: "open", public_key: H("f"), confinement: held };
+    expect(readTypedLine(line({ ...open, confinement: { ...held, extra: 1 } }))).toEqual({ ok: true, value: { line_type: "open", line: open } });
+    const none = {
+      mechanism: "none",
+      version: "",
+      read: [],
+      write: [],
+      net: [],
+      exec_support: false,
+      best_effort: true,
+      not_enforced: ["read", "write", "net"],
+    };
+    expect(readTypedLine(line({ ...open, confinement: none }))).toEqual({ ok: true, value: { line_type: "open", line: { ...open, confinement: none } } });
+  });
+
   it("a checkpoint and a newer type are kept whole, the token with them", () => {
     const checkpoint = line({ ...header, line_type: "checkpoint", anything: [1] });
     expect(readTypedLine(checkpoint)).toEqual({ ok: true, value: { line_type: "checkpoint", line: checkpoint } });
@@ -205,6 +231,22 @@ describe("[M5.3] every member that does not fit, each with its path", () => {
       "$.envelope_access.reader_key_id: expected 64 lowercase hex",
     ]);
     expect(problems({ ...intent, envelope_access: [] })).toEqual(["$.envelope_access: expected an object"]);
+  });
+
+  it("an open's confinement", () => {
+    const open = { ...header, ...signed, line_type: "open", public_key: H("f") };
+    const confinement = { mechanism: "landlock", version: 1, read: "/usr", write: [1], net: null, exec_support: "yes", not_enforced: ["read", "disk"] };
+    expect(problems({ ...open, confinement })).toEqual([
+      "$.confinement.not_enforced: expected an array of read, write, net",
+      "$.confinement.mechanism: expected one of bubblewrap, none",
+      "$.confinement.version: expected a string",
+      "$.confinement.read: expected an array of strings",
+      "$.confinement.write: expected an array of strings",
+      "$.confinement.net: expected an array of strings",
+      "$.confinement.exec_support: expected a boolean",
+      "$.confinement.best_effort: expected a boolean (missing)",
+    ]);
+    expect(problems({ ...open, confinement: [] })).toEqual(["$.confinement: expected an object"]);
   });
 
   it("an outcome's members, nested ones by their whole path", () => {
