@@ -8,7 +8,7 @@ import { rowThreadLimits } from "../src/verify/row-pool.js";
  * machine's process; these are the bounds on a machine of any size.
  */
 describe("the row threads' heap bounds", () => {
-  it("give each thread 2 to 8 MiB of young generation, 16 MiB together once 8 or fewer run", () => {
+  it("give each thread 2 to 8 MiB of young generation, at most 16 MiB together up to 8 threads", () => {
     for (let threads = 1; threads <= 512; threads++) {
       const { maxYoungGenerationSizeMb: young, maxOldGenerationSizeMb: old } = rowThreadLimits(threads);
       expect(young, `${threads} threads`).toBeGreaterThanOrEqual(2);
