@@ -22,7 +22,7 @@ const history = git(["rev-parse", "--is-inside-work-tree"])?.trim() === "true";
 /** Issue 51: `git log --oneline` reads as a list; the why goes in the body. */
 describe("the commit subjects", () => {
   it.skipIf(!history)(`since the bound was set, each is at most ${MAX_CHARACTERS} characters`, () => {
-    // Oldest first; a shallow clone stops where its history does.
+    // Newest first, down to the bound; a shallow clone stops where its history does.
     const log = git(["log", "--format=%H%x00%s", "HEAD"]) ?? "";
     const subjects = log
       .trimEnd()
